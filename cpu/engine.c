@@ -1,0 +1,973 @@
+/* gst-qmetric: the engine: metric instances, frames in flight, ordered
+ * results, VMAF prediction.
+ *
+ * A frame moves through: submitted -> computed (every instance's compute()
+ * done, pictures released) -> posted (post() of every instance ran, in frame
+ * order) -> ready (the look-ahead of the slowest metric has arrived, models
+ * predicted) -> received.  Workers compute several frames at once; a
+ * QM_METRIC_SEQUENTIAL instance computes its frames in order.  The rows of a
+ * frame stay in the ring until received, so that post() can still write the
+ * rows of earlier frames (motion2 of frame i needs frame i + 1).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "metric.h"
+#include "model.h"
+
+#define MAX_INST 32   /* bitmasks below */
+#define MAX_WORKERS 64
+
+typedef struct Inst {
+    const QmMetricDesc *d;
+    QmOptValues opt;
+    unsigned base, nf;   /* first global feature index, feature count */
+    void **priv;         /* one per worker, or one for SEQUENTIAL */
+    int npriv;
+    uint64_t next_seq;   /* SEQUENTIAL: the frame allowed to compute next */
+    bool report;         /* selected by the user (not only a model input) */
+} Inst;
+
+typedef struct ModelOut {
+    QmModel *m;
+    unsigned in[QM_MAX_FEATURES];
+    unsigned out;        /* global feature index of the score */
+} ModelOut;
+
+typedef enum { S_FREE, S_COMPUTING, S_COMPUTED, S_POSTED, S_READY } SlotState;
+
+typedef struct Slot {
+    SlotState state;
+    uint64_t index;
+    QmPicture ref, dist;
+    void *user;
+    bool computed;        /* not skipped by subsample */
+    uint32_t todo;        /* instances to compute */
+    uint32_t claimed, done;
+    double *v;
+    uint8_t *set;
+} Slot;
+
+struct QmEngine {
+    QmSettings s;
+    char *err;
+
+    Inst inst[MAX_INST];
+    int ninst;
+    ModelOut models[8];
+    int nmodels;
+    char **names;        /* global feature keys */
+    uint8_t *reported;   /* per feature: appears in results */
+    unsigned nfeat;
+    unsigned delay;
+
+    /* frames */
+    Slot *ring;
+    unsigned cap;         /* ring capacity */
+    uint64_t next_index;  /* next frame to submit */
+    uint64_t next_post;   /* next frame for post() */
+    uint64_t next_recv;   /* next frame to hand out */
+    uint64_t next_ready;  /* next frame to become ready */
+    unsigned max_inflight;
+    bool flushed, failed;
+    double *outv;         /* copy handed out by receive */
+    uint8_t *outset;
+
+    /* threads */
+    pthread_mutex_t lock;
+    pthread_cond_t work_cv, done_cv;
+    pthread_t th[MAX_WORKERS];
+    int nthreads;         /* 0: compute in the caller's thread */
+    bool quit;
+    int busy;             /* tasks being computed */
+    bool sync_inited, threads_started;
+};
+
+const char *qm_strerror(int err)
+{
+    switch (err) {
+    case QM_OK: return "success";
+    case QM_EINVAL: return "invalid argument";
+    case QM_ENOMEM: return "out of memory";
+    case QM_ENOTSUP: return "not supported";
+    case QM_EMODEL: return "model file missing or malformed";
+    case QM_EIO: return "input/output error";
+    case QM_EDEVICE: return "GPU device error";
+    case QM_EAGAIN: return "no result ready";
+    case QM_EOF: return "end of stream";
+    default: return "unknown error";
+    }
+}
+
+void qm_plane_size(int w, int h, QmChroma chroma, int p, int *pw, int *ph)
+{
+    int sx = 0, sy = 0;
+    if (p > 0) {
+        sx = chroma == QM_CHROMA_420 || chroma == QM_CHROMA_422;
+        sy = chroma == QM_CHROMA_420;
+    }
+    /* floor, as libvmaf sizes the chroma planes of odd-sized pictures */
+    *pw = w >> sx;
+    *ph = h >> sy;
+}
+
+int qm_n_planes(QmChroma chroma)
+{
+    return chroma == QM_CHROMA_400 ? 1 : 3;
+}
+
+void qm_settings_default(QmSettings *s, int w, int h, int bpc, QmChroma chroma)
+{
+    memset(s, 0, sizeof(*s));
+    s->w = w;
+    s->h = h;
+    s->bpc = bpc;
+    s->chroma = chroma;
+    s->n_threads = 1;
+    s->subsample = 1;
+    s->backend = QM_BACKEND_CPU;
+    s->cuda_device = -1;
+}
+
+static void set_error(QmEngine *e, const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    free(e->err);
+    e->err = strdup(buf);
+    if (e->s.log)
+        e->s.log(e->s.log_opaque, QM_LOG_ERROR, buf);
+}
+
+void qm_engine_log(QmEngine *e, int level, const char *fmt, ...)
+{
+    if (!e->s.log)
+        return;
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    e->s.log(e->s.log_opaque, level, buf);
+}
+
+/* ---- instances ---- */
+
+static void opt_defaults(const QmMetricDesc *d, QmOptValues *o)
+{
+    memset(o, 0, sizeof(*o));
+    for (int i = 0; d->options && d->options[i].name; i++)
+        o->v[i] = d->options[i].def;
+}
+
+/* Find or add the instance of metric d with options o. */
+static int add_inst(QmEngine *e, const QmMetricDesc *d, const QmOptValues *o,
+                    bool report, Inst **out)
+{
+    for (int i = 0; i < e->ninst; i++) {
+        if (e->inst[i].d == d && !memcmp(&e->inst[i].opt, o, sizeof(*o))) {
+            e->inst[i].report |= report;
+            *out = &e->inst[i];
+            return 0;
+        }
+    }
+    if (e->ninst == MAX_INST)
+        return QM_ENOTSUP;
+    Inst *in = &e->inst[e->ninst++];
+    memset(in, 0, sizeof(*in));
+    in->d = d;
+    in->opt = *o;
+    in->report = report;
+    while (d->features[in->nf])
+        in->nf++;
+    *out = in;
+    return 0;
+}
+
+static bool name_in_list(const char *list, const char *name)
+{
+    size_t l = strlen(name);
+    for (const char *p = list; p && *p;) {
+        while (*p == ',' || *p == ' ')
+            p++;
+        const char *q = p;
+        while (*q && *q != ',' && *q != ' ')
+            q++;
+        if ((size_t)(q - p) == l && !strncmp(p, name, l))
+            return true;
+        p = q;
+    }
+    return false;
+}
+
+static int check_metric_list(QmEngine *e, const char *list)
+{
+    for (const char *p = list; p && *p;) {
+        while (*p == ',' || *p == ' ')
+            p++;
+        const char *q = p;
+        while (*q && *q != ',' && *q != ' ')
+            q++;
+        if (q > p) {
+            char name[64];
+            snprintf(name, sizeof(name), "%.*s", (int)(q - p), p);
+            if (strcmp(name, "all") && strcmp(name, "default") &&
+                !qm_metric_describe(name)) {
+                set_error(e, "unknown metric '%s' (known: %s)", name,
+                          "see qm_metric_names()");
+                return QM_EINVAL;
+            }
+        }
+        p = q;
+    }
+    return 0;
+}
+
+static int default_model_path(char *buf, size_t len)
+{
+    const char *env = getenv("QMETRIC_MODEL_PATH");
+    snprintf(buf, len, "%s%s%s", env ? env : "", env ? ":" : "",
+             QM_MODEL_DIR);
+    return 0;
+}
+
+static int setup_models(QmEngine *e)
+{
+    const char *list = e->s.models && *e->s.models ? e->s.models : "vmaf_v0.6.1";
+    char path[4096];
+    if (e->s.model_path)
+        snprintf(path, sizeof(path), "%s", e->s.model_path);
+    else
+        default_model_path(path, sizeof(path));
+
+    for (const char *p = list; *p;) {
+        while (*p == ',')
+            p++;
+        const char *q = p;
+        while (*q && *q != ',')
+            q++;
+        if (q == p)
+            break;
+        if (e->nmodels == (int)(sizeof(e->models) / sizeof(e->models[0]))) {
+            set_error(e, "too many models");
+            return QM_ENOTSUP;
+        }
+        char *name = strndup(p, (size_t)(q - p));
+        char *msg = NULL;
+        ModelOut *mo = &e->models[e->nmodels];
+        int err = qm_model_load(&mo->m, name, path, &msg);
+        free(name);
+        if (err) {
+            set_error(e, "%s", msg ? msg : "cannot load model");
+            free(msg);
+            return err;
+        }
+        e->nmodels++;
+        p = q;
+    }
+    return 0;
+}
+
+/* Instances for every model input, with the options the model asks for. */
+static int add_model_inputs(QmEngine *e, ModelOut *mo, Inst **insts)
+{
+    for (unsigned i = 0; i < qm_model_n_inputs(mo->m); i++) {
+        const QmModelInput *mi = qm_model_input(mo->m, i);
+        const QmMetricDesc *d = qm_metric_find(mi->metric);
+        if (!d) {
+            set_error(e, "model %s: input metric '%s' is not available",
+                      qm_model_name(mo->m), mi->metric);
+            return QM_EMODEL;
+        }
+        QmOptValues o;
+        opt_defaults(d, &o);
+        for (unsigned k = 0; k < mi->n_opts; k++) {
+            int found = 0;
+            for (int j = 0; d->options && d->options[j].name; j++) {
+                if (!strcmp(d->options[j].name, mi->opt_name[k])) {
+                    o.v[j] = mi->opt_value[k];
+                    found = 1;
+                }
+            }
+            if (!found) {
+                set_error(e, "model %s: unknown option '%s' for %s",
+                          qm_model_name(mo->m), mi->opt_name[k], mi->metric);
+                return QM_EMODEL;
+            }
+        }
+        int err = add_inst(e, d, &o, false, &insts[i]);
+        if (err)
+            return err;
+    }
+    return 0;
+}
+
+static int build_features(QmEngine *e)
+{
+    const char *list = e->s.metrics;
+    bool all = !list || !*list || name_in_list(list, "all");
+    bool vmaf = all || name_in_list(list, "vmaf") || name_in_list(list, "default");
+    int err = check_metric_list(e, list);
+    if (err)
+        return err;
+
+    for (int i = 0; qm_metrics[i]; i++) {
+        const QmMetricDesc *d = qm_metrics[i];
+        bool want = name_in_list(list, d->name) ||
+                    (all && !(d->flags & QM_METRIC_OPT_IN) &&
+                     !(d->flags & QM_METRIC_MODEL_INPUT));
+        if (!want)
+            continue;
+        if (e->s.chroma == QM_CHROMA_400 && !(d->flags & QM_METRIC_LUMA_ONLY) &&
+            !name_in_list(list, d->name))
+            continue;  /* "all" on GRAY input: skip what needs chroma */
+        if (e->s.w < d->min_w || e->s.h < d->min_h) {
+            set_error(e, "metric %s needs at least %dx%d pictures, got %dx%d",
+                      d->name, d->min_w, d->min_h, e->s.w, e->s.h);
+            return QM_ENOTSUP;
+        }
+        QmOptValues o;
+        opt_defaults(d, &o);
+        Inst *in;
+        if ((err = add_inst(e, d, &o, true, &in)))
+            return err;
+    }
+
+    Inst *model_insts[8][QM_MAX_FEATURES];
+    if (vmaf) {
+        if ((err = setup_models(e)))
+            return err;
+        for (int m = 0; m < e->nmodels; m++)
+            if ((err = add_model_inputs(e, &e->models[m], model_insts[m])))
+                return err;
+    }
+
+    /* global feature table: every instance's features, then model scores */
+    unsigned n = 0;
+    for (int i = 0; i < e->ninst; i++) {
+        e->inst[i].base = n;
+        n += e->inst[i].nf;
+    }
+    e->nfeat = n + (unsigned)e->nmodels;
+    e->names = calloc(e->nfeat, sizeof(*e->names));
+    e->reported = calloc(e->nfeat, 1);
+    if (!e->names || !e->reported)
+        return QM_ENOMEM;
+    for (int i = 0; i < e->ninst; i++) {
+        Inst *in = &e->inst[i];
+        for (unsigned f = 0; f < in->nf; f++) {
+            e->names[in->base + f] = qm_feature_key(in->d, f, &in->opt);
+            if (!e->names[in->base + f])
+                return QM_ENOMEM;
+            /* model inputs are reported as libvmaf reports them */
+            e->reported[in->base + f] = 1;
+        }
+        if (in->d->delay > e->delay)
+            e->delay = in->d->delay;
+    }
+    for (int m = 0; m < e->nmodels; m++) {
+        ModelOut *mo = &e->models[m];
+        mo->out = n + (unsigned)m;
+        /* one model: libvmaf's key "vmaf"; several: "vmaf_<model name>" */
+        if (e->nmodels == 1) {
+            e->names[mo->out] = strdup("vmaf");
+        } else {
+            size_t l = strlen(qm_model_name(mo->m)) + 6;
+            e->names[mo->out] = malloc(l);
+            if (e->names[mo->out])
+                snprintf(e->names[mo->out], l, "vmaf_%s", qm_model_name(mo->m));
+        }
+        if (!e->names[mo->out])
+            return QM_ENOMEM;
+        e->reported[mo->out] = 1;
+        for (unsigned i = 0; i < qm_model_n_inputs(mo->m); i++) {
+            const QmModelInput *mi = qm_model_input(mo->m, i);
+            Inst *in = model_insts[m][i];
+            unsigned f;
+            for (f = 0; f < in->nf; f++)
+                if (!strcmp(in->d->features[f], mi->feature))
+                    break;
+            if (f == in->nf) {
+                set_error(e, "model %s: metric %s has no feature '%s'",
+                          qm_model_name(mo->m), mi->metric, mi->feature);
+                return QM_EMODEL;
+            }
+            mo->in[i] = in->base + f;
+        }
+    }
+    if (e->ninst == 0) {
+        set_error(e, "no metric selected");
+        return QM_EINVAL;
+    }
+    return 0;
+}
+
+/* ---- CPU backend: instances' private data per worker ---- */
+
+static int cpu_init_insts(QmEngine *e)
+{
+    int workers = e->nthreads ? e->nthreads : 1;
+    for (int i = 0; i < e->ninst; i++) {
+        Inst *in = &e->inst[i];
+        in->npriv = (in->d->flags & QM_METRIC_SEQUENTIAL) ? 1 : workers;
+        in->priv = calloc((size_t)in->npriv, sizeof(void *));
+        if (!in->priv)
+            return QM_ENOMEM;
+        QmMetricConfig cfg = { e->s.w, e->s.h, e->s.bpc, e->s.chroma, &in->opt };
+        for (int k = 0; k < in->npriv; k++) {
+            in->priv[k] = calloc(1, in->d->cpu.priv_size ? in->d->cpu.priv_size : 1);
+            if (!in->priv[k])
+                return QM_ENOMEM;
+            int err = in->d->cpu.init(in->priv[k], &cfg);
+            if (err) {
+                set_error(e, "%s: initialisation failed: %s", in->d->name,
+                          qm_strerror(err));
+                free(in->priv[k]);
+                in->priv[k] = NULL;
+                return err;
+            }
+        }
+    }
+    return 0;
+}
+
+static void cpu_close_insts(QmEngine *e)
+{
+    for (int i = 0; i < e->ninst; i++) {
+        Inst *in = &e->inst[i];
+        for (int k = 0; in->priv && k < in->npriv; k++) {
+            if (!in->priv[k])
+                continue;
+            if (in->d->cpu.close)
+                in->d->cpu.close(in->priv[k]);
+            free(in->priv[k]);
+        }
+        free(in->priv);
+        in->priv = NULL;
+    }
+}
+
+static Slot *slot_of(QmEngine *e, uint64_t index)
+{
+    return &e->ring[index % e->cap];
+}
+
+static void rows_for(QmEngine *e, const Inst *in, uint64_t index, QmRows *r)
+{
+    memset(r, 0, sizeof(*r));
+    r->index = index;
+    for (unsigned b = 0; b <= QM_MAX_DELAY && b <= index; b++) {
+        uint64_t k = index - b;
+        if (k < e->next_recv)
+            break;  /* already handed out */
+        Slot *s = slot_of(e, k);
+        r->v[b] = s->v + in->base;
+        r->set[b] = s->set + in->base;
+    }
+}
+
+/* Run one instance on one frame (called without the lock). */
+static int run_task(QmEngine *e, Slot *s, int inst, int worker)
+{
+    Inst *in = &e->inst[inst];
+    QmRows r;
+    memset(&r, 0, sizeof(r));
+    r.index = s->index;
+    r.v[0] = s->v + in->base;
+    r.set[0] = s->set + in->base;
+    QmFrame f = { &s->ref, &s->dist, s->index };
+    void *priv = in->priv[in->npriv == 1 ? 0 : worker];
+    int err = in->d->cpu.compute(priv, &f, &r);
+    if (err)
+        set_error(e, "%s failed on frame %llu: %s", in->d->name,
+                  (unsigned long long)s->index, qm_strerror(err));
+    return err;
+}
+
+/* With the lock held: find a runnable task.  Returns the slot or NULL. */
+static Slot *pick_task(QmEngine *e, int *inst)
+{
+    for (uint64_t k = e->next_post; k < e->next_index; k++) {
+        Slot *s = slot_of(e, k);
+        if (s->state != S_COMPUTING)
+            continue;
+        uint32_t avail = s->todo & ~s->claimed;
+        while (avail) {
+            int i = __builtin_ctz(avail);
+            avail &= avail - 1;
+            Inst *in = &e->inst[i];
+            if ((in->d->flags & QM_METRIC_SEQUENTIAL) && in->next_seq != s->index)
+                continue;
+            s->claimed |= 1u << i;
+            if (in->d->flags & QM_METRIC_SEQUENTIAL)
+                in->next_seq = UINT64_MAX;  /* busy until this task ends */
+            *inst = i;
+            return s;
+        }
+    }
+    return NULL;
+}
+
+static void predict_ready(QmEngine *e, Slot *s)
+{
+    if (!s->computed)
+        return;
+    for (int m = 0; m < e->nmodels; m++) {
+        ModelOut *mo = &e->models[m];
+        double in[QM_MAX_FEATURES];
+        unsigned n = qm_model_n_inputs(mo->m);
+        bool ok = true;
+        for (unsigned i = 0; i < n; i++) {
+            ok &= s->set[mo->in[i]] != 0;
+            in[i] = s->v[mo->in[i]];
+        }
+        if (!ok)
+            continue;
+        s->v[mo->out] = qm_model_predict(mo->m, in, e->s.disable_clip,
+                                         e->s.enable_transform);
+        s->set[mo->out] = 1;
+    }
+}
+
+/* With the lock held: run post() in order and mark frames ready. */
+static void advance(QmEngine *e)
+{
+    while (e->next_post < e->next_index) {
+        Slot *s = slot_of(e, e->next_post);
+        if (s->state != S_COMPUTED)
+            break;
+        for (int i = 0; i < e->ninst; i++) {
+            Inst *in = &e->inst[i];
+            if (!in->d->cpu.post)
+                continue;
+            QmRows r;
+            rows_for(e, in, s->index, &r);
+            int err = in->d->cpu.post(in->priv[0], &r);
+            if (err) {
+                set_error(e, "%s: post-processing failed", in->d->name);
+                e->failed = true;
+            }
+        }
+        s->state = S_POSTED;
+        e->next_post++;
+    }
+    /* frame k is ready once frame k + delay is posted, or after a flush */
+    while (e->next_ready < e->next_post &&
+           (e->next_ready + e->delay < e->next_post ||
+            (e->flushed && e->next_post == e->next_index))) {
+        Slot *s = slot_of(e, e->next_ready);
+        predict_ready(e, s);
+        s->state = S_READY;
+        e->next_ready++;
+    }
+}
+
+static void finish_task(QmEngine *e, Slot *s, int inst, int err)
+{
+    if (inst >= 0) {
+        s->done |= 1u << inst;
+        if (e->inst[inst].d->flags & QM_METRIC_SEQUENTIAL)
+            e->inst[inst].next_seq = s->index + 1;
+    }
+    if (err)
+        e->failed = true;
+    if (s->done == s->todo) {
+        s->state = S_COMPUTED;
+        if (e->s.release)
+            e->s.release(e->s.release_opaque, s->user);
+        advance(e);
+    }
+}
+
+static void *worker_main(void *arg)
+{
+    QmEngine *e = ((void **)arg)[0];
+    int id = (int)(intptr_t)((void **)arg)[1];
+    free(arg);
+    pthread_mutex_lock(&e->lock);
+    for (;;) {
+        int inst;
+        Slot *s;
+        while (!e->quit && !(s = pick_task(e, &inst)))
+            pthread_cond_wait(&e->work_cv, &e->lock);
+        if (e->quit)
+            break;
+        e->busy++;
+        pthread_mutex_unlock(&e->lock);
+        int err = run_task(e, s, inst, id);
+        pthread_mutex_lock(&e->lock);
+        e->busy--;
+        finish_task(e, s, inst, err);
+        pthread_cond_broadcast(&e->work_cv);  /* a sequential task may be free */
+        pthread_cond_broadcast(&e->done_cv);
+    }
+    pthread_mutex_unlock(&e->lock);
+    return NULL;
+}
+
+static int inflight(const QmEngine *e)
+{
+    return (int)(e->next_index - e->next_post);
+}
+
+/* ---- public API ---- */
+
+static void engine_free(QmEngine *e)
+{
+    if (e->threads_started) {
+        pthread_mutex_lock(&e->lock);
+        e->quit = true;
+        pthread_cond_broadcast(&e->work_cv);
+        pthread_mutex_unlock(&e->lock);
+        for (int i = 0; i < e->nthreads; i++)
+            pthread_join(e->th[i], NULL);
+    }
+    if (e->sync_inited) {
+        pthread_mutex_destroy(&e->lock);
+        pthread_cond_destroy(&e->work_cv);
+        pthread_cond_destroy(&e->done_cv);
+    }
+    /* pictures of frames still in flight are released: the caller owns them */
+    if (e->ring && e->s.release) {
+        for (uint64_t k = e->next_post; k < e->next_index; k++) {
+            Slot *s = slot_of(e, k);
+            if (s->state == S_COMPUTING)
+                e->s.release(e->s.release_opaque, s->user);
+        }
+    }
+    cpu_close_insts(e);
+    for (int m = 0; m < e->nmodels; m++)
+        qm_model_free(&e->models[m].m);
+    for (unsigned i = 0; e->names && i < e->nfeat; i++)
+        free(e->names[i]);
+    free(e->names);
+    free(e->reported);
+    for (unsigned i = 0; e->ring && i < e->cap; i++) {
+        free(e->ring[i].v);
+        free(e->ring[i].set);
+    }
+    free(e->ring);
+    free(e->outv);
+    free(e->outset);
+    free(e->err);
+    free(e);
+}
+
+int qm_engine_open(QmEngine **out, const QmSettings *s, char **errmsg)
+{
+    *out = NULL;
+    if (errmsg)
+        *errmsg = NULL;
+    QmEngine *e = calloc(1, sizeof(*e));
+    if (!e)
+        return QM_ENOMEM;
+    e->s = *s;
+    int err = QM_EINVAL;
+    if (s->w <= 0 || s->h <= 0 || s->bpc < 8 || s->bpc > 16 ||
+        s->chroma > QM_CHROMA_444) {
+        set_error(e, "unsupported picture: %dx%d, %d bits", s->w, s->h, s->bpc);
+        goto fail;
+    }
+    if (s->backend == QM_BACKEND_CUDA) {
+        set_error(e, "the CUDA backend is not available in this build");
+        err = QM_EDEVICE;
+        goto fail;
+    }
+    if ((err = build_features(e)))
+        goto fail;
+    /* the settings' strings were only needed above */
+    e->s.metrics = e->s.models = e->s.model_path = NULL;
+    if (e->s.subsample < 1)
+        e->s.subsample = 1;
+
+    int nt = s->n_threads;
+    if (nt <= 0) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        nt = n > 0 ? (int)n : 1;
+    }
+    if (nt > MAX_WORKERS)
+        nt = MAX_WORKERS;
+    e->nthreads = nt > 1 ? nt : 0;
+    e->max_inflight = (unsigned)(nt > 1 ? 2 * nt : 1);
+    e->cap = e->max_inflight + e->delay + 64;
+
+    if ((err = cpu_init_insts(e)))
+        goto fail;
+
+    e->ring = calloc(e->cap, sizeof(*e->ring));
+    e->outv = calloc(e->nfeat, sizeof(double));
+    e->outset = calloc(e->nfeat, 1);
+    if (!e->ring || !e->outv || !e->outset) {
+        err = QM_ENOMEM;
+        goto fail;
+    }
+    for (unsigned i = 0; i < e->cap; i++) {
+        e->ring[i].v = calloc(e->nfeat, sizeof(double));
+        e->ring[i].set = calloc(e->nfeat, 1);
+        if (!e->ring[i].v || !e->ring[i].set) {
+            err = QM_ENOMEM;
+            goto fail;
+        }
+    }
+
+    pthread_mutex_init(&e->lock, NULL);
+    pthread_cond_init(&e->work_cv, NULL);
+    pthread_cond_init(&e->done_cv, NULL);
+    e->sync_inited = true;
+    int started = 0;
+    for (int i = 0; i < e->nthreads; i++) {
+        void **arg = malloc(2 * sizeof(void *));
+        if (!arg)
+            break;
+        arg[0] = e;
+        arg[1] = (void *)(intptr_t)i;
+        if (pthread_create(&e->th[i], NULL, worker_main, arg)) {
+            free(arg);
+            break;
+        }
+        started++;
+    }
+    e->threads_started = started > 0;
+    if (started < e->nthreads) {
+        e->nthreads = started;
+        set_error(e, "cannot start worker threads");
+        err = QM_ENOMEM;
+        goto fail;
+    }
+    *out = e;
+    return 0;
+
+fail:
+    if (errmsg)
+        *errmsg = strdup(e->err ? e->err : qm_strerror(err));
+    engine_free(e);
+    return err;
+}
+
+QmBackend qm_engine_backend(const QmEngine *e)
+{
+    (void)e;
+    return QM_BACKEND_CPU;
+}
+
+unsigned qm_engine_n_features(const QmEngine *e)
+{
+    return e->nfeat;
+}
+
+const char *qm_engine_feature_name(const QmEngine *e, unsigned i)
+{
+    return i < e->nfeat ? e->names[i] : NULL;
+}
+
+unsigned qm_engine_delay(const QmEngine *e)
+{
+    return e->delay;
+}
+
+const char *qm_engine_error(const QmEngine *e)
+{
+    return e->err;
+}
+
+int qm_engine_submit(QmEngine *e, const QmPicture *ref, const QmPicture *dist,
+                     void *frame_user)
+{
+    if (e->flushed)
+        return QM_EINVAL;
+    if (ref->w != e->s.w || ref->h != e->s.h || dist->w != e->s.w ||
+        dist->h != e->s.h || ref->bpc != e->s.bpc || dist->bpc != e->s.bpc ||
+        ref->chroma != e->s.chroma || dist->chroma != e->s.chroma) {
+        set_error(e, "picture does not match the engine's %dx%d %d-bit setup",
+                  e->s.w, e->s.h, e->s.bpc);
+        return QM_EINVAL;
+    }
+    pthread_mutex_lock(&e->lock);
+    if (e->failed) {
+        pthread_mutex_unlock(&e->lock);
+        return QM_EINVAL;
+    }
+    /* the ring holds frames until received: the caller must receive */
+    if (e->next_index - e->next_recv >= e->cap) {
+        pthread_mutex_unlock(&e->lock);
+        return QM_EAGAIN;
+    }
+    while (e->nthreads && inflight(e) >= (int)e->max_inflight && !e->failed)
+        pthread_cond_wait(&e->done_cv, &e->lock);
+
+    Slot *s = slot_of(e, e->next_index);
+    s->index = e->next_index;
+    s->ref = *ref;
+    s->dist = *dist;
+    s->user = frame_user;
+    s->computed = s->index % e->s.subsample == 0;
+    s->todo = s->claimed = s->done = 0;
+    for (int i = 0; i < e->ninst; i++)
+        /* a sequential instance sees every frame, or its order would stall */
+        if (s->computed || (e->inst[i].d->flags &
+                            (QM_METRIC_EVERY_FRAME | QM_METRIC_SEQUENTIAL)))
+            s->todo |= 1u << i;
+    memset(s->set, 0, e->nfeat);
+    s->state = S_COMPUTING;
+    e->next_index++;
+
+    if (!s->todo) {
+        finish_task(e, s, -1, 0);
+    } else if (e->nthreads) {
+        pthread_cond_broadcast(&e->work_cv);
+    } else {
+        /* one thread: compute here, in order */
+        int inst;
+        Slot *t;
+        while ((t = pick_task(e, &inst))) {
+            int err = run_task(e, t, inst, 0);
+            finish_task(e, t, inst, err);
+        }
+    }
+    int ret = e->failed ? QM_EINVAL : 0;
+    pthread_mutex_unlock(&e->lock);
+    return ret;
+}
+
+int qm_engine_flush(QmEngine *e)
+{
+    pthread_mutex_lock(&e->lock);
+    while (!e->failed && e->next_post < e->next_index)
+        pthread_cond_wait(&e->done_cv, &e->lock);
+    if (!e->flushed && e->next_index > 0 && !e->failed) {
+        for (int i = 0; i < e->ninst; i++) {
+            Inst *in = &e->inst[i];
+            if (!in->d->cpu.flush)
+                continue;
+            QmRows r;
+            rows_for(e, in, e->next_index - 1, &r);
+            if (in->d->cpu.flush(in->priv[0], &r)) {
+                set_error(e, "%s: flush failed", in->d->name);
+                e->failed = true;
+            }
+        }
+    }
+    e->flushed = true;
+    advance(e);
+    int ret = e->failed ? QM_EINVAL : 0;
+    pthread_mutex_unlock(&e->lock);
+    return ret;
+}
+
+int qm_engine_receive(QmEngine *e, QmResult *r, bool block)
+{
+    pthread_mutex_lock(&e->lock);
+    for (;;) {
+        if (e->failed) {
+            pthread_mutex_unlock(&e->lock);
+            return QM_EINVAL;
+        }
+        if (e->next_recv < e->next_ready)
+            break;
+        if (e->flushed && e->next_recv == e->next_index) {
+            pthread_mutex_unlock(&e->lock);
+            return QM_EOF;
+        }
+        /* waiting helps only while a frame is still being computed and
+         * nothing but look-ahead is missing */
+        if (!block || e->next_post >= e->next_index) {
+            pthread_mutex_unlock(&e->lock);
+            return QM_EAGAIN;
+        }
+        pthread_cond_wait(&e->done_cv, &e->lock);
+    }
+    Slot *s = slot_of(e, e->next_recv);
+    memcpy(e->outv, s->v, e->nfeat * sizeof(double));
+    for (unsigned i = 0; i < e->nfeat; i++)
+        e->outset[i] = s->computed && s->set[i] && e->reported[i];
+    r->index = s->index;
+    r->frame_user = s->user;
+    r->computed = s->computed;
+    r->value = e->outv;
+    r->present = e->outset;
+    s->state = S_FREE;
+    e->next_recv++;
+    pthread_mutex_unlock(&e->lock);
+    return 0;
+}
+
+void qm_engine_close(QmEngine **pe)
+{
+    if (!*pe)
+        return;
+    engine_free(*pe);
+    *pe = NULL;
+}
+
+/* ---- pooling ---- */
+
+void qm_pool_init(QmPool *p)
+{
+    memset(p, 0, sizeof(*p));
+}
+
+void qm_pool_add(QmPool *p, double v)
+{
+    if (p->n == 0 || v < p->min)
+        p->min = v;
+    if (p->n == 0 || v > p->max)
+        p->max = v;
+    p->sum += v;
+    p->inv_sum += 1.0 / (v + 1.0);
+    if (p->n == p->cap) {
+        size_t cap = p->cap ? 2 * p->cap : 256;
+        double *nv = realloc(p->values, cap * sizeof(double));
+        if (nv) {
+            p->values = nv;
+            p->cap = cap;
+        }
+    }
+    if (p->n < p->cap)
+        p->values[p->n] = v;
+    p->n++;
+}
+
+double qm_pool_mean(const QmPool *p)
+{
+    return p->sum / (double)p->n;
+}
+
+double qm_pool_harmonic_mean(const QmPool *p)
+{
+    /* libvmaf: pic_cnt / sum(1 / (s + 1)) - 1 */
+    return (double)p->n / p->inv_sum - 1.0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double qm_pool_percentile(QmPool *p, double pct)
+{
+    size_t n = p->n < p->cap ? p->n : p->cap;
+    if (!n)
+        return 0.0;
+    qsort(p->values, n, sizeof(double), cmp_double);
+    double pos = pct / 100.0 * (double)(n - 1);
+    size_t lo = (size_t)pos;
+    if (lo >= n - 1)
+        return p->values[n - 1];
+    double f = pos - (double)lo;
+    return p->values[lo] + f * (p->values[lo + 1] - p->values[lo]);
+}
+
+void qm_pool_clear(QmPool *p)
+{
+    free(p->values);
+    qm_pool_init(p);
+}

@@ -1,0 +1,165 @@
+/* gst-qmetric: the metric descriptor shared by the CPU and CUDA backends.
+ *
+ * One metric = one QmMetricDesc in the registry (registry.c).  The descriptor
+ * names the features the metric writes (libvmaf's JSON keys), its options,
+ * its C functions and, where built, its CUDA twin.  The engine calls:
+ *
+ *   init()     once per instance (one per worker thread unless the metric
+ *              is QM_METRIC_SEQUENTIAL), with the picture geometry;
+ *   compute()  once per computed frame, writing row 0 (the frame itself);
+ *   post()     in frame order, after compute() of that frame, on the one
+ *              instance 0; may read/write rows 0 .. desc->delay back
+ *              (temporal features such as motion2 that need the next frame);
+ *   flush()    at the end, in place of the missing look-ahead;
+ *   close()    per instance.
+ *
+ * Scores are written through qm_rows_set(); feature indices are positions in
+ * desc->features.
+ */
+#ifndef QM_METRIC_H
+#define QM_METRIC_H
+
+#include "qm.h"
+
+#define QM_MAX_FEATURES 16  /* per metric */
+#define QM_MAX_OPTIONS 8    /* per metric */
+#define QM_MAX_DELAY 2      /* frames of look-ahead a metric may need */
+
+/* The scores of the frame being processed and of up to QM_MAX_DELAY frames
+ * before it, restricted to one metric's features. */
+typedef struct QmRows {
+    double *v[QM_MAX_DELAY + 1];
+    uint8_t *set[QM_MAX_DELAY + 1];
+    uint64_t index;  /* frame index of row 0 */
+} QmRows;
+
+static inline void qm_rows_set(QmRows *r, unsigned back, unsigned f, double x)
+{
+    r->v[back][f] = x;
+    r->set[back][f] = 1;
+}
+
+/* Returns 0 and *x when frame (index - back) has feature f, else -1. */
+static inline int qm_rows_get(const QmRows *r, unsigned back, unsigned f,
+                              double *x)
+{
+    if (back > r->index || !r->v[back] || !r->set[back][f])
+        return -1;
+    *x = r->v[back][f];
+    return 0;
+}
+
+/* Options are doubles (booleans are 0/1), stored in a QmOptValues.  List
+ * them in alphabetical order of name: libvmaf sorts them that way when it
+ * appends them to feature keys. */
+enum {
+    QM_OPT_BOOL = 1 << 0,    /* a switch; appears in keys as "_<alias>" */
+    QM_OPT_IN_KEY = 1 << 1,  /* libvmaf's VMAF_OPT_FLAG_FEATURE_PARAM: a
+                                non-default value is appended to the keys */
+};
+
+typedef struct QmOptionDesc {
+    const char *name;     /* libvmaf's option name, e.g. "vif_enhn_gain_limit" */
+    const char *alias;    /* libvmaf's key suffix alias, e.g. "egl" */
+    const char *help;
+    double def, min, max;
+    unsigned flags;       /* QM_OPT_* */
+} QmOptionDesc;
+
+typedef struct QmOptValues {
+    double v[QM_MAX_OPTIONS];
+} QmOptValues;
+
+/* Everything init() may need. */
+typedef struct QmMetricConfig {
+    int w, h, bpc;
+    QmChroma chroma;
+    const QmOptValues *opt;  /* indexed like desc->options */
+} QmMetricConfig;
+
+/* Input of one compute() call. */
+typedef struct QmFrame {
+    const QmPicture *ref;
+    const QmPicture *dist;
+    uint64_t index;
+} QmFrame;
+
+enum {
+    /* compute() keeps state between frames: one instance, called in frame
+     * order (e.g. motion keeps the previous reference luma). */
+    QM_METRIC_SEQUENTIAL = 1 << 0,
+    /* compute() runs on every frame even when subsample skips it (libvmaf's
+     * VMAF_FEATURE_EXTRACTOR_PREV_REF rule); its rows of skipped frames are
+     * not reported. */
+    QM_METRIC_EVERY_FRAME = 1 << 1,
+    /* luma only (works on QM_CHROMA_400 input) */
+    QM_METRIC_LUMA_ONLY = 1 << 2,
+    /* not part of the default "all" set (expensive or experimental) */
+    QM_METRIC_OPT_IN = 1 << 3,
+    /* a VMAF model input (vif, adm, motion): part of "all" through the
+     * model, with the model's options, not on its own */
+    QM_METRIC_MODEL_INPUT = 1 << 4,
+};
+
+typedef int (*QmInitFn)(void *priv, const QmMetricConfig *cfg);
+typedef int (*QmComputeFn)(void *priv, const QmFrame *f, QmRows *out);
+typedef int (*QmPostFn)(void *priv, QmRows *rows);
+typedef int (*QmFlushFn)(void *priv, QmRows *rows);
+typedef void (*QmCloseFn)(void *priv);
+
+typedef struct QmCpuFuncs {
+    size_t priv_size;
+    QmInitFn init;
+    QmComputeFn compute;
+    QmPostFn post;    /* optional */
+    QmFlushFn flush;  /* optional; rows.v[0] is the last frame */
+    QmCloseFn close;  /* optional */
+} QmCpuFuncs;
+
+struct QmCudaFuncs;  /* cuda/qm_cuda.h */
+
+typedef struct QmMetricDesc {
+    const char *name;              /* user-facing, e.g. "float_ssim" */
+    const char *description;       /* one line for docs and gst-inspect */
+    const char *const *features;   /* NULL-terminated libvmaf keys */
+    const QmOptionDesc *options;   /* terminated by { NULL } ; may be NULL */
+    unsigned flags;                /* QM_METRIC_* */
+    unsigned delay;                /* frames of look-ahead post() needs */
+    int min_w, min_h;              /* smallest picture accepted */
+    QmCpuFuncs cpu;
+    const struct QmCudaFuncs *cuda; /* NULL when no CUDA twin exists */
+} QmMetricDesc;
+
+/* NULL-terminated table of every metric (registry.c). */
+extern const QmMetricDesc *const qm_metrics[];
+
+const QmMetricDesc *qm_metric_find(const char *name);
+
+/* Feature key of feature f of a metric instance with these option values:
+ * libvmaf appends "_<alias>_<value>" for every option that differs from its
+ * default (e.g. "integer_vif_scale0_egl_1").  Returns a malloc'd string. */
+char *qm_feature_key(const QmMetricDesc *d, unsigned f, const QmOptValues *o);
+
+/* ---- sample access helpers for the C reference code ---- */
+
+static inline const uint8_t *qm_row8(const QmPicture *p, int plane, int y)
+{
+    return (const uint8_t *)p->data[plane] + (ptrdiff_t)y * p->stride[plane];
+}
+
+static inline const uint16_t *qm_row16(const QmPicture *p, int plane, int y)
+{
+    return (const uint16_t *)((const uint8_t *)p->data[plane] +
+                              (ptrdiff_t)y * p->stride[plane]);
+}
+
+/* Sample (x, y) of a plane as an int, whatever the bit depth. */
+static inline int qm_sample(const QmPicture *p, int plane, int x, int y)
+{
+    return p->bpc == 8 ? qm_row8(p, plane, y)[x] : qm_row16(p, plane, y)[x];
+}
+
+#define QM_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define QM_MAX(a, b) ((a) > (b) ? (a) : (b))
+
+#endif /* QM_METRIC_H */

@@ -1,0 +1,179 @@
+/* gst-qmetric: the metric engine's public API.
+ *
+ * The engine is independent of GStreamer: a pair of pictures goes in, one row
+ * of named scores per pair comes out, in submission order.  Feature names are
+ * libvmaf's JSON keys so that logs of both tools can be compared directly.
+ *
+ * Threading: one engine is driven by one thread (submit/receive/flush/close);
+ * internally it may compute several frames at once on its own workers.
+ */
+#ifndef QM_H
+#define QM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Error codes: 0 on success, a negative QM_E* otherwise. */
+enum {
+    QM_OK = 0,
+    QM_EINVAL = -1,   /* bad argument or unsupported combination */
+    QM_ENOMEM = -2,
+    QM_ENOTSUP = -3,  /* format, size or feature not supported */
+    QM_EMODEL = -4,   /* model file missing or malformed */
+    QM_EIO = -5,
+    QM_EDEVICE = -6,  /* no usable GPU, or a GPU call failed */
+    QM_EAGAIN = -7,   /* no result ready yet */
+    QM_EOF = -8,      /* flushed and every result has been received */
+};
+
+/** Human-readable text for a QM_E* code (static storage). */
+const char *qm_strerror(int err);
+
+typedef enum QmChroma {
+    QM_CHROMA_400 = 0, /* luma only (GRAY) */
+    QM_CHROMA_420,
+    QM_CHROMA_422,
+    QM_CHROMA_444,
+} QmChroma;
+
+/**
+ * One picture, planar.  Samples are uint8_t when bpc == 8 and little-endian
+ * uint16_t holding values 0 .. 2^bpc - 1 otherwise.  Strides are in bytes.
+ * Chroma planes are (w >> ss_x) x (h >> ss_y): like libvmaf, an odd-sized
+ * picture's last chroma column/row is not part of the picture.
+ */
+typedef struct QmPicture {
+    int w, h;               /* luma size */
+    int bpc;                /* 8 .. 16 */
+    QmChroma chroma;
+    const void *data[3];    /* Y, Cb, Cr; Cb/Cr unused for QM_CHROMA_400 */
+    ptrdiff_t stride[3];    /* bytes */
+} QmPicture;
+
+/** Plane p's size in samples for a picture of this geometry. */
+void qm_plane_size(int w, int h, QmChroma chroma, int p, int *pw, int *ph);
+/** 1 for QM_CHROMA_400, else 3. */
+int qm_n_planes(QmChroma chroma);
+
+typedef enum QmBackend {
+    QM_BACKEND_AUTO = 0, /* CUDA when a device works, else CPU */
+    QM_BACKEND_CPU,
+    QM_BACKEND_CUDA,
+} QmBackend;
+
+enum { QM_LOG_ERROR = 0, QM_LOG_WARNING, QM_LOG_INFO, QM_LOG_DEBUG };
+typedef void (*QmLogFn)(void *opaque, int level, const char *msg);
+
+/* Called once the engine no longer reads the pictures of a submitted pair. */
+typedef void (*QmReleaseFn)(void *opaque, void *frame_user);
+
+typedef struct QmSettings {
+    int w, h, bpc;
+    QmChroma chroma;
+    /* Comma-separated metric names (see qm_metric_names()); NULL or "all"
+     * selects every metric, "default" the VMAF model's features only. */
+    const char *metrics;
+    /* Comma-separated VMAF models, each a built-in name (vmaf_v0.6.1,
+     * vmaf_4k_v0.6.1, vmaf_v0.6.1neg) or a path to a libvmaf JSON model.
+     * Used when the metric "vmaf" is selected; NULL means vmaf_v0.6.1. */
+    const char *models;
+    /* Directories searched for built-in model names, ':'-separated; NULL
+     * uses the QMETRIC_MODEL_PATH environment variable and the install dir. */
+    const char *model_path;
+    bool disable_clip;      /* do not clip VMAF to the model's range */
+    bool enable_transform;  /* apply the model's score transform */
+    int n_threads;          /* CPU workers; 0 = number of CPUs */
+    unsigned subsample;     /* compute every Nth pair (motion sees all); 0/1 = all */
+    QmBackend backend;
+    int cuda_device;        /* -1 = any */
+    void *cuda_context;     /* optional CUcontext shared with the caller */
+    QmLogFn log;
+    void *log_opaque;
+    QmReleaseFn release;    /* optional, see qm_engine_submit() */
+    void *release_opaque;
+} QmSettings;
+
+/** Fill *s with defaults for a w x h picture. */
+void qm_settings_default(QmSettings *s, int w, int h, int bpc, QmChroma chroma);
+
+typedef struct QmEngine QmEngine;
+
+/** Create an engine; on error *out is NULL and *errmsg (if given) points to
+ *  a message owned by the caller (free()). */
+int qm_engine_open(QmEngine **out, const QmSettings *s, char **errmsg);
+
+/** Backend actually in use (CPU or CUDA). */
+QmBackend qm_engine_backend(const QmEngine *e);
+
+/** The features every result row carries, in a fixed order. */
+unsigned qm_engine_n_features(const QmEngine *e);
+const char *qm_engine_feature_name(const QmEngine *e, unsigned i);
+
+/** Frames of look-ahead a result needs (1 with motion/VMAF, else 0). */
+unsigned qm_engine_delay(const QmEngine *e);
+
+/**
+ * Queue one pair.  The pictures must stay readable until the release
+ * callback is called with frame_user (which may happen before this returns).
+ * Blocks while the engine's workers are all busy.
+ */
+int qm_engine_submit(QmEngine *e, const QmPicture *ref, const QmPicture *dist,
+                     void *frame_user);
+
+typedef struct QmResult {
+    uint64_t index;      /* pair index, from 0 in submission order */
+    void *frame_user;
+    bool computed;       /* false for pairs skipped by subsample */
+    const double *value; /* qm_engine_n_features() entries (valid until next call) */
+    const uint8_t *present; /* nonzero where value[i] was produced */
+} QmResult;
+
+/**
+ * Take the next finished result in submission order.  Returns QM_EAGAIN when
+ * none is ready (or waits when block is true and one is still being
+ * computed), QM_EOF after a flush once all were taken.
+ */
+int qm_engine_receive(QmEngine *e, QmResult *r, bool block);
+
+/** No more pairs: every submitted pair becomes receivable. */
+int qm_engine_flush(QmEngine *e);
+
+/** Last error message of the engine (e.g. a failed GPU call), or NULL. */
+const char *qm_engine_error(const QmEngine *e);
+
+void qm_engine_close(QmEngine **e);
+
+/* ---- metric catalogue ---- */
+
+/** NULL-terminated list of the metric names the engine knows. */
+const char *const *qm_metric_names(void);
+/** Whether metric `name` exists; its one-line description otherwise NULL. */
+const char *qm_metric_describe(const char *name);
+/** Whether the CUDA backend was compiled in. */
+bool qm_have_cuda(void);
+
+/* ---- pooling (libvmaf's definitions) ---- */
+
+typedef struct QmPool {
+    uint64_t n;
+    double min, max, sum, inv_sum; /* inv_sum = sum of 1 / (x + 1) */
+    double *values;                /* kept for percentiles */
+    size_t cap;
+} QmPool;
+
+void qm_pool_init(QmPool *p);
+void qm_pool_add(QmPool *p, double v);
+double qm_pool_mean(const QmPool *p);
+double qm_pool_harmonic_mean(const QmPool *p); /* n / sum(1/(x+1)) - 1 */
+double qm_pool_percentile(QmPool *p, double pct); /* linear interpolation */
+void qm_pool_clear(QmPool *p);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* QM_H */

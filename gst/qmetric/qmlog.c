@@ -1,0 +1,234 @@
+/* gst-qmetric: log writers (JSON, CSV, XML). */
+#include "qmlog.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct QmLog {
+    FILE *f;
+    QmLogFormat fmt;
+    unsigned n;
+    char **names;
+    uint64_t frames;
+    int w, h;
+};
+
+static const struct { unsigned bit; const char *name; } pool_names[] = {
+    { QM_POOL_MIN, "min" },
+    { QM_POOL_MAX, "max" },
+    { QM_POOL_MEAN, "mean" },
+    { QM_POOL_HARMONIC_MEAN, "harmonic_mean" },
+    { QM_POOL_P1, "p1" },
+    { QM_POOL_P5, "p5" },
+};
+#define N_POOL (sizeof(pool_names) / sizeof(pool_names[0]))
+
+const char *qm_pool_method_name(unsigned bit)
+{
+    for (size_t i = 0; i < N_POOL; i++)
+        if (pool_names[i].bit == bit)
+            return pool_names[i].name;
+    return NULL;
+}
+
+double qm_pool_value(QmPool *p, unsigned bit)
+{
+    switch (bit) {
+    case QM_POOL_MIN: return p->min;
+    case QM_POOL_MAX: return p->max;
+    case QM_POOL_MEAN: return qm_pool_mean(p);
+    case QM_POOL_HARMONIC_MEAN: return qm_pool_harmonic_mean(p);
+    case QM_POOL_P1: return qm_pool_percentile(p, 1.0);
+    case QM_POOL_P5: return qm_pool_percentile(p, 5.0);
+    default: return NAN;
+    }
+}
+
+int qm_log_format_from_string(const char *s)
+{
+    if (!s || !strcmp(s, "json"))
+        return QM_LOG_FORMAT_JSON;
+    if (!strcmp(s, "csv"))
+        return QM_LOG_FORMAT_CSV;
+    if (!strcmp(s, "xml"))
+        return QM_LOG_FORMAT_XML;
+    return -1;
+}
+
+void qm_format_score(char *buf, size_t len, double x)
+{
+    if (!isfinite(x)) {
+        snprintf(buf, len, "null");
+        return;
+    }
+    /* libvmaf (output.c) counts the zeros after the decimal point and
+     * switches to 16 decimals past six of them */
+    double frac = fabs(x) - (double)(long long)fabs(x);
+    int zeros = 0;
+    while (frac < 1.0 && frac != 0.0) {
+        frac *= 10;
+        zeros++;
+    }
+    snprintf(buf, len, zeros <= 6 ? "%.6f" : "%.16f", x);
+}
+
+QmLog *qm_log_open(const char *path, QmLogFormat fmt, unsigned n,
+                   const char *const *names, int w, int h, char **err)
+{
+    QmLog *l = calloc(1, sizeof(*l));
+    if (!l) {
+        *err = strdup("out of memory");
+        return NULL;
+    }
+    l->fmt = fmt;
+    l->n = n;
+    l->w = w;
+    l->h = h;
+    l->names = calloc(n ? n : 1, sizeof(char *));
+    for (unsigned i = 0; l->names && i < n; i++)
+        l->names[i] = strdup(names[i]);
+    l->f = fopen(path, "w");
+    if (!l->f) {
+        size_t len = strlen(path) + 128;
+        *err = malloc(len);
+        if (*err)
+            snprintf(*err, len, "cannot open log file \"%s\" for writing: %s",
+                     path, strerror(errno));
+        for (unsigned i = 0; l->names && i < n; i++)
+            free(l->names[i]);
+        free(l->names);
+        free(l);
+        return NULL;
+    }
+    switch (fmt) {
+    case QM_LOG_FORMAT_JSON:
+        fprintf(l->f, "{\n  \"version\": \"gst-qmetric %s\",\n  \"frames\": [",
+                QM_VERSION);
+        break;
+    case QM_LOG_FORMAT_CSV:
+        fprintf(l->f, "Frame");
+        for (unsigned i = 0; i < n; i++)
+            fprintf(l->f, ",%s", l->names[i]);
+        fprintf(l->f, "\n");
+        break;
+    case QM_LOG_FORMAT_XML:
+        fprintf(l->f, "<VMAF version=\"gst-qmetric %s\">\n", QM_VERSION);
+        fprintf(l->f, "  <params qualityWidth=\"%d\" qualityHeight=\"%d\" />\n",
+                w, h);
+        fprintf(l->f, "  <frames>\n");
+        break;
+    }
+    fflush(l->f);
+    return l;
+}
+
+int qm_log_frame(QmLog *l, uint64_t frame_num, const double *v,
+                 const uint8_t *present)
+{
+    char num[64];
+    unsigned cnt = 0;
+    for (unsigned i = 0; i < l->n; i++)
+        cnt += present[i] != 0;
+    if (!cnt && l->fmt != QM_LOG_FORMAT_CSV)
+        return 0;
+    switch (l->fmt) {
+    case QM_LOG_FORMAT_JSON: {
+        fprintf(l->f, "%s\n    {\n      \"frameNum\": %llu,\n      \"metrics\": {",
+                l->frames ? "," : "", (unsigned long long)frame_num);
+        unsigned k = 0;
+        for (unsigned i = 0; i < l->n; i++) {
+            if (!present[i])
+                continue;
+            qm_format_score(num, sizeof(num), v[i]);
+            fprintf(l->f, "%s\n        \"%s\": %s", k++ ? "," : "", l->names[i], num);
+        }
+        fprintf(l->f, "\n      }\n    }");
+        break;
+    }
+    case QM_LOG_FORMAT_CSV:
+        fprintf(l->f, "%llu", (unsigned long long)frame_num);
+        for (unsigned i = 0; i < l->n; i++) {
+            if (present[i])
+                qm_format_score(num, sizeof(num), v[i]);
+            else
+                num[0] = 0;
+            fprintf(l->f, ",%s", num);
+        }
+        fprintf(l->f, "\n");
+        break;
+    case QM_LOG_FORMAT_XML:
+        fprintf(l->f, "    <frame frameNum=\"%llu\"", (unsigned long long)frame_num);
+        for (unsigned i = 0; i < l->n; i++) {
+            if (!present[i])
+                continue;
+            qm_format_score(num, sizeof(num), v[i]);
+            fprintf(l->f, " %s=\"%s\"", l->names[i], num);
+        }
+        fprintf(l->f, " />\n");
+        break;
+    }
+    l->frames++;
+    /* a live log is read while it grows: hand each frame to the OS */
+    fflush(l->f);
+    return ferror(l->f) ? QM_EIO : 0;
+}
+
+int qm_log_close(QmLog *l, QmPool *pools, unsigned methods, double fps)
+{
+    if (!l)
+        return 0;
+    char num[64];
+    unsigned k = 0;
+    switch (l->fmt) {
+    case QM_LOG_FORMAT_JSON:
+        fprintf(l->f, "\n  ],\n");
+        qm_format_score(num, sizeof(num), fps);
+        fprintf(l->f, "  \"fps\": %s,\n", num);
+        fprintf(l->f, "  \"pooled_metrics\": {");
+        for (unsigned i = 0; pools && i < l->n; i++) {
+            if (!pools[i].n)
+                continue;
+            fprintf(l->f, "%s\n    \"%s\": {", k++ ? "," : "", l->names[i]);
+            unsigned j = 0;
+            for (size_t m = 0; m < N_POOL; m++) {
+                if (!(methods & pool_names[m].bit))
+                    continue;
+                qm_format_score(num, sizeof(num), qm_pool_value(&pools[i], pool_names[m].bit));
+                fprintf(l->f, "%s\n      \"%s\": %s", j++ ? "," : "", pool_names[m].name, num);
+            }
+            fprintf(l->f, "\n    }");
+        }
+        fprintf(l->f, "\n  },\n  \"aggregate_metrics\": {}\n}\n");
+        break;
+    case QM_LOG_FORMAT_CSV:
+        break;  /* CSV holds the frames only, as libvmaf's */
+    case QM_LOG_FORMAT_XML:
+        fprintf(l->f, "  </frames>\n  <pooled_metrics>\n");
+        for (unsigned i = 0; pools && i < l->n; i++) {
+            if (!pools[i].n)
+                continue;
+            fprintf(l->f, "    <metric name=\"%s\"", l->names[i]);
+            for (size_t m = 0; m < N_POOL; m++) {
+                if (!(methods & pool_names[m].bit))
+                    continue;
+                qm_format_score(num, sizeof(num), qm_pool_value(&pools[i], pool_names[m].bit));
+                fprintf(l->f, " %s=\"%s\"", pool_names[m].name, num);
+            }
+            fprintf(l->f, " />\n");
+        }
+        qm_format_score(num, sizeof(num), fps);
+        fprintf(l->f, "  </pooled_metrics>\n  <fyi fps=\"%s\" />\n</VMAF>\n", num);
+        break;
+    }
+    int err = ferror(l->f) ? QM_EIO : 0;
+    if (fclose(l->f))
+        err = QM_EIO;
+    for (unsigned i = 0; i < l->n; i++)
+        free(l->names[i]);
+    free(l->names);
+    free(l);
+    return err;
+}

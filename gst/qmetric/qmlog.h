@@ -1,0 +1,61 @@
+/* gst-qmetric: per-frame score logs in libvmaf's JSON, CSV and XML layouts.
+ * Plain C (no GStreamer), shared by the element and the tools.  Frames are
+ * written as they arrive, so a log of a live stream grows while it runs;
+ * the pooled values are written by qm_log_close(). */
+#ifndef QM_LOG_H
+#define QM_LOG_H
+
+#include <stdint.h>
+
+#include "qm.h"
+
+typedef enum QmLogFormat {
+    QM_LOG_FORMAT_JSON,
+    QM_LOG_FORMAT_CSV,
+    QM_LOG_FORMAT_XML,
+} QmLogFormat;
+
+/* Pooling methods written for each feature; libvmaf writes the first four. */
+enum {
+    QM_POOL_MIN = 1 << 0,
+    QM_POOL_MAX = 1 << 1,
+    QM_POOL_MEAN = 1 << 2,
+    QM_POOL_HARMONIC_MEAN = 1 << 3,
+    QM_POOL_P1 = 1 << 4,   /* 1st percentile */
+    QM_POOL_P5 = 1 << 5,   /* 5th percentile */
+    QM_POOL_LIBVMAF = 0xF,
+};
+
+/** Name of one QM_POOL_* bit ("min", "harmonic_mean", "p1"...). */
+const char *qm_pool_method_name(unsigned bit);
+/** Value of one pooling method. */
+double qm_pool_value(QmPool *p, unsigned bit);
+
+typedef struct QmLog QmLog;
+
+/** Parse "json", "csv" or "xml"; -1 if unknown. */
+int qm_log_format_from_string(const char *s);
+
+/**
+ * Create the log file.  names: the n feature keys (copied).  w, h: picture
+ * size written in the header.  Returns NULL with *err (malloc'd) on failure.
+ */
+QmLog *qm_log_open(const char *path, QmLogFormat fmt, unsigned n,
+                   const char *const *names, int w, int h, char **err);
+
+/** Append one frame; values where present[i] is zero are left out. */
+int qm_log_frame(QmLog *l, uint64_t frame_num, const double *v,
+                 const uint8_t *present);
+
+/**
+ * Write the pooled values (pools[i] for feature i; a feature with no frame
+ * is left out), the speed in frames/s, close the file and free l.
+ * Returns 0 or a negative QM_E* when anything could not be written.
+ */
+int qm_log_close(QmLog *l, QmPool *pools, unsigned pool_methods, double fps);
+
+/** Print x as libvmaf does: "%.6f", or "%.16f" for |fraction| < 1e-6
+ *  (so small values keep their digits), "null" for inf/NaN. */
+void qm_format_score(char *buf, size_t len, double x);
+
+#endif /* QM_LOG_H */

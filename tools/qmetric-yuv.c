@@ -1,0 +1,265 @@
+/* qmetric-yuv: run the metric engine on two raw YUV files (no GStreamer),
+ * with libvmaf-like options, and write a libvmaf-layout log.  Used by the
+ * engine-level golden tests and for debugging a metric in isolation.
+ *
+ *   qmetric-yuv -r REF.yuv -d DIS.yuv --width W --height H \
+ *       [--pixel_format 420|422|444|400] [--bitdepth 8] [--metrics LIST] \
+ *       [--model NAME|PATH[,..]] [--threads N] [--subsample N] \
+ *       [--frames N] [--backend cpu|cuda|auto] [-o OUT] [--format json|csv|xml]
+ *
+ * Files hold frames back to back in the standard planar layout: chroma
+ * planes ceil(w/2) wide (4:2:0 and 4:2:2) and ceil(h/2) high (4:2:0), rows
+ * tightly packed; the engine reads the floor-sized part, as libvmaf does.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "qm.h"
+#include "qmlog.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: qmetric-yuv -r REF.yuv -d DIS.yuv --width W --height H [options]\n"
+        "  --pixel_format 420|422|444|400   (default 420)\n"
+        "  --bitdepth 8..16                 (default 8)\n"
+        "  --metrics LIST                   comma-separated (default all)\n"
+        "  --model NAME|PATH[,...]          VMAF model(s) (default vmaf_v0.6.1)\n"
+        "  --threads N  --subsample N  --frames N\n"
+        "  --backend cpu|cuda|auto          (default cpu)\n"
+        "  -o FILE  --format json|csv|xml   (default: JSON on stdout)\n"
+        "  --list                           list the metrics and exit\n");
+}
+
+typedef struct Layout {
+    size_t off[3];
+    size_t stride[3];
+    size_t frame;
+} Layout;
+
+static void layout(int w, int h, int bpc, QmChroma c, Layout *l)
+{
+    const size_t bps = bpc > 8 ? 2 : 1;
+    size_t off = 0;
+    for (int p = 0; p < 3; p++) {
+        int pw = w, ph = h;
+        if (p && (c == QM_CHROMA_420 || c == QM_CHROMA_422))
+            pw = (w + 1) / 2;
+        if (p && c == QM_CHROMA_420)
+            ph = (h + 1) / 2;
+        if (p && c == QM_CHROMA_400)
+            pw = ph = 0;
+        l->off[p] = off;
+        l->stride[p] = (size_t)pw * bps;
+        off += l->stride[p] * (size_t)ph;
+    }
+    l->frame = off;
+}
+
+static void make_pic(QmPicture *pic, const uint8_t *buf, int w, int h, int bpc,
+                     QmChroma c, const Layout *l)
+{
+    pic->w = w;
+    pic->h = h;
+    pic->bpc = bpc;
+    pic->chroma = c;
+    for (int p = 0; p < 3; p++) {
+        pic->data[p] = buf + l->off[p];
+        pic->stride[p] = (ptrdiff_t)(l->stride[p] ? l->stride[p] : 1);
+    }
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+int main(int argc, char **argv)
+{
+    const char *ref_path = NULL, *dis_path = NULL, *out_path = NULL;
+    const char *format = "json";
+    int w = 0, h = 0, bpc = 8;
+    long max_frames = -1;
+    QmSettings s;
+    qm_settings_default(&s, 0, 0, 8, QM_CHROMA_420);
+    s.chroma = QM_CHROMA_420;
+
+    enum { O_W = 256, O_H, O_PF, O_BD, O_MET, O_MOD, O_THR, O_SUB, O_FR, O_BE,
+           O_FMT, O_LIST };
+    static const struct option opts[] = {
+        { "reference", required_argument, 0, 'r' },
+        { "distorted", required_argument, 0, 'd' },
+        { "output", required_argument, 0, 'o' },
+        { "width", required_argument, 0, O_W },
+        { "height", required_argument, 0, O_H },
+        { "pixel_format", required_argument, 0, O_PF },
+        { "bitdepth", required_argument, 0, O_BD },
+        { "metrics", required_argument, 0, O_MET },
+        { "model", required_argument, 0, O_MOD },
+        { "threads", required_argument, 0, O_THR },
+        { "subsample", required_argument, 0, O_SUB },
+        { "frames", required_argument, 0, O_FR },
+        { "backend", required_argument, 0, O_BE },
+        { "format", required_argument, 0, O_FMT },
+        { "list", no_argument, 0, O_LIST },
+        { "help", no_argument, 0, 'h' },
+        { 0, 0, 0, 0 },
+    };
+    int c;
+    while ((c = getopt_long(argc, argv, "r:d:o:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'r': ref_path = optarg; break;
+        case 'd': dis_path = optarg; break;
+        case 'o': out_path = optarg; break;
+        case O_W: w = atoi(optarg); break;
+        case O_H: h = atoi(optarg); break;
+        case O_PF:
+            if (!strcmp(optarg, "420")) s.chroma = QM_CHROMA_420;
+            else if (!strcmp(optarg, "422")) s.chroma = QM_CHROMA_422;
+            else if (!strcmp(optarg, "444")) s.chroma = QM_CHROMA_444;
+            else if (!strcmp(optarg, "400")) s.chroma = QM_CHROMA_400;
+            else { fprintf(stderr, "qmetric-yuv: bad --pixel_format %s\n", optarg); return 2; }
+            break;
+        case O_BD: bpc = atoi(optarg); break;
+        case O_MET: s.metrics = optarg; break;
+        case O_MOD: s.models = optarg; break;
+        case O_THR: s.n_threads = atoi(optarg); break;
+        case O_SUB: s.subsample = (unsigned)atoi(optarg); break;
+        case O_FR: max_frames = atol(optarg); break;
+        case O_BE:
+            if (!strcmp(optarg, "cpu")) s.backend = QM_BACKEND_CPU;
+            else if (!strcmp(optarg, "cuda")) s.backend = QM_BACKEND_CUDA;
+            else if (!strcmp(optarg, "auto")) s.backend = QM_BACKEND_AUTO;
+            else { fprintf(stderr, "qmetric-yuv: bad --backend %s\n", optarg); return 2; }
+            break;
+        case O_FMT: format = optarg; break;
+        case O_LIST:
+            for (const char *const *n = qm_metric_names(); *n; n++)
+                printf("%-14s %s\n", *n, qm_metric_describe(*n));
+            return 0;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (!ref_path || !dis_path || w <= 0 || h <= 0) {
+        usage(stderr);
+        return 2;
+    }
+    int fmt = qm_log_format_from_string(format);
+    if (fmt < 0) {
+        fprintf(stderr, "qmetric-yuv: bad --format %s\n", format);
+        return 2;
+    }
+    s.w = w;
+    s.h = h;
+    s.bpc = bpc;
+
+    FILE *fr = fopen(ref_path, "rb"), *fd = fopen(dis_path, "rb");
+    if (!fr || !fd) {
+        fprintf(stderr, "qmetric-yuv: cannot open %s: %s\n",
+                !fr ? ref_path : dis_path, strerror(errno));
+        return 2;
+    }
+    QmEngine *e;
+    char *msg = NULL;
+    int err = qm_engine_open(&e, &s, &msg);
+    if (err) {
+        fprintf(stderr, "qmetric-yuv: %s\n", msg ? msg : qm_strerror(err));
+        free(msg);
+        return 2;
+    }
+    unsigned nf = qm_engine_n_features(e);
+    const char **names = calloc(nf, sizeof(*names));
+    for (unsigned i = 0; i < nf; i++)
+        names[i] = qm_engine_feature_name(e, i);
+    QmLog *log = qm_log_open(out_path ? out_path : "/dev/stdout", fmt, nf,
+                             names, w, h, &msg);
+    if (!log) {
+        fprintf(stderr, "qmetric-yuv: %s\n", msg);
+        return 2;
+    }
+    QmPool *pools = calloc(nf, sizeof(*pools));
+
+    Layout l;
+    layout(w, h, bpc, s.chroma, &l);
+    /* frames in flight need their buffers until released: keep a ring */
+    const unsigned nbuf = 256;
+    uint8_t **rbuf = calloc(nbuf, sizeof(*rbuf)), **dbuf = calloc(nbuf, sizeof(*dbuf));
+    for (unsigned i = 0; i < nbuf; i++) {
+        rbuf[i] = malloc(l.frame);
+        dbuf[i] = malloc(l.frame);
+        if (!rbuf[i] || !dbuf[i]) {
+            fprintf(stderr, "qmetric-yuv: out of memory\n");
+            return 2;
+        }
+    }
+    double t0 = now_s();
+    uint64_t n = 0, got = 0;
+    int rc = 0;
+    for (;;) {
+        bool more = max_frames < 0 || (long)n < max_frames;
+        uint8_t *rb = rbuf[n % nbuf], *db = dbuf[n % nbuf];
+        if (more) {
+            size_t a = fread(rb, 1, l.frame, fr), b = fread(db, 1, l.frame, fd);
+            if (a != l.frame || b != l.frame) {
+                if (a || b)
+                    fprintf(stderr, "qmetric-yuv: warning: truncated frame %llu ignored\n",
+                            (unsigned long long)n);
+                more = false;
+            }
+        }
+        if (more) {
+            QmPicture pr, pd;
+            make_pic(&pr, rb, w, h, bpc, s.chroma, &l);
+            make_pic(&pd, db, w, h, bpc, s.chroma, &l);
+            err = qm_engine_submit(e, &pr, &pd, NULL);
+            if (err) {
+                fprintf(stderr, "qmetric-yuv: %s\n", qm_engine_error(e) ? qm_engine_error(e) : qm_strerror(err));
+                rc = 1;
+                break;
+            }
+            n++;
+        } else {
+            qm_engine_flush(e);
+        }
+        QmResult r;
+        /* keep fewer than nbuf frames outstanding */
+        while ((err = qm_engine_receive(e, &r, !more || n - got >= nbuf - 8)) == 0) {
+            qm_log_frame(log, r.index, r.value, r.present);
+            for (unsigned i = 0; i < nf; i++)
+                if (r.present[i])
+                    qm_pool_add(&pools[i], r.value[i]);
+            got++;
+        }
+        if (err != QM_EAGAIN && err != QM_EOF) {
+            fprintf(stderr, "qmetric-yuv: %s\n", qm_engine_error(e) ? qm_engine_error(e) : qm_strerror(err));
+            rc = 1;
+            break;
+        }
+        if (!more)
+            break;
+    }
+    double fps = got / (now_s() - t0);
+    qm_log_close(log, pools, QM_POOL_LIBVMAF, fps);
+    fprintf(stderr, "qmetric-yuv: %llu frames, %.2f fps\n", (unsigned long long)got, fps);
+    for (unsigned i = 0; i < nf; i++)
+        qm_pool_clear(&pools[i]);
+    qm_engine_close(&e);
+    for (unsigned i = 0; i < nbuf; i++) {
+        free(rbuf[i]);
+        free(dbuf[i]);
+    }
+    free(rbuf);
+    free(dbuf);
+    free(pools);
+    free(names);
+    fclose(fr);
+    fclose(fd);
+    return rc;
+}
