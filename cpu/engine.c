@@ -314,7 +314,11 @@ static int build_features(QmEngine *e)
 {
     const char *list = e->s.metrics;
     bool all = !list || !*list || name_in_list(list, "all");
+#ifdef QM_HAVE_VMAF
     bool vmaf = all || name_in_list(list, "vmaf") || name_in_list(list, "default");
+#else
+    bool vmaf = false;
+#endif
     int err = check_metric_list(e, list);
     if (err)
         return err;
