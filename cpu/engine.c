@@ -380,15 +380,9 @@ static int build_features(QmEngine *e)
     for (int m = 0; m < e->nmodels; m++) {
         ModelOut *mo = &e->models[m];
         mo->out = n + (unsigned)m;
-        /* one model: libvmaf's key "vmaf"; several: "vmaf_<model name>" */
-        if (e->nmodels == 1) {
-            e->names[mo->out] = strdup("vmaf");
-        } else {
-            size_t l = strlen(qm_model_name(mo->m)) + 6;
-            e->names[mo->out] = malloc(l);
-            if (e->names[mo->out])
-                snprintf(e->names[mo->out], l, "vmaf_%s", qm_model_name(mo->m));
-        }
+        /* one model: libvmaf's key "vmaf"; several: each model's name, as
+         * libvmaf's tool names the scores of several models */
+        e->names[mo->out] = strdup(e->nmodels == 1 ? "vmaf" : qm_model_name(mo->m));
         if (!e->names[mo->out])
             return QM_ENOMEM;
         e->reported[mo->out] = 1;

@@ -1,0 +1,47 @@
+/* GStreamer qmetric: GstVideoFrame <-> engine picture. */
+#ifndef __GST_QMETRIC_FRAME_H__
+#define __GST_QMETRIC_FRAME_H__
+
+#include <gst/video/video.h>
+
+#include "qm.h"
+
+G_BEGIN_DECLS
+
+/* How a raw video format reaches the engine. */
+typedef struct {
+  GstVideoFormat format;
+  QmChroma chroma;
+  gint bpc;           /* significant bits per sample */
+  gint shift;         /* stored sample >> shift = value (P010: 6) */
+  gboolean semi;      /* Cb/Cr interleaved in one plane */
+  gboolean swap_uv;   /* Cr stored before Cb (YV12, NV21) */
+} GstQmetricFormat;
+
+/* The caps formats the element accepts, for the pad templates. */
+#define GST_QMETRIC_FORMATS "{ I420, YV12, NV12, NV21, Y42B, Y444, GRAY8, " \
+    "I420_10LE, I422_10LE, Y444_10LE, P010_10LE, I420_12LE, I422_12LE, " \
+    "Y444_12LE, P012_LE, Y444_16LE, P016_LE, GRAY16_LE }"
+
+/* NULL for a format the engine cannot read. */
+const GstQmetricFormat *gst_qmetric_format_lookup (GstVideoFormat format);
+
+/* One side of a pair: the mapped frame and the picture handed to the
+ * engine (pointing into the frame, or into `scratch` where the layout had
+ * to be converted: semi-planar chroma, MSB-aligned samples). */
+typedef struct {
+  GstVideoFrame frame;
+  gboolean mapped;
+  guint8 *scratch;
+  QmPicture pic;
+} GstQmetricSide;
+
+/* Map buffer (read) and describe it to the engine.  FALSE when the buffer
+ * cannot be mapped (e.g. smaller than the caps say). */
+gboolean gst_qmetric_side_map (GstQmetricSide * side, const GstVideoInfo * info,
+    GstBuffer * buffer);
+void gst_qmetric_side_unmap (GstQmetricSide * side);
+
+G_END_DECLS
+
+#endif /* __GST_QMETRIC_FRAME_H__ */
