@@ -1096,13 +1096,21 @@ gst_qmetric_aggregate (GstAggregator * agg, gboolean timeout)
     }
   } else if (gst_aggregator_pad_is_eos (self->ref_pad) ||
       gst_aggregator_pad_is_eos (self->dist_pad)) {
-    /* one side ended: what is left on the other has no partner */
-    if (rbuf)
+    /* one side ended: the comparison is over.  What is queued on the other
+     * side has no partner; later frames get EOS upstream. */
+    while (rbuf) {
       drop_ref (self, rt_r);
-    else if (dbuf)
+      gst_buffer_unref (rbuf);
+      if ((rbuf = gst_aggregator_pad_peek_buffer (self->ref_pad)))
+        rt_r = buffer_running_time (self->ref_pad, rbuf);
+    }
+    while (dbuf) {
       pass_dist (self, rt_d);
-    else
-      ret = GST_FLOW_EOS;
+      gst_buffer_unref (dbuf);
+      if ((dbuf = gst_aggregator_pad_peek_buffer (self->dist_pad)))
+        rt_d = buffer_running_time (self->dist_pad, dbuf);
+    }
+    ret = GST_FLOW_EOS;
   } else if (timeout) {
     /* live: the partner did not arrive within the latency */
     if (rbuf)

@@ -1,0 +1,621 @@
+/* gst-qmetric: element tests (no golden data needed). */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <glib/gstdio.h>
+
+#include <gst/check/gstcheck.h>
+
+#include "../qmtest.h"
+#include "gstqmetricmeta.h"
+#include "json.h"
+
+#define I420_64 "video/x-raw,format=I420,width=64,height=48,framerate=25/1"
+
+/* A textured pattern; `frame` moves it, `delta` is added to luma of the
+ * distorted copy (clamped), so each frame's PSNR is known in closed form. */
+typedef struct {
+  guint frame;
+  gint delta;
+  guint max;          /* (1 << bits) - 1 */
+} Pat;
+
+static guint
+gen_pat (gint plane, gint x, gint y, gpointer user)
+{
+  const Pat *p = user;
+  guint range = (p->max + 1) * 3 / 4, v;
+  gint d;
+
+  v = (x * 7 + y * 13 + plane * 31 + p->frame * 5) % range + (p->max + 1) / 16;
+  d = plane == 0 ? (gint) v + p->delta : (gint) v;
+  return CLAMP (d, 0, (gint) p->max);
+}
+
+static GstBuffer *
+pat_frame (const gchar * caps, guint frame, gint delta, guint max)
+{
+  Pat p = { frame, delta, max };
+  return qm_make_frame (caps, gen_pat, &p);
+}
+
+/* PSNR of luma between the pattern and its shifted copy, computed here with
+ * libvmaf's definition: 10 log10(peak^2 / mse), capped at 6 * bits + 12. */
+static gdouble
+expected_psnr_y (gint w, gint h, guint frame, gint delta, guint bits)
+{
+  const guint max = (1u << bits) - 1;
+  Pat a = { frame, 0, max }, b = { frame, delta, max };
+  gdouble sse = 0, mse;
+  gint x, y;
+
+  for (y = 0; y < h; y++) {
+    for (x = 0; x < w; x++) {
+      gdouble e = (gdouble) gen_pat (0, x, y, &a) - gen_pat (0, x, y, &b);
+      sse += e * e;
+    }
+  }
+  mse = sse / (w * h);
+  return MIN (10 * log10 ((gdouble) max * max / MAX (mse, 1e-16)),
+      6.0 * bits + 12);
+}
+
+static void
+push_pairs (QmRig * rig, const gchar * caps, guint n, gint delta, guint max)
+{
+  guint i;
+
+  for (i = 0; i < n; i++) {
+    qm_rig_push (rig, TRUE, pat_frame (caps, i, 0, max), i);
+    qm_rig_push (rig, FALSE, pat_frame (caps, i, delta, max), i);
+  }
+  qm_rig_eos (rig, TRUE);
+  qm_rig_eos (rig, FALSE);
+}
+
+GST_START_TEST (test_identical_psnr_at_cap)
+{
+  static const struct {
+    const gchar *caps;
+    guint bits;
+    gboolean chroma;
+  } cases[] = {
+    {I420_64, 8, TRUE},
+    {"video/x-raw,format=I420_10LE,width=64,height=48,framerate=25/1", 10,
+        TRUE},
+    {"video/x-raw,format=I420_12LE,width=64,height=48,framerate=25/1", 12,
+        TRUE},
+    {"video/x-raw,format=GRAY8,width=64,height=48,framerate=25/1", 8, FALSE},
+    {"video/x-raw,format=Y444_16LE,width=64,height=48,framerate=25/1", 16,
+        TRUE},
+  };
+  guint c, i;
+
+  for (c = 0; c < G_N_ELEMENTS (cases); c++) {
+    QmRig *rig = qm_rig_new ("metrics=psnr", cases[c].caps, NULL);
+    push_pairs (rig, cases[c].caps, 3, 0, (1u << cases[c].bits) - 1);
+    qm_rig_run (rig);
+    fail_unless (rig->eos && !rig->error, "%s: %s", cases[c].caps,
+        rig->error);
+    fail_unless_equals_int (rig->scores->len, 3);
+    for (i = 0; i < 3; i++) {
+      gdouble cap = 6.0 * cases[c].bits + 12, v;
+      fail_unless_equals_float (qm_rig_score (rig, i, "psnr_y"), cap);
+      if (cases[c].chroma) {
+        fail_unless_equals_float (qm_rig_score (rig, i, "psnr_cb"), cap);
+        fail_unless_equals_float (qm_rig_score (rig, i, "psnr_cr"), cap);
+      } else {
+        fail_if (gst_structure_get_double (g_ptr_array_index (rig->scores, i),
+                "psnr_cb", &v), "GRAY input must not report chroma");
+      }
+    }
+    qm_rig_free (rig);
+  }
+}
+GST_END_TEST;
+
+GST_START_TEST (test_known_distortion)
+{
+  static const gchar *caps_10 =
+      "video/x-raw,format=I420_10LE,width=64,height=48,framerate=25/1";
+  QmRig *rig;
+  guint i;
+
+  rig = qm_rig_new ("metrics=psnr", I420_64, NULL);
+  push_pairs (rig, I420_64, 4, 3, 255);
+  qm_rig_run (rig);
+  fail_unless (rig->eos && !rig->error, "%s", rig->error);
+  fail_unless_equals_int (rig->scores->len, 4);
+  for (i = 0; i < 4; i++) {
+    fail_unless (fabs (qm_rig_score (rig, i, "psnr_y") -
+            expected_psnr_y (64, 48, i, 3, 8)) < 1e-9);
+    fail_unless_equals_float (qm_rig_score (rig, i, "psnr_cb"), 60.0);
+  }
+  qm_rig_free (rig);
+
+  rig = qm_rig_new ("metrics=psnr", caps_10, NULL);
+  push_pairs (rig, caps_10, 2, -17, 1023);
+  qm_rig_run (rig);
+  fail_unless (rig->eos && !rig->error, "%s", rig->error);
+  for (i = 0; i < 2; i++)
+    fail_unless (fabs (qm_rig_score (rig, i, "psnr_y") -
+            expected_psnr_y (64, 48, i, -17, 10)) < 1e-9);
+  qm_rig_free (rig);
+}
+GST_END_TEST;
+
+/* Every layout of the same pictures gives the same scores. */
+GST_START_TEST (test_layouts_agree)
+{
+  static const gchar *groups[][3] = {
+    {"I420", "YV12", "NV12"},
+    {"I420_10LE", "P010_10LE", NULL},
+    {"I420_12LE", "P012_LE", NULL},
+  };
+  static const guint bits[] = { 8, 10, 12 };
+  guint g, k, i;
+
+  for (g = 0; g < G_N_ELEMENTS (groups); g++) {
+    gdouble first[3][3];
+    for (k = 0; k < 3 && groups[g][k]; k++) {
+      gchar *caps = g_strdup_printf ("video/x-raw,format=%s,width=66,"
+          "height=50,framerate=25/1", groups[g][k]);
+      QmRig *rig = qm_rig_new ("metrics=psnr", caps, NULL);
+      guint max = (1u << bits[g]) - 1;
+      for (i = 0; i < 3; i++) {
+        Pat a = { i, 0, max }, b = { i + 1, 0, max };  /* chroma differs too */
+        qm_rig_push (rig, TRUE, qm_make_frame (caps, gen_pat, &a), i);
+        qm_rig_push (rig, FALSE, qm_make_frame (caps, gen_pat, &b), i);
+      }
+      qm_rig_eos (rig, TRUE);
+      qm_rig_eos (rig, FALSE);
+      qm_rig_run (rig);
+      fail_unless (rig->eos && !rig->error, "%s: %s", caps, rig->error);
+      for (i = 0; i < 3; i++) {
+        gdouble v[3] = { qm_rig_score (rig, i, "psnr_y"),
+          qm_rig_score (rig, i, "psnr_cb"), qm_rig_score (rig, i, "psnr_cr")
+        };
+        fail_unless (v[1] < 6.0 * bits[g] + 12, "chroma must differ");
+        if (k == 0)
+          memcpy (first[i], v, sizeof (v));
+        else
+          fail_unless (!memcmp (first[i], v, sizeof (v)),
+              "%s differs from %s at frame %u", groups[g][k], groups[g][0], i);
+      }
+      qm_rig_free (rig);
+      g_free (caps);
+    }
+  }
+}
+GST_END_TEST;
+
+GST_START_TEST (test_odd_size)
+{
+  const gchar *caps = "video/x-raw,format=I420,width=33,height=17,"
+      "framerate=25/1";
+  QmRig *rig = qm_rig_new ("metrics=psnr", caps, NULL);
+
+  push_pairs (rig, caps, 2, 5, 255);
+  qm_rig_run (rig);
+  fail_unless (rig->eos && !rig->error, "%s", rig->error);
+  fail_unless (fabs (qm_rig_score (rig, 1, "psnr_y") -
+          expected_psnr_y (33, 17, 1, 5, 8)) < 1e-9);
+  qm_rig_free (rig);
+}
+GST_END_TEST;
+
+GST_START_TEST (test_size_mismatch)
+{
+  const gchar *small = "video/x-raw,format=I420,width=32,height=48,"
+      "framerate=25/1";
+  QmRig *rig = qm_rig_new ("metrics=psnr", I420_64, small);
+
+  qm_rig_push (rig, TRUE, pat_frame (I420_64, 0, 0, 255), 0);
+  qm_rig_push (rig, FALSE, pat_frame (small, 0, 0, 255), 0);
+  qm_rig_eos (rig, TRUE);
+  qm_rig_eos (rig, FALSE);
+  qm_rig_run (rig);
+  fail_unless (rig->error != NULL, "a size mismatch must be an error");
+  fail_unless (strstr (rig->error, "64x48") && strstr (rig->error, "32x48"),
+      "error must name both sizes: %s", rig->error);
+  fail_unless_equals_int (rig->scores->len, 0);
+  qm_rig_free (rig);
+}
+GST_END_TEST;
+
+GST_START_TEST (test_format_mismatch)
+{
+  const gchar *y444 = "video/x-raw,format=Y444,width=64,height=48,"
+      "framerate=25/1";
+  QmRig *rig = qm_rig_new ("metrics=psnr", I420_64, y444);
+
+  qm_rig_push (rig, TRUE, pat_frame (I420_64, 0, 0, 255), 0);
+  qm_rig_push (rig, FALSE, pat_frame (y444, 0, 0, 255), 0);
+  qm_rig_eos (rig, TRUE);
+  qm_rig_eos (rig, FALSE);
+  qm_rig_run (rig);
+  fail_unless (rig->error != NULL, "a format mismatch must be an error");
+  fail_unless (strstr (rig->error, "I420") && strstr (rig->error, "Y444"),
+      "error must name both formats: %s", rig->error);
+  qm_rig_free (rig);
+}
+GST_END_TEST;
+
+GST_START_TEST (test_eos_on_one_pad)
+{
+  QmRig *rig = qm_rig_new ("metrics=psnr", I420_64, NULL);
+  guint64 frames = 0, unmatched = 0;
+  guint i;
+
+  for (i = 0; i < 5; i++)
+    qm_rig_push (rig, TRUE, pat_frame (I420_64, i, 0, 255), i);
+  for (i = 0; i < 3; i++)
+    qm_rig_push (rig, FALSE, pat_frame (I420_64, i, 2, 255), i);
+  qm_rig_eos (rig, FALSE);     /* the reference never ends */
+  qm_rig_run (rig);
+  fail_unless (rig->eos && !rig->error, "%s", rig->error);
+  fail_unless (rig->summary != NULL);
+  gst_structure_get_uint64 (rig->summary, "frames", &frames);
+  gst_structure_get_uint64 (rig->summary, "unmatched-reference", &unmatched);
+  fail_unless_equals_int (frames, 3);
+  fail_unless (unmatched <= 2);
+  fail_unless_equals_int (rig->buffers->len, 3);
+  qm_rig_free (rig);
+}
+GST_END_TEST;
+
+/* The distorted stream lost frame 2: pairs are (0,0) (1,1) (3,3) (4,4) and
+ * the lonely reference frame is reported, never compared with frame 3. */
+GST_START_TEST (test_dropped_frame)
+{
+  QmRig *rig = qm_rig_new ("metrics=psnr", I420_64, NULL);
+  static const guint kept[] = { 0, 1, 3, 4 };
+  guint64 unmatched = 0, index;
+  guint i;
+
+  for (i = 0; i < 5; i++)
+    qm_rig_push (rig, TRUE, pat_frame (I420_64, i, 0, 255), i);
+  for (i = 0; i < 4; i++)
+    /* distortion differs per frame, so a mispairing would show */
+    qm_rig_push (rig, FALSE, pat_frame (I420_64, kept[i], kept[i] + 1, 255),
+        kept[i]);
+  qm_rig_eos (rig, TRUE);
+  qm_rig_eos (rig, FALSE);
+  qm_rig_run (rig);
+  fail_unless (rig->eos && !rig->error, "%s", rig->error);
+  fail_unless_equals_int (rig->scores->len, 4);
+  for (i = 0; i < 4; i++) {
+    gst_structure_get_uint64 (g_ptr_array_index (rig->scores, i), "index",
+        &index);
+    fail_unless_equals_int (index, i);
+    fail_unless (fabs (qm_rig_score (rig, i, "psnr_y") -
+            expected_psnr_y (64, 48, kept[i], kept[i] + 1, 8)) < 1e-9,
+        "pair %u compared the wrong frames", i);
+  }
+  gst_structure_get_uint64 (rig->summary, "unmatched-reference", &unmatched);
+  fail_unless_equals_int (unmatched, 1);
+  fail_unless (rig->warnings->len >= 1);
+  fail_unless (strstr (g_ptr_array_index (rig->warnings, 0), "Reference") !=
+      NULL, "%s", (gchar *) g_ptr_array_index (rig->warnings, 0));
+  qm_rig_free (rig);
+}
+GST_END_TEST;
+
+/* A distorted frame with no reference leaves unscored, in order. */
+GST_START_TEST (test_extra_distorted_frame)
+{
+  QmRig *rig = qm_rig_new ("metrics=psnr", I420_64, NULL);
+  guint64 unmatched = 0;
+  guint i;
+
+  for (i = 0; i < 4; i++)
+    if (i != 1)
+      qm_rig_push (rig, TRUE, pat_frame (I420_64, i, 0, 255), i);
+  for (i = 0; i < 4; i++)
+    qm_rig_push (rig, FALSE, pat_frame (I420_64, i, 2, 255), i);
+  qm_rig_eos (rig, TRUE);
+  qm_rig_eos (rig, FALSE);
+  qm_rig_run (rig);
+  fail_unless (rig->eos && !rig->error, "%s", rig->error);
+  fail_unless_equals_int (rig->scores->len, 3);
+  fail_unless_equals_int (rig->buffers->len, 4);
+  for (i = 0; i < 4; i++) {
+    GstBuffer *b = g_ptr_array_index (rig->buffers, i);
+    fail_unless_equals_uint64 (GST_BUFFER_PTS (b), i * 40 * GST_MSECOND);
+    fail_unless ((gst_buffer_get_qmetric_meta (b) == NULL) == (i == 1));
+  }
+  gst_structure_get_uint64 (rig->summary, "unmatched-distorted", &unmatched);
+  fail_unless_equals_int (unmatched, 1);
+  qm_rig_free (rig);
+}
+GST_END_TEST;
+
+GST_START_TEST (test_meta_and_tags)
+{
+  QmRig *rig = qm_rig_new ("metrics=psnr", I420_64, NULL);
+  guint i;
+
+  push_pairs (rig, I420_64, 3, 4, 255);
+  qm_rig_run (rig);
+  fail_unless (rig->eos && !rig->error, "%s", rig->error);
+  fail_unless_equals_int (rig->buffers->len, 3);
+  for (i = 0; i < 3; i++) {
+    GstQmetricMeta *m =
+        gst_buffer_get_qmetric_meta (g_ptr_array_index (rig->buffers, i));
+    gdouble v;
+    fail_unless (m != NULL, "buffer %u has no GstQmetricMeta", i);
+    fail_unless_equals_int (m->index, i);
+    fail_unless (gst_qmetric_meta_get_score (m, "psnr_y", &v));
+    fail_unless_equals_float (v, qm_rig_score (rig, i, "psnr_y"));
+    fail_if (gst_qmetric_meta_get_score (m, "vmaf_nonexistent", NULL));
+  }
+  /* one tag event per scored frame */
+  fail_unless_equals_int (rig->tags->len, 3);
+  for (i = 0; i < 3; i++) {
+    gdouble v = 0;
+    fail_unless (gst_tag_list_get_double (g_ptr_array_index (rig->tags, i),
+            "qmetric-psnr_y", &v));
+    fail_unless_equals_float (v, qm_rig_score (rig, i, "psnr_y"));
+  }
+  qm_rig_free (rig);
+}
+GST_END_TEST;
+
+GST_START_TEST (test_subsample)
+{
+  QmRig *rig = qm_rig_new ("metrics=psnr subsample=2", I420_64, NULL);
+  static const guint64 want[] = { 0, 2, 4 };
+  guint64 idx;
+  guint i;
+
+  push_pairs (rig, I420_64, 5, 1, 255);
+  qm_rig_run (rig);
+  fail_unless (rig->eos && !rig->error, "%s", rig->error);
+  fail_unless_equals_int (rig->scores->len, 3);
+  for (i = 0; i < 3; i++) {
+    gst_structure_get_uint64 (g_ptr_array_index (rig->scores, i), "index",
+        &idx);
+    fail_unless_equals_uint64 (idx, want[i]);
+  }
+  fail_unless_equals_int (rig->buffers->len, 5);
+  qm_rig_free (rig);
+}
+GST_END_TEST;
+
+/* The log written by the element says what the messages said. */
+static void
+check_json_log (QmRig * rig, const gchar * path)
+{
+  char err[256];
+  QmJson *doc = qm_json_load (path, err, sizeof (err));
+  const QmJson *frames, *pooled;
+  guint i;
+
+  fail_unless (doc != NULL, "log does not parse: %s", err);
+  frames = qm_json_get (doc, "frames");
+  fail_unless (frames && frames->n == rig->scores->len);
+  for (i = 0; i < frames->n; i++) {
+    const QmJson *fr = qm_json_at (frames, i);
+    const QmJson *m = qm_json_get (fr, "metrics");
+    fail_unless_equals_int ((gint) qm_json_num (fr, "frameNum", -1), i);
+    /* six decimals, as libvmaf prints them */
+    fail_unless (fabs (qm_json_num (m, "psnr_y", -1) -
+            qm_rig_score (rig, i, "psnr_y")) <= 5e-7);
+  }
+  pooled = qm_json_get (qm_json_get (doc, "pooled_metrics"), "psnr_y");
+  fail_unless (pooled != NULL);
+  fail_unless (qm_json_get (pooled, "harmonic_mean") != NULL);
+  qm_json_free (doc);
+}
+
+GST_START_TEST (test_logs)
+{
+  gchar *dir = g_dir_make_tmp ("qmlogXXXXXX", NULL);
+  static const gchar *fmts[] = { "json", "csv", "xml" };
+  guint f;
+
+  for (f = 0; f < G_N_ELEMENTS (fmts); f++) {
+    gchar *path = g_build_filename (dir, fmts[f], NULL);
+    gchar *props = g_strdup_printf ("metrics=psnr log-location=%s "
+        "log-format=%s pool=min+max+mean+harmonic-mean+p1", path, fmts[f]);
+    QmRig *rig = qm_rig_new (props, I420_64, NULL);
+    gchar *text = NULL;
+    const GstStructure *pooled;
+
+    push_pairs (rig, I420_64, 4, 6, 255);
+    qm_rig_run (rig);
+    fail_unless (rig->eos && !rig->error, "%s", rig->error);
+    fail_unless (g_file_get_contents (path, &text, NULL, NULL));
+    if (f == 0) {
+      check_json_log (rig, path);
+    } else if (f == 1) {
+      gchar **lines = g_strsplit (text, "\n", -1);
+      fail_unless (g_str_has_prefix (lines[0], "Frame,psnr_y,psnr_cb,psnr_cr"));
+      fail_unless_equals_int (g_strv_length (lines), 4 + 2);
+      g_strfreev (lines);
+    } else {
+      fail_unless (strstr (text, "<frame frameNum=\"3\"") != NULL);
+      fail_unless (strstr (text, "</VMAF>") != NULL);
+      fail_unless (strstr (text, "p1=\"") != NULL);
+    }
+    pooled = gst_value_get_structure (gst_structure_get_value (rig->summary,
+            "psnr_y"));
+    fail_unless (gst_structure_has_field (pooled, "p1"));
+    fail_unless (gst_structure_has_field (pooled, "harmonic-mean"));
+    g_free (text);
+    g_unlink (path);
+    g_free (path);
+    g_free (props);
+    qm_rig_free (rig);
+  }
+  g_rmdir (dir);
+  g_free (dir);
+}
+GST_END_TEST;
+
+GST_START_TEST (test_unwritable_log)
+{
+  QmRig *rig = qm_rig_new ("metrics=psnr log-location=/nonexistent/dir/x.json",
+      I420_64, NULL);
+
+  push_pairs (rig, I420_64, 2, 1, 255);
+  qm_rig_run (rig);
+  fail_unless (rig->error && strstr (rig->error, "/nonexistent/dir/x.json"),
+      "%s", rig->error);
+  qm_rig_free (rig);
+}
+GST_END_TEST;
+
+GST_START_TEST (test_truncated_frame)
+{
+  QmRig *rig = qm_rig_new ("metrics=psnr", I420_64, NULL);
+  guint64 unreadable = 0;
+  GstBuffer *b;
+  guint i;
+
+  for (i = 0; i < 3; i++) {
+    qm_rig_push (rig, TRUE, pat_frame (I420_64, i, 0, 255), i);
+    b = pat_frame (I420_64, i, 1, 255);
+    if (i == 1)
+      gst_buffer_resize (b, 0, 1000);   /* far less than a frame */
+    qm_rig_push (rig, FALSE, b, i);
+  }
+  qm_rig_eos (rig, TRUE);
+  qm_rig_eos (rig, FALSE);
+  qm_rig_run (rig);
+  fail_unless (rig->eos && !rig->error, "%s", rig->error);
+  fail_unless_equals_int (rig->scores->len, 2);
+  gst_structure_get_uint64 (rig->summary, "unreadable", &unreadable);
+  fail_unless_equals_int (unreadable, 1);
+  fail_unless (rig->warnings->len >= 1);
+  qm_rig_free (rig);
+}
+GST_END_TEST;
+
+GST_START_TEST (test_bad_settings)
+{
+  QmRig *rig = qm_rig_new ("metrics=psnr,nosuchmetric", I420_64, NULL);
+
+  push_pairs (rig, I420_64, 2, 1, 255);
+  qm_rig_run (rig);
+  fail_unless (rig->error && strstr (rig->error, "nosuchmetric"), "%s",
+      rig->error);
+  qm_rig_free (rig);
+
+  rig = qm_rig_new ("metrics=vmaf model=/nonexistent/model.json", I420_64,
+      NULL);
+  push_pairs (rig, I420_64, 2, 1, 255);
+  qm_rig_run (rig);
+  fail_unless (rig->error != NULL, "a missing model must be an error");
+  qm_rig_free (rig);
+}
+GST_END_TEST;
+
+GST_START_TEST (test_properties)
+{
+  GstElement *q = gst_element_factory_make ("qmetric", NULL);
+  gchar *s;
+  guint u;
+  gint i;
+  gboolean b;
+  guint64 t;
+
+  fail_unless (q != NULL);
+  g_object_get (q, "metrics", &s, NULL);
+  fail_unless_equals_string (s, "all");
+  g_free (s);
+  g_object_get (q, "model", &s, NULL);
+  fail_unless_equals_string (s, "vmaf_v0.6.1");
+  g_free (s);
+
+  g_object_set (q, "metrics", "psnr,vmaf", "model", "vmaf_v0.6.1neg",
+      "log-location", "/tmp/x.json", "subsample", 3, "threads", 2,
+      "disable-clip", TRUE, "enable-transform", TRUE, "post-messages", FALSE,
+      "cuda-device-id", 1, "pairing-tolerance", (guint64) 5000, NULL);
+  gst_util_set_object_arg (G_OBJECT (q), "log-format", "xml");
+  gst_util_set_object_arg (G_OBJECT (q), "backend", "cpu");
+  gst_util_set_object_arg (G_OBJECT (q), "pool", "mean+p5");
+
+  g_object_get (q, "metrics", &s, NULL);
+  fail_unless_equals_string (s, "psnr,vmaf");
+  g_free (s);
+  g_object_get (q, "model", &s, NULL);
+  fail_unless_equals_string (s, "vmaf_v0.6.1neg");
+  g_free (s);
+  g_object_get (q, "log-location", &s, NULL);
+  fail_unless_equals_string (s, "/tmp/x.json");
+  g_free (s);
+  g_object_get (q, "subsample", &u, NULL);
+  fail_unless_equals_int (u, 3);
+  g_object_get (q, "threads", &u, NULL);
+  fail_unless_equals_int (u, 2);
+  g_object_get (q, "disable-clip", &b, NULL);
+  fail_unless (b);
+  g_object_get (q, "enable-transform", &b, NULL);
+  fail_unless (b);
+  g_object_get (q, "post-messages", &b, NULL);
+  fail_unless (!b);
+  g_object_get (q, "cuda-device-id", &i, NULL);
+  fail_unless_equals_int (i, 1);
+  g_object_get (q, "pairing-tolerance", &t, NULL);
+  fail_unless_equals_uint64 (t, 5000);
+  g_object_get (q, "log-format", &i, NULL);
+  fail_unless_equals_int (i, 2);
+  g_object_get (q, "backend", &i, NULL);
+  fail_unless_equals_int (i, 1);
+  g_object_get (q, "pool", &u, NULL);
+  fail_unless_equals_int (u, 4 | 32);
+  gst_object_unref (q);
+}
+GST_END_TEST;
+
+GST_START_TEST (test_threads_keep_order)
+{
+  QmRig *rig = qm_rig_new ("metrics=psnr threads=4", I420_64, NULL);
+  guint i;
+
+  for (i = 0; i < 30; i++) {
+    qm_rig_push (rig, TRUE, pat_frame (I420_64, i, 0, 255), i);
+    qm_rig_push (rig, FALSE, pat_frame (I420_64, i, i % 7 + 1, 255), i);
+  }
+  qm_rig_eos (rig, TRUE);
+  qm_rig_eos (rig, FALSE);
+  qm_rig_run (rig);
+  fail_unless (rig->eos && !rig->error, "%s", rig->error);
+  fail_unless_equals_int (rig->scores->len, 30);
+  for (i = 0; i < 30; i++)
+    fail_unless (fabs (qm_rig_score (rig, i, "psnr_y") -
+            expected_psnr_y (64, 48, i, i % 7 + 1, 8)) < 1e-9);
+  qm_rig_free (rig);
+}
+GST_END_TEST;
+
+static Suite *
+qmetric_suite (void)
+{
+  Suite *s = suite_create ("qmetric");
+  TCase *tc = tcase_create ("general");
+
+  suite_add_tcase (s, tc);
+  tcase_set_timeout (tc, 120);
+  tcase_add_test (tc, test_identical_psnr_at_cap);
+  tcase_add_test (tc, test_known_distortion);
+  tcase_add_test (tc, test_layouts_agree);
+  tcase_add_test (tc, test_odd_size);
+  tcase_add_test (tc, test_size_mismatch);
+  tcase_add_test (tc, test_format_mismatch);
+  tcase_add_test (tc, test_eos_on_one_pad);
+  tcase_add_test (tc, test_dropped_frame);
+  tcase_add_test (tc, test_extra_distorted_frame);
+  tcase_add_test (tc, test_meta_and_tags);
+  tcase_add_test (tc, test_subsample);
+  tcase_add_test (tc, test_logs);
+  tcase_add_test (tc, test_unwritable_log);
+  tcase_add_test (tc, test_truncated_frame);
+  tcase_add_test (tc, test_bad_settings);
+  tcase_add_test (tc, test_properties);
+  tcase_add_test (tc, test_threads_keep_order);
+  return s;
+}
+
+GST_CHECK_MAIN (qmetric);
