@@ -620,6 +620,16 @@ open_engine (GstQmetric * self)
       "GPU (CUDA)" : "CPU", qm_engine_n_features (self->engine),
       qm_engine_delay (self->engine));
 
+  /* a frame's scores wait for the look-ahead (motion needs the next
+   * frame): a live pipeline must know it holds that many frames */
+  if (qm_engine_delay (self->engine) > 0 &&
+      GST_VIDEO_INFO_FPS_N (&self->dist_info) > 0) {
+    GstClockTime lat = gst_util_uint64_scale_int (GST_SECOND *
+        qm_engine_delay (self->engine), GST_VIDEO_INFO_FPS_D (&self->dist_info),
+        GST_VIDEO_INFO_FPS_N (&self->dist_info));
+    gst_aggregator_set_latency (GST_AGGREGATOR (self), lat, lat);
+  }
+
   if (self->n_features == 0) {
     self->n_features = qm_engine_n_features (self->engine);
     self->names = g_new0 (const gchar *, self->n_features);
