@@ -21,6 +21,10 @@
 
 #include "qm.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define QM_MAX_FEATURES 16  /* per metric */
 #define QM_MAX_OPTIONS 8    /* per metric */
 #define QM_MAX_DELAY 2      /* frames of look-ahead a metric may need */
@@ -161,5 +165,16 @@ static inline int qm_sample(const QmPicture *p, int plane, int x, int y)
 
 #define QM_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define QM_MAX(a, b) ((a) > (b) ? (a) : (b))
+
+#ifdef __cplusplus
+}
+#endif
+
+/* The CUDA twin of a metric, or NULL in a build without CUDA. */
+#ifdef QM_HAVE_CUDA
+#define QM_CUDA_TWIN(sym) (&(sym))
+#else
+#define QM_CUDA_TWIN(sym) NULL
+#endif
 
 #endif /* QM_METRIC_H */

@@ -73,6 +73,8 @@ static int psnr_compute(void *priv, const QmFrame *f, QmRows *out)
     return 0;
 }
 
+extern const struct QmCudaFuncs qm_cuda_psnr;  /* cuda/psnr.cu */
+
 static const char *const psnr_features[] = { "psnr_y", "psnr_cb", "psnr_cr", NULL };
 
 const QmMetricDesc qm_metric_psnr = {
@@ -87,4 +89,5 @@ const QmMetricDesc qm_metric_psnr = {
         .init = psnr_init,
         .compute = psnr_compute,
     },
+    .cuda = QM_CUDA_TWIN(qm_cuda_psnr),
 };

@@ -53,7 +53,16 @@ typedef struct QmPicture {
     QmChroma chroma;
     const void *data[3];    /* Y, Cb, Cr; Cb/Cr unused for QM_CHROMA_400 */
     ptrdiff_t stride[3];    /* bytes */
+    /* Only the CUDA backend reads pictures that are not plain planar host
+     * memory: zero for the CPU backend. */
+    unsigned flags;         /* QM_PICTURE_DEVICE: data are CUDA device pointers */
+    int step[3];            /* samples between neighbours: 2 where Cb and Cr
+                               are interleaved (NV12, P010; data[2] points at
+                               the first Cr sample); 0 means 1 */
+    int shift;              /* stored sample >> shift = value (P010: 6) */
 } QmPicture;
+
+enum { QM_PICTURE_DEVICE = 1 << 0 };
 
 /** Plane p's size in samples for a picture of this geometry. */
 void qm_plane_size(int w, int h, QmChroma chroma, int p, int *pw, int *ph);

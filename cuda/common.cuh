@@ -1,0 +1,45 @@
+/* gst-qmetric: helpers shared by the CUDA kernels. */
+#ifndef QM_CUDA_COMMON_CUH
+#define QM_CUDA_COMMON_CUH
+
+#include <cuda_runtime.h>
+
+#include "qm_cuda.h"
+
+/* Sample (x, y) of a plane, whatever its layout: 8 or 16 bits, planar or
+ * interleaved (step 2), MSB-aligned (shift). */
+template <typename T>
+__device__ __forceinline__ int qm_load(const QmGpuPlane &p, int shift, int x,
+                                       int y)
+{
+    const T *row = (const T *)((const char *)p.data + (ptrdiff_t)y * p.stride);
+    return (int)(__ldg(row + (ptrdiff_t)x * p.step) >> shift);
+}
+
+/* Sum over a block; every thread gets the total.  Integer sums are exact,
+ * so the order does not matter. */
+template <typename T>
+__device__ __forceinline__ T qm_block_sum(T v)
+{
+    __shared__ T warp_sums[32];
+    for (int o = 16; o > 0; o >>= 1)
+        v += __shfl_down_sync(0xffffffffu, v, o);
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    if (lane == 0)
+        warp_sums[warp] = v;
+    __syncthreads();
+    const int nwarps = (blockDim.x + 31) >> 5;
+    v = threadIdx.x < nwarps ? warp_sums[threadIdx.x] : (T)0;
+    if (warp == 0)
+        for (int o = 16; o > 0; o >>= 1)
+            v += __shfl_down_sync(0xffffffffu, v, o);
+    return v;
+}
+
+#define QM_CU_TRY(call)                                    \
+    do {                                                   \
+        if ((call) != cudaSuccess)                         \
+            return QM_EDEVICE;                             \
+    } while (0)
+
+#endif

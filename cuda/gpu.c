@@ -1,0 +1,374 @@
+/* gst-qmetric: the CUDA backend (host side, plain C on the CUDA runtime).
+ *
+ * The runtime is linked statically and loads the driver at run time, so the
+ * plugin loads on machines without a GPU or a driver; qm_gpu_open() then
+ * fails with QM_EDEVICE and the engine falls back to the CPU.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+
+#include "qm_cuda.h"
+
+typedef CUresult (*CtxFn)(CUcontext);
+typedef CUresult (*CtxPopFn)(CUcontext *);
+
+typedef struct GpuInst {
+    QmGpuInst in;
+    const QmCudaFuncs *f;
+    void *priv;
+} GpuInst;
+
+typedef struct Slot {
+    uint8_t *pinned;      /* host staging: ref then dist planes */
+    uint8_t *dev;         /* device copy of the same layout */
+    QmGpuFrame frame;
+    uint32_t mask;        /* instances launched */
+    bool busy;
+} Slot;
+
+struct QmGpu {
+    int device;
+    char name[320];
+    char err[512];
+    cudaStream_t st;
+    cudaEvent_t *ev;
+    Slot *slot;
+    unsigned n_slots;
+    GpuInst *inst;
+    unsigned n_inst;
+    int w, h, bpc;
+    QmChroma chroma;
+    size_t plane_off[3], pic_bytes;  /* staging layout of one picture */
+    size_t pitch[3];
+    CUcontext ctx;                   /* shared context, or NULL */
+    CtxFn push;
+    CtxPopFn pop;
+    QmLogFn log;
+    void *log_opaque;
+};
+
+bool qm_gpu_built(void)
+{
+    return true;
+}
+
+static int fail(QmGpu *g, cudaError_t e, const char *call, const char *where)
+{
+    snprintf(g->err, sizeof(g->err), "%s failed in %s: %s (%s)", call, where,
+             cudaGetErrorName(e), cudaGetErrorString(e));
+    if (g->log)
+        g->log(g->log_opaque, QM_LOG_ERROR, g->err);
+    return QM_EDEVICE;
+}
+
+/* Evaluate a CUDA runtime call; on error record its name and text, return. */
+#define QM_CUDA_CHECK(g, call)                                     \
+    do {                                                           \
+        cudaError_t e_ = (call);                                   \
+        if (e_ != cudaSuccess)                                     \
+            return fail((g), e_, #call, __func__);                 \
+    } while (0)
+
+static void ctx_push(QmGpu *g)
+{
+    if (g->ctx)
+        g->push(g->ctx);
+}
+
+static void ctx_pop(QmGpu *g)
+{
+    CUcontext c;
+    if (g->ctx)
+        g->pop(&c);
+}
+
+static int open_locked(QmGpu *g, const QmGpuSetup *s)
+{
+    int n = 0;
+    QM_CUDA_CHECK(g, cudaGetDeviceCount(&n));
+    if (n <= 0) {
+        snprintf(g->err, sizeof(g->err), "no CUDA device");
+        return QM_EDEVICE;
+    }
+    if (!g->ctx) {
+        g->device = s->device >= 0 ? s->device : 0;
+        if (g->device >= n) {
+            snprintf(g->err, sizeof(g->err),
+                     "CUDA device %d requested, %d present", g->device, n);
+            return QM_EDEVICE;
+        }
+        QM_CUDA_CHECK(g, cudaSetDevice(g->device));
+    } else {
+        QM_CUDA_CHECK(g, cudaGetDevice(&g->device));
+    }
+    struct cudaDeviceProp prop;
+    QM_CUDA_CHECK(g, cudaGetDeviceProperties(&prop, g->device));
+    snprintf(g->name, sizeof(g->name), "%s (device %d, sm_%d%d)", prop.name,
+             g->device, prop.major, prop.minor);
+    QM_CUDA_CHECK(g, cudaStreamCreateWithFlags(&g->st, cudaStreamNonBlocking));
+
+    /* staging layout: planes back to back, rows padded to 256 bytes (the
+     * interleaved chroma of NV12/P010 keeps its pairs: one plane, twice as
+     * wide) */
+    const size_t bytes = s->bpc > 8 ? 2 : 1;
+    size_t off = 0;
+    for (int p = 0; p < qm_n_planes(s->chroma); p++) {
+        int pw, ph;
+        qm_plane_size(s->w, s->h, s->chroma, p, &pw, &ph);
+        g->pitch[p] = ((size_t)pw * 2 * bytes + 255) & ~(size_t)255;
+        g->plane_off[p] = off;
+        off += g->pitch[p] * (size_t)ph;
+    }
+    g->pic_bytes = off;
+
+    g->ev = calloc(g->n_slots, sizeof(*g->ev));
+    g->slot = calloc(g->n_slots, sizeof(*g->slot));
+    if (!g->ev || !g->slot)
+        return QM_ENOMEM;
+    for (unsigned i = 0; i < g->n_slots; i++) {
+        QM_CUDA_CHECK(g, cudaEventCreateWithFlags(&g->ev[i],
+                                                  cudaEventDisableTiming));
+        QM_CUDA_CHECK(g, cudaMallocHost((void **)&g->slot[i].pinned,
+                                        2 * g->pic_bytes));
+        QM_CUDA_CHECK(g, cudaMalloc((void **)&g->slot[i].dev, 2 * g->pic_bytes));
+    }
+    for (unsigned i = 0; i < g->n_inst; i++) {
+        GpuInst *gi = &g->inst[i];
+        QmMetricConfig cfg = { s->w, s->h, s->bpc, s->chroma, gi->in.opt };
+        gi->priv = calloc(1, gi->f->priv_size ? gi->f->priv_size : 1);
+        if (!gi->priv)
+            return QM_ENOMEM;
+        int err = gi->f->init(gi->priv, &cfg, g->n_slots, (QmStream)g->st);
+        if (err) {
+            free(gi->priv);
+            gi->priv = NULL;
+            if (!g->err[0])
+                snprintf(g->err, sizeof(g->err), "%s: CUDA initialisation failed",
+                         gi->in.desc->name);
+            return err;
+        }
+    }
+    return 0;
+}
+
+int qm_gpu_open(QmGpu **out, const QmGpuSetup *s, char **err)
+{
+    *out = NULL;
+    QmGpu *g = calloc(1, sizeof(*g));
+    if (!g)
+        return QM_ENOMEM;
+    g->w = s->w;
+    g->h = s->h;
+    g->bpc = s->bpc;
+    g->chroma = s->chroma;
+    g->n_slots = s->n_slots ? s->n_slots : 2;
+    g->log = s->log;
+    g->log_opaque = s->log_opaque;
+    g->inst = calloc(s->n_inst ? s->n_inst : 1, sizeof(*g->inst));
+    if (!g->inst) {
+        free(g);
+        return QM_ENOMEM;
+    }
+    for (unsigned i = 0; i < s->n_inst; i++) {
+        g->inst[i].in = s->inst[i];
+        g->inst[i].f = s->inst[i].desc->cuda;
+    }
+    g->n_inst = s->n_inst;
+
+    int ret = 0;
+    if (s->context) {
+        /* the driver API through the runtime: no link-time libcuda */
+        enum cudaDriverEntryPointQueryResult q;
+        if (cudaGetDriverEntryPointByVersion("cuCtxPushCurrent", (void **)&g->push,
+                                             12000, cudaEnableDefault, &q) ||
+            cudaGetDriverEntryPointByVersion("cuCtxPopCurrent", (void **)&g->pop,
+                                             12000, cudaEnableDefault, &q) ||
+            !g->push || !g->pop) {
+            snprintf(g->err, sizeof(g->err), "CUDA driver entry points unavailable");
+            ret = QM_EDEVICE;
+        } else {
+            g->ctx = (CUcontext)s->context;
+        }
+    }
+    if (!ret) {
+        ctx_push(g);
+        ret = open_locked(g, s);
+        ctx_pop(g);
+    }
+    if (ret) {
+        if (err)
+            *err = strdup(g->err[0] ? g->err : qm_strerror(ret));
+        qm_gpu_close(&g);
+        return ret;
+    }
+    *out = g;
+    return 0;
+}
+
+const char *qm_gpu_device_name(const QmGpu *g)
+{
+    return g->name;
+}
+
+const char *qm_gpu_error(const QmGpu *g)
+{
+    return g->err[0] ? g->err : NULL;
+}
+
+/* Describe a picture to the kernels; host pictures go through pinned
+ * staging into the slot's device buffer. */
+static int stage(QmGpu *g, Slot *sl, int which, const QmPicture *pic,
+                 QmGpuPicture *gp)
+{
+    const size_t bytes = pic->bpc > 8 ? 2 : 1;
+    const int np = qm_n_planes(pic->chroma);
+    const bool inter = np == 3 && pic->step[1] == 2;
+    uint8_t *host = sl->pinned + (size_t)which * g->pic_bytes;
+    uint8_t *dev = sl->dev + (size_t)which * g->pic_bytes;
+
+    gp->bpc = pic->bpc;
+    gp->shift = pic->shift;
+    for (int p = 0; p < np; p++) {
+        int pw, ph;
+        qm_plane_size(pic->w, pic->h, pic->chroma, p, &pw, &ph);
+        gp->p[p].w = pw;
+        gp->p[p].h = ph;
+        gp->p[p].step = pic->step[p] ? pic->step[p] : 1;
+        if (pic->flags & QM_PICTURE_DEVICE) {
+            gp->p[p].data = pic->data[p];
+            gp->p[p].stride = pic->stride[p];
+            continue;
+        }
+        if (inter && p == 2) {
+            /* Cr shares the staged interleaved plane with Cb */
+            gp->p[2].data = (const uint8_t *)gp->p[1].data +
+                ((const uint8_t *)pic->data[2] - (const uint8_t *)pic->data[1]);
+            gp->p[2].stride = gp->p[1].stride;
+            continue;
+        }
+        const size_t row = (size_t)pw * (inter && p == 1 ? 2 : 1) * bytes;
+        uint8_t *dst = host + g->plane_off[p];
+        for (int y = 0; y < ph; y++)
+            memcpy(dst + (size_t)y * g->pitch[p],
+                   (const uint8_t *)pic->data[p] + (ptrdiff_t)y * pic->stride[p], row);
+        gp->p[p].data = dev + g->plane_off[p];
+        gp->p[p].stride = (ptrdiff_t)g->pitch[p];
+    }
+    return 0;
+}
+
+int qm_gpu_submit(QmGpu *g, unsigned slot, const QmPicture *ref,
+                  const QmPicture *dist, uint64_t index, uint32_t inst_mask)
+{
+    Slot *sl = &g->slot[slot % g->n_slots];
+    int ret = 0;
+    if (sl->busy) {
+        snprintf(g->err, sizeof(g->err), "GPU slot %u still busy", slot);
+        return QM_EINVAL;
+    }
+    ctx_push(g);
+    stage(g, sl, 0, ref, &sl->frame.ref);
+    stage(g, sl, 1, dist, &sl->frame.dist);
+    sl->frame.index = index;
+    if (!(ref->flags & QM_PICTURE_DEVICE) || !(dist->flags & QM_PICTURE_DEVICE)) {
+        cudaError_t e = cudaMemcpyAsync(sl->dev, sl->pinned, 2 * g->pic_bytes,
+                                        cudaMemcpyHostToDevice, g->st);
+        if (e) {
+            ret = fail(g, e, "cudaMemcpyAsync", __func__);
+            goto out;
+        }
+    }
+    for (unsigned i = 0; i < g->n_inst; i++) {
+        if (!(inst_mask & (1u << i)))
+            continue;
+        ret = g->inst[i].f->submit(g->inst[i].priv, &sl->frame, slot % g->n_slots,
+                                   (QmStream)g->st);
+        if (ret) {
+            cudaError_t e = cudaGetLastError();
+            if (e)
+                fail(g, e, g->inst[i].in.desc->name, "kernel launch");
+            goto out;
+        }
+    }
+    {
+        cudaError_t e = cudaEventRecord(g->ev[slot % g->n_slots], g->st);
+        if (e) {
+            ret = fail(g, e, "cudaEventRecord", __func__);
+            goto out;
+        }
+    }
+    sl->mask = inst_mask;
+    sl->busy = true;
+out:
+    ctx_pop(g);
+    return ret;
+}
+
+int qm_gpu_poll(QmGpu *g, unsigned slot, bool block)
+{
+    cudaEvent_t ev = g->ev[slot % g->n_slots];
+    cudaError_t e;
+    ctx_push(g);
+    e = block ? cudaEventSynchronize(ev) : cudaEventQuery(ev);
+    ctx_pop(g);
+    if (e == cudaSuccess)
+        return 1;
+    if (e == cudaErrorNotReady)
+        return 0;
+    return fail(g, e, block ? "cudaEventSynchronize" : "cudaEventQuery", __func__);
+}
+
+int qm_gpu_collect(QmGpu *g, unsigned slot, uint64_t index, double *row,
+                   uint8_t *set)
+{
+    Slot *sl = &g->slot[slot % g->n_slots];
+    int ret = 0;
+    for (unsigned i = 0; i < g->n_inst && !ret; i++) {
+        if (!(sl->mask & (1u << i)))
+            continue;
+        QmRows r;
+        memset(&r, 0, sizeof(r));
+        r.index = index;
+        r.v[0] = row + g->inst[i].in.base;
+        r.set[0] = set + g->inst[i].in.base;
+        ret = g->inst[i].f->collect(g->inst[i].priv, slot % g->n_slots, &r);
+    }
+    sl->busy = false;
+    return ret;
+}
+
+void qm_gpu_close(QmGpu **pg)
+{
+    QmGpu *g = *pg;
+    if (!g)
+        return;
+    ctx_push(g);
+    if (g->st)
+        cudaStreamSynchronize(g->st);
+    for (unsigned i = 0; i < g->n_inst; i++) {
+        if (g->inst[i].priv && g->inst[i].f->close)
+            g->inst[i].f->close(g->inst[i].priv);
+        free(g->inst[i].priv);
+    }
+    for (unsigned i = 0; g->slot && i < g->n_slots; i++) {
+        if (g->slot[i].pinned)
+            cudaFreeHost(g->slot[i].pinned);
+        if (g->slot[i].dev)
+            cudaFree(g->slot[i].dev);
+        if (g->ev && g->ev[i])
+            cudaEventDestroy(g->ev[i]);
+    }
+    if (g->st)
+        cudaStreamDestroy(g->st);
+    ctx_pop(g);
+    free(g->slot);
+    free(g->ev);
+    free(g->inst);
+    free(g);
+    *pg = NULL;
+}
