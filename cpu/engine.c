@@ -19,6 +19,7 @@
 
 #include "metric.h"
 #include "model.h"
+#include "qm_cuda.h"
 
 #define MAX_INST 32   /* bitmasks below */
 #define MAX_WORKERS 64
@@ -31,6 +32,7 @@ typedef struct Inst {
     int npriv;
     uint64_t next_seq;   /* SEQUENTIAL: the frame allowed to compute next */
     bool report;         /* selected by the user (not only a model input) */
+    bool gpu;            /* computed by its CUDA twin */
 } Inst;
 
 typedef struct ModelOut {
@@ -47,8 +49,9 @@ typedef struct Slot {
     QmPicture ref, dist;
     void *user;
     bool computed;        /* not skipped by subsample */
-    uint32_t todo;        /* instances to compute */
+    uint32_t todo;        /* instances to compute on the CPU */
     uint32_t claimed, done;
+    bool gpu_pending;     /* CUDA work submitted, not yet collected */
     double *v;
     uint8_t *set;
 } Slot;
@@ -86,6 +89,12 @@ struct QmEngine {
     bool quit;
     int busy;             /* tasks being computed */
     bool sync_inited, threads_started;
+
+    /* CUDA backend: instances with a twin run there */
+    QmGpu *gpu;
+    unsigned gpu_slots;
+    uint32_t gpu_mask;
+    uint64_t next_gpu;    /* oldest frame whose GPU work is not collected */
 };
 
 const char *qm_strerror(int err)
@@ -415,7 +424,8 @@ static int cpu_init_insts(QmEngine *e)
     int workers = e->nthreads ? e->nthreads : 1;
     for (int i = 0; i < e->ninst; i++) {
         Inst *in = &e->inst[i];
-        in->npriv = (in->d->flags & QM_METRIC_SEQUENTIAL) ? 1 : workers;
+        /* a GPU instance keeps one CPU state, for post() and flush() */
+        in->npriv = (in->d->flags & QM_METRIC_SEQUENTIAL) || in->gpu ? 1 : workers;
         in->priv = calloc((size_t)in->npriv, sizeof(void *));
         if (!in->priv)
             return QM_ENOMEM;
@@ -577,12 +587,40 @@ static void finish_task(QmEngine *e, Slot *s, int inst, int err)
     }
     if (err)
         e->failed = true;
-    if (s->done == s->todo) {
+    if (s->done == s->todo && !s->gpu_pending) {
         s->state = S_COMPUTED;
         if (e->s.release)
             e->s.release(e->s.release_opaque, s->user);
         advance(e);
     }
+}
+
+/* With the lock held: collect the GPU work of finished frames, in order.
+ * block: wait for the oldest pending one (until `until` is collected). */
+static int gpu_reap(QmEngine *e, bool block, uint64_t until)
+{
+    while (e->gpu && e->next_gpu < e->next_index) {
+        Slot *s = slot_of(e, e->next_gpu);
+        if (s->gpu_pending) {
+            bool wait = block && e->next_gpu <= until;
+            int r = qm_gpu_poll(e->gpu, (unsigned)(s->index % e->gpu_slots), wait);
+            if (r < 0 || (r == 1 && qm_gpu_collect(e->gpu,
+                             (unsigned)(s->index % e->gpu_slots), s->index,
+                             s->v, s->set) < 0)) {
+                set_error(e, "CUDA: %s", qm_gpu_error(e->gpu) ?
+                          qm_gpu_error(e->gpu) : "GPU work failed");
+                e->failed = true;
+                return QM_EDEVICE;
+            }
+            if (r == 0)
+                break;
+            s->gpu_pending = false;
+            if (s->done == s->todo)
+                finish_task(e, s, -1, 0);
+        }
+        e->next_gpu++;
+    }
+    return 0;
 }
 
 static void *worker_main(void *arg)
@@ -618,6 +656,55 @@ static int inflight(const QmEngine *e)
 
 /* ---- public API ---- */
 
+/* Put the instances that have a CUDA twin on the GPU.  With backend=auto a
+ * missing or failing GPU means the CPU, said once in the log. */
+static int open_gpu(QmEngine *e)
+{
+    QmGpuInst gi[MAX_INST];
+    unsigned n = 0;
+    for (int i = 0; i < e->ninst; i++) {
+        if (!e->inst[i].d->cuda)
+            continue;
+        gi[n].desc = e->inst[i].d;
+        gi[n].opt = &e->inst[i].opt;
+        gi[n].base = e->inst[i].base;
+        n++;
+    }
+    if (n == 0 && e->s.backend == QM_BACKEND_AUTO)
+        return 0;
+    e->gpu_slots = 4;  /* frames in flight on the stream */
+    QmGpuSetup gs = {
+        .w = e->s.w, .h = e->s.h, .bpc = e->s.bpc, .chroma = e->s.chroma,
+        .device = e->s.cuda_device, .context = e->s.cuda_context,
+        .n_slots = e->gpu_slots, .inst = gi, .n_inst = n,
+        .log = e->s.log, .log_opaque = e->s.log_opaque,
+    };
+    char *msg = NULL;
+    int err = qm_gpu_open(&e->gpu, &gs, &msg);
+    if (err) {
+        if (e->s.backend == QM_BACKEND_CUDA) {
+            set_error(e, "backend=cuda: %s", msg ? msg : qm_strerror(err));
+            free(msg);
+            return err;
+        }
+        qm_engine_log(e, QM_LOG_INFO, "no usable GPU (%s): metrics run on the CPU",
+                      msg ? msg : qm_strerror(err));
+        free(msg);
+        return 0;
+    }
+    /* the GPU's instance index k is the k-th instance with a twin */
+    unsigned k = 0;
+    for (int i = 0; i < e->ninst; i++) {
+        if (!e->inst[i].d->cuda)
+            continue;
+        e->inst[i].gpu = true;
+        e->gpu_mask |= 1u << k++;
+    }
+    qm_engine_log(e, QM_LOG_INFO, "CUDA backend on %s: %u of %d metric "
+                  "instances on the GPU", qm_gpu_device_name(e->gpu), n, e->ninst);
+    return 0;
+}
+
 static void engine_free(QmEngine *e)
 {
     if (e->threads_started) {
@@ -633,6 +720,8 @@ static void engine_free(QmEngine *e)
         pthread_cond_destroy(&e->work_cv);
         pthread_cond_destroy(&e->done_cv);
     }
+    /* the stream is idle once closed: only then may pictures go */
+    qm_gpu_close(&e->gpu);
     /* pictures of frames still in flight are released: the caller owns them */
     if (e->ring && e->s.release) {
         for (uint64_t k = e->next_post; k < e->next_index; k++) {
@@ -674,11 +763,6 @@ int qm_engine_open(QmEngine **out, const QmSettings *s, char **errmsg)
         set_error(e, "unsupported picture: %dx%d, %d bits", s->w, s->h, s->bpc);
         goto fail;
     }
-    if (s->backend == QM_BACKEND_CUDA) {
-        set_error(e, "the CUDA backend is not available in this build");
-        err = QM_EDEVICE;
-        goto fail;
-    }
     if ((err = build_features(e)))
         goto fail;
     /* the settings' strings were only needed above */
@@ -697,6 +781,8 @@ int qm_engine_open(QmEngine **out, const QmSettings *s, char **errmsg)
     e->max_inflight = (unsigned)(nt > 1 ? 2 * nt : 1);
     e->cap = e->max_inflight + e->delay + 64;
 
+    if (s->backend != QM_BACKEND_CPU && (err = open_gpu(e)))
+        goto fail;
     if ((err = cpu_init_insts(e)))
         goto fail;
 
@@ -752,8 +838,12 @@ fail:
 
 QmBackend qm_engine_backend(const QmEngine *e)
 {
-    (void)e;
-    return QM_BACKEND_CPU;
+    return e->gpu ? QM_BACKEND_CUDA : QM_BACKEND_CPU;
+}
+
+bool qm_have_cuda(void)
+{
+    return qm_gpu_built();
 }
 
 unsigned qm_engine_n_features(const QmEngine *e)
@@ -774,6 +864,19 @@ unsigned qm_engine_delay(const QmEngine *e)
 const char *qm_engine_error(const QmEngine *e)
 {
     return e->err;
+}
+
+static bool needs_host_planar(const QmPicture *a, const QmPicture *b)
+{
+    const QmPicture *p[2] = { a, b };
+    for (int i = 0; i < 2; i++) {
+        if (p[i]->flags || p[i]->shift)
+            return true;
+        for (int k = 0; k < 3; k++)
+            if (p[i]->step[k] > 1)
+                return true;
+    }
+    return false;
 }
 
 int qm_engine_submit(QmEngine *e, const QmPicture *ref, const QmPicture *dist,
@@ -801,6 +904,13 @@ int qm_engine_submit(QmEngine *e, const QmPicture *ref, const QmPicture *dist,
     while (e->nthreads && inflight(e) >= (int)e->max_inflight && !e->failed)
         pthread_cond_wait(&e->done_cv, &e->lock);
 
+    /* the GPU slot of this frame must be free: collect its last user */
+    if (e->gpu && e->next_index >= e->gpu_slots &&
+        gpu_reap(e, true, e->next_index - e->gpu_slots) < 0) {
+        pthread_mutex_unlock(&e->lock);
+        return QM_EDEVICE;
+    }
+
     Slot *s = slot_of(e, e->next_index);
     s->index = e->next_index;
     s->ref = *ref;
@@ -808,16 +918,41 @@ int qm_engine_submit(QmEngine *e, const QmPicture *ref, const QmPicture *dist,
     s->user = frame_user;
     s->computed = s->index % e->s.subsample == 0;
     s->todo = s->claimed = s->done = 0;
-    for (int i = 0; i < e->ninst; i++)
+    s->gpu_pending = false;
+    uint32_t gpu_todo = 0;
+    unsigned k = 0;
+    for (int i = 0; i < e->ninst; i++) {
         /* a sequential instance sees every frame, or its order would stall */
-        if (s->computed || (e->inst[i].d->flags &
-                            (QM_METRIC_EVERY_FRAME | QM_METRIC_SEQUENTIAL)))
+        bool run = s->computed || (e->inst[i].d->flags &
+                                    (QM_METRIC_EVERY_FRAME | QM_METRIC_SEQUENTIAL));
+        if (e->inst[i].gpu) {
+            if (run)
+                gpu_todo |= 1u << k;
+            k++;
+        } else if (run) {
             s->todo |= 1u << i;
+        }
+    }
+    if ((s->todo || !gpu_todo) && needs_host_planar(ref, dist)) {
+        set_error(e, "the CPU metrics need planar pictures in host memory");
+        pthread_mutex_unlock(&e->lock);
+        return QM_ENOTSUP;
+    }
     memset(s->set, 0, e->nfeat);
     s->state = S_COMPUTING;
     e->next_index++;
 
-    if (!s->todo) {
+    if (gpu_todo) {
+        if (qm_gpu_submit(e->gpu, (unsigned)(s->index % e->gpu_slots), ref, dist,
+                          s->index, gpu_todo) < 0) {
+            set_error(e, "CUDA: %s", qm_gpu_error(e->gpu) ?
+                      qm_gpu_error(e->gpu) : "submit failed");
+            e->failed = true;
+        } else {
+            s->gpu_pending = true;
+        }
+    }
+    if (!s->todo && !s->gpu_pending) {
         finish_task(e, s, -1, 0);
     } else if (e->nthreads) {
         pthread_cond_broadcast(&e->work_cv);
@@ -830,6 +965,7 @@ int qm_engine_submit(QmEngine *e, const QmPicture *ref, const QmPicture *dist,
             finish_task(e, t, inst, err);
         }
     }
+    gpu_reap(e, false, 0);
     int ret = e->failed ? QM_EINVAL : 0;
     pthread_mutex_unlock(&e->lock);
     return ret;
@@ -838,6 +974,8 @@ int qm_engine_submit(QmEngine *e, const QmPicture *ref, const QmPicture *dist,
 int qm_engine_flush(QmEngine *e)
 {
     pthread_mutex_lock(&e->lock);
+    if (e->next_index > 0)
+        gpu_reap(e, true, e->next_index - 1);
     while (!e->failed && e->next_post < e->next_index)
         pthread_cond_wait(&e->done_cv, &e->lock);
     if (!e->flushed && e->next_index > 0 && !e->failed) {
@@ -864,6 +1002,7 @@ int qm_engine_receive(QmEngine *e, QmResult *r, bool block)
 {
     pthread_mutex_lock(&e->lock);
     for (;;) {
+        gpu_reap(e, block, e->next_recv + e->delay);
         if (e->failed) {
             pthread_mutex_unlock(&e->lock);
             return QM_EINVAL;

@@ -132,6 +132,9 @@ typedef struct QmMetricDesc {
     int min_w, min_h;              /* smallest picture accepted */
     QmCpuFuncs cpu;
     const struct QmCudaFuncs *cuda; /* NULL when no CUDA twin exists */
+    /* largest |CPU - CUDA| the parity test accepts per feature: 0 for
+     * features computed from exact integer sums (bit-exact) */
+    double cuda_tol;
 } QmMetricDesc;
 
 /* NULL-terminated table of every metric (registry.c). */

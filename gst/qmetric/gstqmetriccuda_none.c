@@ -1,0 +1,57 @@
+/* GStreamer qmetric: no CUDA memory support in this build. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "gstqmetriccuda.h"
+
+GstCaps *
+gst_qmetric_cuda_pad_caps (const gchar * formats)
+{
+  gchar *s = g_strdup_printf ("video/x-raw, format=(string)%s, "
+      "width=(int)[1, max], height=(int)[1, max], framerate=(fraction)[0, max]",
+      formats);
+  GstCaps *caps = gst_caps_from_string (s);
+
+  g_free (s);
+  return caps;
+}
+
+gboolean
+gst_qmetric_cuda_set_context (GstElement * element, GstContext * context,
+    gint device_id, GstObject ** cuda_ctx)
+{
+  return FALSE;
+}
+
+gboolean
+gst_qmetric_cuda_handle_query (GstElement * element, GstQuery * query,
+    GstObject * cuda_ctx)
+{
+  return FALSE;
+}
+
+gboolean
+gst_qmetric_cuda_ensure (GstElement * element, gint device_id,
+    GstObject ** cuda_ctx)
+{
+  return FALSE;
+}
+
+gpointer
+gst_qmetric_cuda_handle (GstObject * cuda_ctx)
+{
+  return NULL;
+}
+
+gboolean
+gst_qmetric_cuda_is_device_buffer (GstBuffer * buffer)
+{
+  return FALSE;
+}
+
+GstMapFlags
+gst_qmetric_cuda_map_flags (void)
+{
+  return 0;
+}

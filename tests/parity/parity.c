@@ -1,0 +1,330 @@
+/* gst-qmetric: CPU/CUDA parity, in the spirit of dav1d's checkasm.
+ *
+ * For every metric with a CUDA twin, run the C reference and the twin on the
+ * same pictures and compare every feature: bit-exact where the descriptor's
+ * cuda_tol is 0, else within it.  Inputs: random data from a printed seed
+ * (reseeded per metric and case), and worst cases: all 0, all max,
+ * checkerboard, identical pictures; sizes from the smallest the metric
+ * accepts to 1080p, odd sizes, strides wider than the picture (with guard
+ * bytes that must stay untouched), chroma interleaved as in NV12/P010
+ * (MSB-aligned) and pictures already in device memory.
+ *
+ *   parity [--seed N] [--metric NAME] [--bench]
+ * Exit: 0 pass, 1 fail, 77 no CUDA device (skip).
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cuda_runtime_api.h>
+
+#include "metric.h"
+#include "qm.h"
+#include "qm_cuda.h"
+
+static uint64_t rng_state;
+
+static uint32_t rnd(void)
+{
+    /* xorshift64*: reproducible from the printed seed */
+    rng_state ^= rng_state >> 12;
+    rng_state ^= rng_state << 25;
+    rng_state ^= rng_state >> 27;
+    return (uint32_t)((rng_state * 2685821657736338717ULL) >> 32);
+}
+
+enum { PAT_RANDOM, PAT_ZERO, PAT_MAX, PAT_CHECKER, PAT_SAME, PAT_N };
+static const char *const pat_name[] = { "random", "zero", "max", "checker", "identical" };
+
+typedef struct Layout {
+    const char *name;
+    QmChroma chroma;
+    int bpc;
+    bool interleaved;   /* GPU gets NV12/P010-style chroma */
+    int shift;          /* GPU gets MSB-aligned samples */
+    bool device;        /* GPU gets device pointers */
+    int pad;            /* extra bytes per row */
+} Layout;
+
+static const Layout layouts[] = {
+    { "420-8", QM_CHROMA_420, 8, false, 0, false, 0 },
+    { "420-8-nv12", QM_CHROMA_420, 8, true, 0, false, 0 },
+    { "420-10-p010-device", QM_CHROMA_420, 10, true, 6, true, 0 },
+    { "420-10-padded", QM_CHROMA_420, 10, false, 0, false, 70 },
+    { "422-8", QM_CHROMA_422, 8, false, 0, true, 0 },
+    { "444-12", QM_CHROMA_444, 12, false, 0, false, 0 },
+    { "444-16", QM_CHROMA_444, 16, false, 0, false, 0 },
+    { "400-8", QM_CHROMA_400, 8, false, 0, false, 0 },
+};
+
+static const int sizes[][2] = {
+    { 1, 1 }, { 2, 2 }, { 3, 5 }, { 17, 9 }, { 64, 48 }, { 577, 323 },
+    { 1920, 1080 },
+};
+
+#define GUARD 64
+#define GUARD_BYTE 0xA5
+
+/* Host planar pictures for the CPU; the GPU's layout built from them. */
+typedef struct Pic {
+    uint8_t *buf[3];
+    size_t size[3];
+    QmPicture cpu, gpu;
+    uint8_t *gbuf, *dbuf;   /* GPU layout (host), its device copy */
+    size_t gsize;
+} Pic;
+
+static void fill(Pic *pc, const Layout *l, int w, int h, int pat, const Pic *like)
+{
+    const int bytes = l->bpc > 8 ? 2 : 1, max = (1 << l->bpc) - 1;
+    const int np = qm_n_planes(l->chroma);
+    memset(&pc->cpu, 0, sizeof(pc->cpu));
+    pc->cpu.w = w;
+    pc->cpu.h = h;
+    pc->cpu.bpc = l->bpc;
+    pc->cpu.chroma = l->chroma;
+    for (int p = 0; p < np; p++) {
+        int pw, ph;
+        qm_plane_size(w, h, l->chroma, p, &pw, &ph);
+        size_t stride = (size_t)pw * bytes + (size_t)l->pad;
+        if (!stride)
+            stride = 1;
+        pc->size[p] = stride * (size_t)(ph ? ph : 1) + 2 * GUARD;
+        pc->buf[p] = malloc(pc->size[p]);
+        memset(pc->buf[p], GUARD_BYTE, pc->size[p]);
+        uint8_t *d = pc->buf[p] + GUARD;
+        for (int y = 0; y < ph; y++) {
+            for (int x = 0; x < pw; x++) {
+                int v;
+                if (pat == PAT_SAME && like) {
+                    v = bytes == 1 ? like->cpu.data[p] ? ((const uint8_t *)like->cpu.data[p])[(size_t)y * like->cpu.stride[p] + x] : 0
+                                   : ((const uint16_t *)((const uint8_t *)like->cpu.data[p] + (size_t)y * like->cpu.stride[p]))[x];
+                } else if (pat == PAT_ZERO) {
+                    v = 0;
+                } else if (pat == PAT_MAX) {
+                    v = max;
+                } else if (pat == PAT_CHECKER) {
+                    v = ((x ^ y) & 1) ? max : 0;
+                } else {
+                    v = (int)(rnd() % (uint32_t)(max + 1));
+                }
+                if (bytes == 1)
+                    d[(size_t)y * stride + x] = (uint8_t)v;
+                else
+                    ((uint16_t *)(d + (size_t)y * stride))[x] = (uint16_t)v;
+            }
+        }
+        pc->cpu.data[p] = d;
+        pc->cpu.stride[p] = (ptrdiff_t)stride;
+    }
+
+    /* GPU layout: luma as is (shifted), chroma interleaved when asked */
+    pc->gpu = pc->cpu;
+    size_t off[3] = { 0 }, total = 0, gstride[3] = { 0 };
+    for (int p = 0; p < np; p++) {
+        int pw, ph;
+        qm_plane_size(w, h, l->chroma, p, &pw, &ph);
+        if (l->interleaved && p == 2) {
+            off[2] = off[1] + (size_t)bytes;
+            gstride[2] = gstride[1];
+            continue;
+        }
+        gstride[p] = (size_t)pw * bytes * (l->interleaved && p == 1 ? 2 : 1) + 32;
+        off[p] = total;
+        total += gstride[p] * (size_t)(ph ? ph : 1);
+    }
+    pc->gsize = total ? total : 1;
+    pc->gbuf = calloc(1, pc->gsize);
+    for (int p = 0; p < np; p++) {
+        int pw, ph;
+        qm_plane_size(w, h, l->chroma, p, &pw, &ph);
+        const int step = l->interleaved && p > 0 ? 2 : 1;
+        for (int y = 0; y < ph; y++)
+            for (int x = 0; x < pw; x++) {
+                int v = qm_sample(&pc->cpu, p, x, y) << l->shift;
+                uint8_t *row = pc->gbuf + off[p] + (size_t)y * gstride[p];
+                if (bytes == 1)
+                    row[(size_t)x * step] = (uint8_t)v;
+                else
+                    ((uint16_t *)row)[(size_t)x * step] = (uint16_t)v;
+            }
+        pc->gpu.data[p] = pc->gbuf + off[p];
+        pc->gpu.stride[p] = (ptrdiff_t)gstride[p];
+        pc->gpu.step[p] = step;
+    }
+    pc->gpu.shift = l->shift;
+    pc->dbuf = NULL;
+    if (l->device) {
+        cudaMalloc((void **)&pc->dbuf, pc->gsize);
+        cudaMemcpy(pc->dbuf, pc->gbuf, pc->gsize, cudaMemcpyHostToDevice);
+        for (int p = 0; p < np; p++)
+            pc->gpu.data[p] = pc->dbuf + ((const uint8_t *)pc->gpu.data[p] - pc->gbuf);
+        pc->gpu.flags = QM_PICTURE_DEVICE;
+    }
+}
+
+static int guards_intact(const Pic *pc, const Layout *l)
+{
+    for (int p = 0; p < qm_n_planes(l->chroma); p++)
+        for (size_t i = 0; i < GUARD; i++)
+            if (pc->buf[p][i] != GUARD_BYTE || pc->buf[p][pc->size[p] - 1 - i] != GUARD_BYTE)
+                return 0;
+    return 1;
+}
+
+static void pic_free(Pic *pc)
+{
+    for (int p = 0; p < 3; p++)
+        free(pc->buf[p]);
+    free(pc->gbuf);
+    if (pc->dbuf)
+        cudaFree(pc->dbuf);
+    memset(pc, 0, sizeof(*pc));
+}
+
+/* Run one engine over n frames; results in out[frame * nf + f]. */
+static int run(const char *metric, const Layout *l, int w, int h, Pic *ref,
+               Pic *dis, int n, QmBackend be, double *out, uint8_t *set,
+               unsigned *nf, double *secs)
+{
+    QmSettings s;
+    qm_settings_default(&s, w, h, l->bpc, l->chroma);
+    s.metrics = metric;
+    s.backend = be;
+    s.n_threads = 1;
+    QmEngine *e;
+    char *msg = NULL;
+    int err = qm_engine_open(&e, &s, &msg);
+    if (err) {
+        printf("  engine (%s): %s\n", be == QM_BACKEND_CUDA ? "cuda" : "cpu", msg);
+        free(msg);
+        return err;
+    }
+    *nf = qm_engine_n_features(e);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    QmResult r;
+    int got = 0;
+    for (int i = 0; i < n && !err; i++) {
+        err = qm_engine_submit(e, be == QM_BACKEND_CUDA ? &ref[i].gpu : &ref[i].cpu,
+                               be == QM_BACKEND_CUDA ? &dis[i].gpu : &dis[i].cpu, NULL);
+        while (!err && qm_engine_receive(e, &r, false) == 0) {
+            memcpy(out + (size_t)got * *nf, r.value, *nf * sizeof(double));
+            memcpy(set + (size_t)got * *nf, r.present, *nf);
+            got++;
+        }
+    }
+    qm_engine_flush(e);
+    while (!err && qm_engine_receive(e, &r, true) == 0) {
+        memcpy(out + (size_t)got * *nf, r.value, *nf * sizeof(double));
+        memcpy(set + (size_t)got * *nf, r.present, *nf);
+        got++;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (secs)
+        *secs = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
+    if (err || got != n) {
+        printf("  engine (%s): %s\n", be == QM_BACKEND_CUDA ? "cuda" : "cpu",
+               qm_engine_error(e) ? qm_engine_error(e) : "frames missing");
+        err = err ? err : QM_EINVAL;
+    }
+    qm_engine_close(&e);
+    return err;
+}
+
+int main(int argc, char **argv)
+{
+    uint64_t seed = (uint64_t)time(NULL);
+    const char *only = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--seed") && i + 1 < argc)
+            seed = strtoull(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "--metric") && i + 1 < argc)
+            only = argv[++i];
+    }
+    if (!qm_have_cuda()) {
+        printf("SKIP: this build has no CUDA backend\n");
+        return 77;
+    }
+    int ndev = 0;
+    if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+        printf("SKIP: no CUDA device\n");
+        return 77;
+    }
+    printf("parity: seed %" PRIu64 " (rerun with --seed %" PRIu64 ")\n", seed, seed);
+    int fails = 0, checks = 0;
+    for (int m = 0; qm_metrics[m]; m++) {
+        const QmMetricDesc *d = qm_metrics[m];
+        if (!d->cuda || (only && strcmp(only, d->name)))
+            continue;
+        double worst = 0;
+        for (size_t li = 0; li < sizeof(layouts) / sizeof(layouts[0]); li++) {
+            const Layout *l = &layouts[li];
+            if (l->chroma == QM_CHROMA_400 && !(d->flags & QM_METRIC_LUMA_ONLY))
+                continue;
+            for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
+                const int w = sizes[si][0], h = sizes[si][1];
+                if (w < d->min_w || h < d->min_h)
+                    continue;
+                const int n = w * h > 100000 ? 2 : 3;
+                for (int pat = 0; pat < PAT_N; pat++) {
+                    rng_state = seed ^ ((uint64_t)(m + 1) << 40) ^ ((uint64_t)li << 32) ^
+                                ((uint64_t)si << 16) ^ (uint64_t)pat ^ 0x9E3779B97F4A7C15ULL;
+                    Pic ref[3], dis[3];
+                    for (int i = 0; i < n; i++) {
+                        fill(&ref[i], l, w, h, PAT_RANDOM, NULL);
+                        fill(&dis[i], l, w, h, pat, &ref[i]);
+                    }
+                    double a[3 * QM_MAX_FEATURES * 4], b[3 * QM_MAX_FEATURES * 4];
+                    uint8_t sa[3 * QM_MAX_FEATURES * 4], sb[3 * QM_MAX_FEATURES * 4];
+                    unsigned nfa = 0, nfb = 0;
+                    int ea = run(d->name, l, w, h, ref, dis, n, QM_BACKEND_CPU, a, sa, &nfa, NULL);
+                    int eb = run(d->name, l, w, h, ref, dis, n, QM_BACKEND_CUDA, b, sb, &nfb, NULL);
+                    checks++;
+                    int bad = ea || eb || nfa != nfb;
+                    for (int i = 0; i < n && !bad; i++) {
+                        for (unsigned f = 0; f < nfa; f++) {
+                            double x = a[i * nfa + f], y = b[i * nfa + f];
+                            if (sa[i * nfa + f] != sb[i * nfa + f]) {
+                                printf("  %s frame %d feature %u: present on one side only\n",
+                                       d->name, i, f);
+                                bad = 1;
+                                continue;
+                            }
+                            if (!sa[i * nfa + f] || (isinf(x) && isinf(y) && x == y) ||
+                                (isnan(x) && isnan(y)))
+                                continue;
+                            double diff = fabs(x - y);
+                            worst = diff > worst ? diff : worst;
+                            if (!(diff <= d->cuda_tol)) {
+                                printf("  %s frame %d feature %u: cpu %.17g cuda %.17g\n",
+                                       d->name, i, f, x, y);
+                                bad = 1;
+                            }
+                        }
+                    }
+                    for (int i = 0; i < n; i++) {
+                        if (!guards_intact(&ref[i], l) || !guards_intact(&dis[i], l)) {
+                            printf("  guard bytes overwritten\n");
+                            bad = 1;
+                        }
+                        pic_free(&ref[i]);
+                        pic_free(&dis[i]);
+                    }
+                    if (bad) {
+                        fails++;
+                        printf("FAIL %s %s %dx%d %s (seed %" PRIu64 ")\n", d->name,
+                               l->name, w, h, pat_name[pat], seed);
+                    }
+                }
+            }
+        }
+        printf("%-16s worst |cpu - cuda| %.3g (tolerance %.3g)\n", d->name, worst,
+               d->cuda_tol);
+    }
+    printf("parity: %d passed, %d failed\n", checks - fails, fails);
+    return fails ? 1 : 0;
+}
