@@ -1,0 +1,754 @@
+/* gst-qmetric: VMAF models in libvmaf's JSON format and their prediction,
+ * as libvmaf 3.2.0 reads (read_json_model.c, svm.cpp's model parser) and
+ * evaluates them (predict.c vmaf_predict_score_at_index(), svm.cpp
+ * svm_predict_values() and Kernel::k_function()).
+ *
+ * Supported: one model per file ("model_dict"), model_type LIBSVMNUSVR with
+ * an embedded libsvm text model (svm_type nu_svr, kernel_type rbf),
+ * norm_type linear_rescale or none, score_clip, and a score_transform made
+ * of the polynomial p0 + p1 x + p2 x^2 and the out_lte_in / out_gte_in
+ * rectification.  Rejected with a message: model collections (bootstrap
+ * models), piecewise-linear "knots" transforms (no libvmaf model uses them),
+ * and inputs this engine does not compute (float VMAF features, and the
+ * CAMBI / SpEED / chroma-corrected inputs of the VMAF v1 models).
+ *
+ * Prediction follows libvmaf's arithmetic step by step in double precision:
+ *
+ *   x_i   = slope_i * feature_i + intercept_i            (normalise)
+ *   s     = sum over SVs j, in file order, of
+ *           coef_j * exp(-gamma * |x - sv_j|^2)  - rho
+ *   score = (s - intercept) / slope                      (de-normalise)
+ *   score = transform(score) when the transform applies
+ *   score = clip(score, score_clip)  unless disabled
+ *
+ * |x - sv_j|^2 is accumulated over the union of the sparse indices in
+ * ascending order, exactly as libsvm's sparse RBF kernel does, so a support
+ * vector that omits an index (a zero) sums to the same double.  Note: like
+ * libvmaf, this relies on a*b+c not being contracted into an FMA; the
+ * default x86-64 target has no FMA instruction.
+ */
+#include <errno.h>
+#include <locale.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+#include "model.h"
+
+/* Which engine metric and feature computes a libvmaf model input.  libvmaf
+ * names a model's inputs by its feature extractors' internal names; our
+ * features carry libvmaf's output keys (feature/alias.c). */
+static const struct {
+    const char *model_name, *metric, *feature;
+} input_table[] = {
+    { "VMAF_integer_feature_vif_scale0_score", "vif", "integer_vif_scale0" },
+    { "VMAF_integer_feature_vif_scale1_score", "vif", "integer_vif_scale1" },
+    { "VMAF_integer_feature_vif_scale2_score", "vif", "integer_vif_scale2" },
+    { "VMAF_integer_feature_vif_scale3_score", "vif", "integer_vif_scale3" },
+    { "VMAF_integer_feature_adm2_score", "adm", "integer_adm2" },
+    { "VMAF_integer_feature_adm3_score", "adm", "integer_adm3" },
+    { "VMAF_integer_feature_aim_score", "adm", "integer_aim" },
+    { "VMAF_integer_feature_adm_scale0_score", "adm", "integer_adm_scale0" },
+    { "VMAF_integer_feature_adm_scale1_score", "adm", "integer_adm_scale1" },
+    { "VMAF_integer_feature_adm_scale2_score", "adm", "integer_adm_scale2" },
+    { "VMAF_integer_feature_adm_scale3_score", "adm", "integer_adm_scale3" },
+    { "VMAF_integer_feature_motion2_score", "motion", "integer_motion2" },
+    { "VMAF_integer_feature_motion3_score", "motion", "integer_motion3" },
+};
+
+typedef struct Coef {
+    bool enabled;
+    double value;
+} Coef;
+
+struct QmModel {
+    char *name;
+    unsigned n;                       /* inputs */
+    QmModelInput in[QM_MAX_FEATURES];
+    char *opt_names[QM_MAX_FEATURES][QM_MAX_OPTIONS]; /* owned copies */
+
+    bool linear_rescale;              /* norm_type; false: "none" */
+    double slope, intercept;          /* of the score */
+    double f_slope[QM_MAX_FEATURES], f_intercept[QM_MAX_FEATURES];
+
+    /* libsvm nu-SVR, RBF kernel, nr_class 2: one coefficient per SV */
+    double gamma, rho;
+    unsigned n_sv;
+    double *coef;                     /* n_sv */
+    size_t *sv_start;                 /* n_sv + 1 offsets into sv_idx/val */
+    int *sv_idx;
+    double *sv_val;
+
+    bool clip;                        /* score_clip present */
+    double clip_min, clip_max;
+
+    bool has_transform;               /* score_transform present */
+    bool transform_enabled;           /* its "enabled": true */
+    Coef p0, p1, p2;
+    bool out_lte_in, out_gte_in;
+};
+
+/* ---- errors ---- */
+
+typedef struct Ctx {
+    const char *file;
+    char **err;
+} Ctx;
+
+static int fail(Ctx *c, const char *fmt, ...)
+{
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    if (c->err) {
+        size_t l = strlen(c->file) + strlen(msg) + 16;
+        *c->err = malloc(l);
+        if (*c->err)
+            snprintf(*c->err, l, "model %s: %s", c->file, msg);
+    }
+    return QM_EMODEL;
+}
+
+/* ---- the libsvm text model ---- */
+
+static const char *skip_blank(const char *p)
+{
+    while (*p == ' ' || *p == '\t' || *p == '\r')
+        p++;
+    return p;
+}
+
+/* Next whitespace-separated token of the header into tok; NULL at the end. */
+static const char *next_token(const char *p, char *tok, size_t len)
+{
+    while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
+        p++;
+    if (!*p)
+        return NULL;
+    size_t l = 0;
+    while (*p && *p != ' ' && *p != '\t' && *p != '\r' && *p != '\n') {
+        if (l + 1 < len)
+            tok[l++] = *p;
+        p++;
+    }
+    tok[l] = 0;
+    return p;
+}
+
+/* A number on the current line (strtod/strtol would skip newlines). */
+static const char *parse_double(const char *p, double *v)
+{
+    char *e;
+    p = skip_blank(p);
+    if (*p == '\n' || !*p)
+        return NULL;
+    errno = 0;
+    *v = strtod(p, &e);
+    if (e == p || (errno == ERANGE && fabs(*v) == HUGE_VAL))
+        return NULL;
+    return e;
+}
+
+static const char *parse_long(const char *p, long *v)
+{
+    char *e;
+    p = skip_blank(p);
+    if (*p == '\n' || !*p)
+        return NULL;
+    errno = 0;
+    *v = strtol(p, &e, 10);
+    if (e == p || errno == ERANGE)
+        return NULL;
+    return e;
+}
+
+/*
+ * libsvm's text model, as libvmaf's svm.cpp parses it: header fields
+ * "name value..." until the token "SV", then exactly total_sv lines
+ * "coef idx:value idx:value ...".
+ */
+static int parse_svm(Ctx *c, QmModel *m, const char *text)
+{
+    char tok[64];
+    const char *p = text;
+    long nr_class = 0, total_sv = 0;
+    bool have_type = false, have_kernel = false, have_gamma = false,
+         have_rho = false, have_sv = false;
+
+    while ((p = next_token(p, tok, sizeof(tok)))) {
+        if (!strcmp(tok, "SV")) {
+            have_sv = true;
+            break;
+        }
+        if (!strcmp(tok, "svm_type") || !strcmp(tok, "kernel_type")) {
+            char val[64];
+            const bool is_type = tok[0] == 's';
+            if (!(p = next_token(p, val, sizeof(val))))
+                return fail(c, "libsvm model: %s has no value", tok);
+            if (is_type && strcmp(val, "nu_svr"))
+                return fail(c, "libsvm model: svm_type '%s' is not supported "
+                               "(only nu_svr)", val);
+            if (!is_type && strcmp(val, "rbf"))
+                return fail(c, "libsvm model: kernel_type '%s' is not "
+                               "supported (only rbf)", val);
+            *(is_type ? &have_type : &have_kernel) = true;
+        } else if (!strcmp(tok, "gamma") || !strcmp(tok, "coef0")) {
+            double v;
+            if (!(p = parse_double(p, &v)))
+                return fail(c, "libsvm model: bad %s", tok);
+            if (tok[0] == 'g') {
+                m->gamma = v;
+                have_gamma = true;
+            }  /* coef0 plays no part in the RBF kernel */
+        } else if (!strcmp(tok, "degree")) {
+            long v;
+            if (!(p = parse_long(p, &v)))
+                return fail(c, "libsvm model: bad degree");
+        } else if (!strcmp(tok, "nr_class")) {
+            if (!(p = parse_long(p, &nr_class)))
+                return fail(c, "libsvm model: bad nr_class");
+            /* regression models carry nr_class 2: one coefficient per SV
+             * and one rho */
+            if (nr_class != 2)
+                return fail(c, "libsvm model: nr_class %ld, expected 2 for "
+                               "a regression model", nr_class);
+        } else if (!strcmp(tok, "total_sv")) {
+            if (!(p = parse_long(p, &total_sv)) || total_sv <= 0 ||
+                total_sv > 1000000)
+                return fail(c, "libsvm model: bad total_sv");
+        } else if (!strcmp(tok, "rho")) {
+            /* nr_class (nr_class - 1) / 2 values; libsvm needs nr_class
+             * first to know how many */
+            if (nr_class != 2)
+                return fail(c, "libsvm model: rho before nr_class");
+            if (!(p = parse_double(p, &m->rho)))
+                return fail(c, "libsvm model: bad rho");
+            have_rho = true;
+        } else if (!strcmp(tok, "label") || !strcmp(tok, "nr_sv") ||
+                   !strcmp(tok, "probA") || !strcmp(tok, "probB")) {
+            /* classification/probability data, unused by regression */
+            const int cnt = tok[0] == 'p' ? 1 : 2;
+            if (nr_class != 2)
+                return fail(c, "libsvm model: %s before nr_class", tok);
+            for (int i = 0; i < cnt; i++) {
+                double v;
+                if (!(p = parse_double(p, &v)))
+                    return fail(c, "libsvm model: bad %s", tok);
+            }
+        } else {
+            return fail(c, "libsvm model: unknown header field '%s'", tok);
+        }
+    }
+    if (!have_type || !have_kernel || !have_gamma || !nr_class ||
+        !total_sv || !have_rho || !have_sv)
+        return fail(c, "libsvm model: incomplete header (need svm_type, "
+                       "kernel_type, gamma, nr_class, total_sv, rho, SV)");
+
+    /* the SV lines start after the line of "SV" */
+    p = skip_blank(p);
+    if (*p == '\n')
+        p++;
+
+    /* count the sparse nodes to size the arrays: at most one per ':' */
+    size_t max_nodes = 0;
+    for (const char *q = p; *q; q++)
+        max_nodes += *q == ':';
+
+    m->n_sv = (unsigned)total_sv;
+    m->coef = malloc(m->n_sv * sizeof(double));
+    m->sv_start = malloc((m->n_sv + 1) * sizeof(size_t));
+    m->sv_idx = malloc((max_nodes + 1) * sizeof(int));
+    m->sv_val = malloc((max_nodes + 1) * sizeof(double));
+    if (!m->coef || !m->sv_start || !m->sv_idx || !m->sv_val)
+        return QM_ENOMEM;
+
+    size_t k = 0;
+    for (unsigned i = 0; i < m->n_sv; i++) {
+        if (!*p)
+            return fail(c, "libsvm model: %u support vectors, total_sv says "
+                           "%u", i, m->n_sv);
+        m->sv_start[i] = k;
+        if (!(p = parse_double(p, &m->coef[i])))
+            return fail(c, "libsvm model: support vector %u: bad "
+                           "coefficient", i + 1);
+        long prev = 0;
+        for (;;) {
+            p = skip_blank(p);
+            if (*p == '\n' || !*p)
+                break;
+            long idx;
+            double v;
+            if (!(p = parse_long(p, &idx)) || *p != ':' ||
+                !(p = parse_double(p + 1, &v)))
+                return fail(c, "libsvm model: support vector %u: bad "
+                               "index:value pair", i + 1);
+            /* libsvm's sparse kernel walks both vectors in ascending
+             * index order */
+            if (idx <= prev || idx > 1000000)
+                return fail(c, "libsvm model: support vector %u: indices "
+                               "not increasing", i + 1);
+            prev = idx;
+            m->sv_idx[k] = (int)idx;
+            m->sv_val[k] = v;
+            k++;
+        }
+        if (*p == '\n')
+            p++;
+    }
+    m->sv_start[m->n_sv] = k;
+    while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
+        p++;
+    if (*p)
+        return fail(c, "libsvm model: more support vectors than total_sv "
+                       "(%u)", m->n_sv);
+    return 0;
+}
+
+/* ---- the JSON model ---- */
+
+static const QmJson *get_typed(const QmJson *obj, const char *key,
+                               QmJsonType t)
+{
+    const QmJson *v = qm_json_get(obj, key);
+    return v && v->type == t ? v : NULL;
+}
+
+/* Numbers of a JSON array into out[0..n-1]; returns the count or -1. */
+static int get_numbers(const QmJson *arr, double *out, size_t max)
+{
+    if (!arr || arr->type != QM_JSON_ARRAY || arr->n > max)
+        return -1;
+    for (size_t i = 0; i < arr->n; i++) {
+        if (arr->items[i]->type != QM_JSON_NUMBER)
+            return -1;
+        out[i] = arr->items[i]->num;
+    }
+    return (int)arr->n;
+}
+
+/* libvmaf stores a model's numeric option through its dictionary with
+ * VMAF_DICT_NORMALIZE_NUMERICAL_VALUES (dict.c): parsed as a float
+ * (strtof), printed with "%g" (6 significant digits), and that text is what
+ * the feature extractor's option parser reads back as a double.  0.06 stays
+ * 0.06, but e.g. 0.123456789 becomes 0.123457. */
+static double normalized_option_value(double v)
+{
+    char buf[64];
+    snprintf(buf, sizeof(buf), "%g", (double)(float)v);
+    return strtod(buf, NULL);
+}
+
+static int parse_inputs(Ctx *c, QmModel *m, const QmJson *md)
+{
+    const QmJson *names = get_typed(md, "feature_names", QM_JSON_ARRAY);
+    if (!names)
+        return fail(c, "model_dict has no feature_names array");
+    if (names->n == 0 || names->n > QM_MAX_FEATURES)
+        return fail(c, "%zu features (supported: 1 to %d)", names->n,
+                    QM_MAX_FEATURES);
+    m->n = (unsigned)names->n;
+
+    for (unsigned i = 0; i < m->n; i++) {
+        const QmJson *nm = names->items[i];
+        if (nm->type != QM_JSON_STRING)
+            return fail(c, "feature_names[%u] is not a string", i);
+        size_t t;
+        for (t = 0; t < sizeof(input_table) / sizeof(input_table[0]); t++)
+            if (!strcmp(nm->str, input_table[t].model_name))
+                break;
+        if (t == sizeof(input_table) / sizeof(input_table[0])) {
+            const bool v1 = strstr(nm->str, "ambi") || strstr(nm->str, "peed");
+            return fail(c, "input feature '%s' is not computed by this engine"
+                           "%s", nm->str,
+                        v1 ? " (the VMAF v1 models' CAMBI and SpEED inputs are "
+                             "not supported)"
+                           : " (supported: libvmaf's integer VIF, ADM and "
+                             "motion features)");
+        }
+        m->in[i].metric = input_table[t].metric;
+        m->in[i].feature = input_table[t].feature;
+    }
+
+    /* feature_opts_dicts: per input, options for its feature extractor */
+    const QmJson *dicts = qm_json_get(md, "feature_opts_dicts");
+    if (dicts) {
+        if (dicts->type != QM_JSON_ARRAY || dicts->n > m->n)
+            return fail(c, "feature_opts_dicts must be an array of at most "
+                           "one object per feature");
+        for (unsigned i = 0; i < dicts->n; i++) {
+            const QmJson *d = dicts->items[i];
+            if (d->type != QM_JSON_OBJECT)
+                return fail(c, "feature_opts_dicts[%u] is not an object", i);
+            if (d->n > QM_MAX_OPTIONS)
+                return fail(c, "feature_opts_dicts[%u]: too many options", i);
+            QmModelInput *in = &m->in[i];
+            for (unsigned k = 0; k < d->n; k++) {
+                const QmJson *o = d->items[k];
+                double v;
+                if (o->type == QM_JSON_NUMBER) {
+                    v = normalized_option_value(o->num);
+                } else if (o->type == QM_JSON_BOOL) {
+                    v = o->num;  /* libvmaf's "true" / "false": 1 / 0 */
+                } else {
+                    return fail(c, "feature_opts_dicts[%u]: option '%s' has "
+                                   "a value that is not supported (numbers "
+                                   "and booleans only)", i, o->key);
+                }
+                for (unsigned j = 0; j < in->n_opts; j++)
+                    if (!strcmp(in->opt_name[j], o->key))
+                        return fail(c, "feature_opts_dicts[%u]: option '%s' "
+                                       "given twice", i, o->key);
+                char *name = strdup(o->key);
+                if (!name)
+                    return QM_ENOMEM;
+                m->opt_names[i][in->n_opts] = name;
+                in->opt_name[in->n_opts] = name;
+                in->opt_value[in->n_opts] = v;
+                in->n_opts++;
+            }
+        }
+    }
+    return 0;
+}
+
+static int parse_coef(Ctx *c, const QmJson *st, const char *key, Coef *out)
+{
+    const QmJson *v = qm_json_get(st, key);
+    if (!v || v->type == QM_JSON_NULL)
+        return 0;
+    if (v->type != QM_JSON_NUMBER)
+        return fail(c, "score_transform.%s is not a number", key);
+    out->enabled = true;
+    out->value = v->num;
+    return 0;
+}
+
+/* libvmaf writes these switches as the strings "true" / "false". */
+static int parse_switch(Ctx *c, const QmJson *st, const char *key, bool *out)
+{
+    const QmJson *v = qm_json_get(st, key);
+    if (!v)
+        return 0;
+    if (v->type != QM_JSON_STRING)
+        return fail(c, "score_transform.%s is not a string", key);
+    *out = !strcmp(v->str, "true");
+    return 0;
+}
+
+static int parse_model_dict(Ctx *c, QmModel *m, const QmJson *root)
+{
+    const QmJson *md = get_typed(root, "model_dict", QM_JSON_OBJECT);
+    if (!md)
+        return fail(c, "no model_dict object (model collections are not "
+                       "supported)");
+
+    const char *type = qm_json_str(md, "model_type");
+    if (!type)
+        return fail(c, "model_dict has no model_type");
+    if (strcmp(type, "LIBSVMNUSVR"))
+        return fail(c, "model_type '%s' is not supported (only LIBSVMNUSVR)",
+                    type);
+
+    int err = parse_inputs(c, m, md);
+    if (err)
+        return err;
+
+    const char *norm = qm_json_str(md, "norm_type");
+    if (!norm)
+        return fail(c, "model_dict has no norm_type");
+    if (!strcmp(norm, "linear_rescale"))
+        m->linear_rescale = true;
+    else if (strcmp(norm, "none"))
+        return fail(c, "norm_type '%s' is not supported", norm);
+
+    /* slopes / intercepts: the score's first, then one per feature */
+    double buf[QM_MAX_FEATURES + 1];
+    const QmJson *sl = qm_json_get(md, "slopes"), *ic = qm_json_get(md, "intercepts");
+    if (m->linear_rescale || sl || ic) {
+        if (get_numbers(sl, buf, QM_MAX_FEATURES + 1) != (int)m->n + 1)
+            return fail(c, "slopes must be an array of %u numbers", m->n + 1);
+        m->slope = buf[0];
+        memcpy(m->f_slope, buf + 1, m->n * sizeof(double));
+        if (get_numbers(ic, buf, QM_MAX_FEATURES + 1) != (int)m->n + 1)
+            return fail(c, "intercepts must be an array of %u numbers",
+                        m->n + 1);
+        m->intercept = buf[0];
+        memcpy(m->f_intercept, buf + 1, m->n * sizeof(double));
+    }
+
+    const QmJson *clip = qm_json_get(md, "score_clip");
+    if (clip) {
+        double cl[2];
+        if (get_numbers(clip, cl, 2) != 2)
+            return fail(c, "score_clip must be an array of 2 numbers");
+        m->clip = true;
+        m->clip_min = cl[0];
+        m->clip_max = cl[1];
+    }
+
+    const QmJson *st = qm_json_get(md, "score_transform");
+    if (st) {
+        if (st->type != QM_JSON_OBJECT)
+            return fail(c, "score_transform is not an object");
+        m->has_transform = true;
+        const QmJson *en = qm_json_get(st, "enabled");
+        if (en) {
+            if (en->type != QM_JSON_BOOL)
+                return fail(c, "score_transform.enabled is not a boolean");
+            m->transform_enabled = en->num != 0;
+        }
+        if ((err = parse_coef(c, st, "p0", &m->p0)) ||
+            (err = parse_coef(c, st, "p1", &m->p1)) ||
+            (err = parse_coef(c, st, "p2", &m->p2)) ||
+            (err = parse_switch(c, st, "out_lte_in", &m->out_lte_in)) ||
+            (err = parse_switch(c, st, "out_gte_in", &m->out_gte_in)))
+            return err;
+        const QmJson *knots = qm_json_get(st, "knots");
+        if (knots && knots->type != QM_JSON_NULL)
+            return fail(c, "score_transform.knots (piecewise-linear mapping) "
+                           "is not supported");
+    }
+
+    if (qm_json_get(md, "chroma_correction_parameter"))
+        return fail(c, "chroma_correction_parameter (VMAF v1 chroma "
+                       "correction) is not supported");
+
+    const char *svm = qm_json_str(md, "model");
+    if (!svm)
+        return fail(c, "model_dict has no libsvm model string ('model')");
+    return parse_svm(c, m, svm);
+}
+
+/* ---- loading ---- */
+
+static bool is_path(const char *s)
+{
+    size_t l = strlen(s);
+    return strchr(s, '/') || (l >= 5 && !strcmp(s + l - 5, ".json"));
+}
+
+static char *find_builtin(const char *name, const char *search_path)
+{
+    for (const char *p = search_path ? search_path : ""; *p;) {
+        const char *q = strchr(p, ':');
+        size_t dl = q ? (size_t)(q - p) : strlen(p);
+        if (dl) {
+            size_t l = dl + strlen(name) + 7;
+            char *f = malloc(l);
+            if (!f)
+                return NULL;
+            snprintf(f, l, "%.*s/%s.json", (int)dl, p, name);
+            FILE *fp = fopen(f, "rb");
+            if (fp) {
+                fclose(fp);
+                return f;
+            }
+            free(f);
+        }
+        p += dl + (q != NULL);
+    }
+    return NULL;
+}
+
+static char *model_name_of(const char *path)
+{
+    const char *b = strrchr(path, '/');
+    b = b ? b + 1 : path;
+    size_t l = strlen(b);
+    if (l > 5 && !strcmp(b + l - 5, ".json"))
+        l -= 5;
+    return strndup(b, l);
+}
+
+int qm_model_load(QmModel **out, const char *name_or_path,
+                  const char *search_path, char **err)
+{
+    *out = NULL;
+    if (err)
+        *err = NULL;
+    Ctx c = { name_or_path ? name_or_path : "(null)", err };
+    if (!name_or_path || !*name_or_path)
+        return fail(&c, "no model name given");
+
+    char *file;
+    if (is_path(name_or_path)) {
+        file = strdup(name_or_path);
+    } else {
+        file = find_builtin(name_or_path, search_path);
+        if (!file)
+            return fail(&c, "no file %s.json in the model search path '%s'",
+                        name_or_path, search_path ? search_path : "");
+    }
+    if (!file)
+        return QM_ENOMEM;
+    c.file = file;
+
+    /* Numbers in model files use '.', whatever the application's locale
+     * (a GStreamer application may have called setlocale(LC_ALL, "")):
+     * parse them in the C locale, on this thread only. */
+    locale_t cloc = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+    locale_t prev = cloc ? uselocale(cloc) : (locale_t)0;
+
+    int ret;
+    QmModel *m = calloc(1, sizeof(*m));
+    char jerr[256] = "";
+    QmJson *root = m ? qm_json_load(file, jerr, sizeof(jerr)) : NULL;
+    if (!m) {
+        ret = QM_ENOMEM;
+    } else if (!root) {
+        /* qm_json_load's message starts with the file name: say it once */
+        const char *msg = jerr;
+        size_t fl = strlen(file);
+        if (!strncmp(msg, file, fl) && !strncmp(msg + fl, ": ", 2))
+            msg += fl + 2;
+        ret = fail(&c, "%s", msg[0] ? msg : "cannot read the file");
+    } else if (root->type != QM_JSON_OBJECT) {
+        ret = fail(&c, "the top level is not a JSON object");
+    } else {
+        ret = parse_model_dict(&c, m, root);
+    }
+    qm_json_free(root);
+
+    if (cloc) {
+        uselocale(prev);
+        freelocale(cloc);
+    }
+
+    if (!ret && m) {
+        m->name = model_name_of(file);
+        if (!m->name)
+            ret = QM_ENOMEM;
+    }
+    if (ret == QM_ENOMEM && err && !*err)
+        *err = strdup("out of memory while loading a model");
+    free(file);
+    if (ret) {
+        qm_model_free(&m);
+        return ret;
+    }
+    *out = m;
+    return 0;
+}
+
+const char *qm_model_name(const QmModel *m)
+{
+    return m->name;
+}
+
+unsigned qm_model_n_inputs(const QmModel *m)
+{
+    return m->n;
+}
+
+const QmModelInput *qm_model_input(const QmModel *m, unsigned i)
+{
+    return i < m->n ? &m->in[i] : NULL;
+}
+
+/* ---- prediction ---- */
+
+/* libsvm Kernel::k_function(), RBF: exp(-gamma |x - y|^2) over the sparse
+ * union of indices, in ascending index order; x is dense (indices 1..n). */
+static double rbf(const QmModel *m, const double *x, unsigned j)
+{
+    const int *idx = m->sv_idx;
+    const double *val = m->sv_val;
+    size_t b = m->sv_start[j];
+    const size_t end = m->sv_start[j + 1];
+    unsigned a = 0;
+    double sum = 0;
+    while (a < m->n && b < end) {
+        const int xi = (int)a + 1;
+        if (xi == idx[b]) {
+            const double d = x[a] - val[b];
+            sum += d * d;
+            a++;
+            b++;
+        } else if (xi > idx[b]) {
+            sum += val[b] * val[b];
+            b++;
+        } else {
+            sum += x[a] * x[a];
+            a++;
+        }
+    }
+    for (; a < m->n; a++)
+        sum += x[a] * x[a];
+    for (; b < end; b++)
+        sum += val[b] * val[b];
+    return exp(-m->gamma * sum);
+}
+
+/* libvmaf predict.c transform(): polynomial, then rectification against
+ * the untransformed score. */
+static double transform(const QmModel *m, double y)
+{
+    double out;
+    if (m->p0.enabled || m->p1.enabled || m->p2.enabled) {
+        out = 0.;
+        if (m->p0.enabled)
+            out += m->p0.value;
+        if (m->p1.enabled)
+            out += m->p1.value * y;
+        if (m->p2.enabled)
+            out += m->p2.value * y * y;
+    } else {
+        out = y;
+    }
+    if (m->out_lte_in)
+        out = out > y ? y : out;
+    if (m->out_gte_in)
+        out = out < y ? y : out;
+    return out;
+}
+
+double qm_model_predict(const QmModel *m, const double *in,
+                        bool disable_clip, bool enable_transform)
+{
+    double x[QM_MAX_FEATURES];
+    for (unsigned i = 0; i < m->n; i++)
+        x[i] = m->linear_rescale ? m->f_slope[i] * in[i] + m->f_intercept[i]
+                                 : in[i];
+
+    /* libsvm svm_predict_values(), nu-SVR: sum in SV order, then - rho */
+    double s = 0;
+    for (unsigned j = 0; j < m->n_sv; j++)
+        s += m->coef[j] * rbf(m, x, j);
+    s -= m->rho;
+
+    if (m->linear_rescale)
+        s = (s - m->intercept) / m->slope;
+
+    /* libvmaf applies a model's score_transform when the model enables it
+     * or the user asks for it (VMAF_MODEL_FLAG_ENABLE_TRANSFORM) */
+    if (m->has_transform && (m->transform_enabled || enable_transform))
+        s = transform(m, s);
+
+    if (m->clip && !disable_clip) {
+        s = s < m->clip_min ? m->clip_min : s;
+        s = s > m->clip_max ? m->clip_max : s;
+    }
+    return s;
+}
+
+void qm_model_free(QmModel **pm)
+{
+    QmModel *m = *pm;
+    if (!m)
+        return;
+    for (unsigned i = 0; i < QM_MAX_FEATURES; i++)
+        for (unsigned k = 0; k < QM_MAX_OPTIONS; k++)
+            free(m->opt_names[i][k]);
+    free(m->coef);
+    free(m->sv_start);
+    free(m->sv_idx);
+    free(m->sv_val);
+    free(m->name);
+    free(m);
+    *pm = NULL;
+}

@@ -1,0 +1,439 @@
+/* gst-qmetric: integer motion, as libvmaf 3.2.0's "motion" feature extractor
+ * (src/feature/integer_motion.c, integer_motion.h, motion_blend_tools.h)
+ * computes it.  See motion.h for the formulas and the stage boundaries.
+ *
+ * Features (libvmaf's JSON keys):
+ *   VMAF_integer_feature_motion_sad_score  per-frame score vs. the previous
+ *                                          reference frame (0 for frame 0)
+ *   integer_motion2, integer_motion3       temporal features, one frame late
+ *   integer_motion                         the per-frame score again, under
+ *                                          libvmaf 3.0/3.1's key
+ *
+ * Not offered: libvmaf's motion_five_frame_window and motion_moving_average
+ * (the "_hfr" v1 models) and its "debug" option.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "metric.h"
+#include "motion.h"
+
+const int32_t qm_motion_filter[QM_MOTION_TAPS] = {
+    QM_MOTION_F0, QM_MOTION_F1, QM_MOTION_F2, QM_MOTION_F1, QM_MOTION_F0,
+};
+_Static_assert(2 * QM_MOTION_F0 + 2 * QM_MOTION_F1 + QM_MOTION_F2 == 65536,
+               "the motion blur taps sum to 1.0 in Q16");
+
+#define RADIUS (QM_MOTION_TAPS / 2)
+
+/* Mirror an index into [0, n) without repeating the edge sample on either
+ * side (libvmaf 3.2.0 integer_motion.c, mirror()): -k -> k, n-1+k -> n-1-k. */
+static inline int mirror(int i, int n)
+{
+    if (i < 0)
+        return -i;
+    if (i >= n)
+        return 2 * n - 2 - i;
+    return i;
+}
+
+size_t qm_motion_scratch_len(int w)
+{
+    /* one vertically blurred row plus RADIUS mirrored samples each side */
+    return (size_t)w + 2 * RADIUS;
+}
+
+/* The taps are symmetric (f[0] = f[4], f[1] = f[3]): sums of mirrored
+ * sample pairs save two of the five multiplications per pass.  Integer
+ * sums are exact whatever their grouping, so this changes no result. */
+#define F0 QM_MOTION_F0
+#define F1 QM_MOTION_F1
+#define F2 QM_MOTION_F2
+
+/*
+ * Vertical pass of one output row: the 5-tap blur of (prev - cur) over the
+ * rows r[0..4] (already mirrored), rounded and shifted right by bpc (libvmaf:
+ * y_round = 1 << (bpc - 1), ">> 8" at 8 bits, ">> bpc" otherwise).
+ * Returns nonzero when any output is nonzero.
+ *
+ * Exactness of the accumulator: |d| <= 2^bpc - 1 and the taps sum to 2^16,
+ * so |sum| + round < 2^31 for bpc <= 15; 16-bit samples need 64 bits
+ * (`wide`), as libvmaf's int64_t accumulator gives them.  Integer sums are
+ * exact either way, so the narrower type changes no result.
+ *
+ * Forced inline so that each caller gets a copy specialised for its sample
+ * size and accumulator width (one code path for every bit depth).
+ */
+static inline __attribute__((always_inline)) int32_t
+blur_rows_vertical(const uint8_t *const prev[QM_MOTION_TAPS],
+                   const uint8_t *const cur[QM_MOTION_TAPS],
+                   int w, int bpc, int bytes, int wide, int32_t *restrict out)
+{
+    const int32_t round = 1 << (bpc - 1);
+    int32_t any = 0;
+
+    if (bytes == 1) {
+        const uint8_t *restrict p0 = prev[0], *restrict p1 = prev[1],
+                      *restrict p2 = prev[2], *restrict p3 = prev[3],
+                      *restrict p4 = prev[4];
+        const uint8_t *restrict c0 = cur[0], *restrict c1 = cur[1],
+                      *restrict c2 = cur[2], *restrict c3 = cur[3],
+                      *restrict c4 = cur[4];
+        for (int x = 0; x < w; x++) {
+            const int32_t s = F0 * ((p0[x] - c0[x]) + (p4[x] - c4[x])) +
+                              F1 * ((p1[x] - c1[x]) + (p3[x] - c3[x])) +
+                              F2 * (p2[x] - c2[x]);
+            out[x] = (s + round) >> bpc;
+            any |= out[x];
+        }
+        return any;
+    }
+
+    const uint16_t *restrict p0 = (const uint16_t *)prev[0],
+                   *restrict p1 = (const uint16_t *)prev[1],
+                   *restrict p2 = (const uint16_t *)prev[2],
+                   *restrict p3 = (const uint16_t *)prev[3],
+                   *restrict p4 = (const uint16_t *)prev[4];
+    const uint16_t *restrict c0 = (const uint16_t *)cur[0],
+                   *restrict c1 = (const uint16_t *)cur[1],
+                   *restrict c2 = (const uint16_t *)cur[2],
+                   *restrict c3 = (const uint16_t *)cur[3],
+                   *restrict c4 = (const uint16_t *)cur[4];
+    if (!wide) {
+        for (int x = 0; x < w; x++) {
+            const int32_t s = F0 * ((p0[x] - c0[x]) + (p4[x] - c4[x])) +
+                              F1 * ((p1[x] - c1[x]) + (p3[x] - c3[x])) +
+                              F2 * (p2[x] - c2[x]);
+            out[x] = (s + round) >> bpc;
+            any |= out[x];
+        }
+    } else {
+        for (int x = 0; x < w; x++) {
+            const int64_t s =
+                (int64_t)F0 * ((p0[x] - c0[x]) + (p4[x] - c4[x])) +
+                (int64_t)F1 * ((p1[x] - c1[x]) + (p3[x] - c3[x])) +
+                (int64_t)F2 * (p2[x] - c2[x]);
+            out[x] = (int32_t)((s + round) >> bpc);
+            any |= out[x];
+        }
+    }
+    return any;
+}
+
+/*
+ * Horizontal pass of one row and its SAD: pad points RADIUS samples before
+ * the row, whose mirrored border samples are filled in.  The row sum is a
+ * uint32 as in libvmaf (it wraps only for rows wider than 65536 samples).
+ *
+ * libvmaf computes b = (sum f[k] v[x+k] + 2^15) >> 16 in int64_t, because
+ * |v| reaches 65535 and 65535 * 65536 does not fit an int32.  We get the
+ * same b in int32 arithmetic (which vectorises on every SIMD level) by
+ * splitting each tap into f = 256 fh + fl (fh = f >> 8, fl = f & 255):
+ *
+ *   A = sum fh v  (|A| <= 253 * 65535),  B = sum fl v  (|B| <= 768 * 65535)
+ *   b = floor((256 A + B + 2^15) / 2^16)
+ *     = floor((A + floor((B + 2^15) / 2^8)) / 2^8)
+ *
+ * exact because A is an integer and floor(floor(x) / m) = floor(x / m) for
+ * an integer m > 0; ">>" on a negative int is an arithmetic shift (floor)
+ * with GCC and Clang, as libvmaf also assumes.
+ */
+static inline __attribute__((always_inline)) uint32_t
+row_sad_horizontal(const int32_t *restrict pad, int w)
+{
+    uint32_t sum = 0;
+    for (int x = 0; x < w; x++) {
+        const int32_t e0 = pad[x] + pad[x + 4], e1 = pad[x + 1] + pad[x + 3],
+                      e2 = pad[x + 2];
+        const int32_t a = (F0 >> 8) * e0 + (F1 >> 8) * e1 + (F2 >> 8) * e2;
+        const int32_t b = (F0 & 255) * e0 + (F1 & 255) * e1 + (F2 & 255) * e2;
+        const int32_t v = (a + ((b + (1 << 15)) >> 8)) >> 8;
+        sum += (uint32_t)(v < 0 ? -v : v);
+    }
+    return sum;
+}
+
+static inline __attribute__((always_inline)) void
+motion_row_sad(const void *prev, ptrdiff_t prev_stride, const void *cur,
+               ptrdiff_t cur_stride, int w, int h, int bpc, int bytes,
+               int32_t *scratch, uint32_t *row_sad)
+{
+    const int wide = bpc > 15;
+    int32_t *row = scratch + RADIUS;
+    for (int y = 0; y < h; y++) {
+        const uint8_t *pr[QM_MOTION_TAPS], *cr[QM_MOTION_TAPS];
+        for (int k = 0; k < QM_MOTION_TAPS; k++) {
+            const int r = mirror(y - RADIUS + k, h);
+            pr[k] = (const uint8_t *)prev + r * prev_stride;
+            cr[k] = (const uint8_t *)cur + r * cur_stride;
+        }
+        if (!blur_rows_vertical(pr, cr, w, bpc, bytes, wide, row)) {
+            row_sad[y] = 0;  /* an all-zero row: libvmaf skips it too */
+            continue;
+        }
+        for (int k = 1; k <= RADIUS; k++) {
+            row[-k] = row[mirror(-k, w)];
+            row[w - 1 + k] = row[mirror(w - 1 + k, w)];
+        }
+        row_sad[y] = row_sad_horizontal(scratch, w);
+    }
+}
+
+/*
+ * Both entry points are compiled for three x86-64 levels and picked at load
+ * time by the CPU (GCC function multiversioning; the code stays plain C):
+ * the baseline x86-64 target only has SSE2, whose lack of a 32-bit vector
+ * multiply makes these loops about three times slower than with AVX2.
+ * Other compilers and targets get one version.
+ */
+#define MOTION_CLONES QM_VECTOR_CLONES
+
+MOTION_CLONES
+void qm_motion_row_sad_8(const void *prev, ptrdiff_t prev_stride,
+                         const void *cur, ptrdiff_t cur_stride,
+                         int w, int h, int bpc,
+                         int32_t *scratch, uint32_t *row_sad)
+{
+    motion_row_sad(prev, prev_stride, cur, cur_stride, w, h, bpc, 1, scratch,
+                   row_sad);
+}
+
+MOTION_CLONES
+void qm_motion_row_sad_16(const void *prev, ptrdiff_t prev_stride,
+                          const void *cur, ptrdiff_t cur_stride,
+                          int w, int h, int bpc,
+                          int32_t *scratch, uint32_t *row_sad)
+{
+    motion_row_sad(prev, prev_stride, cur, cur_stride, w, h, bpc, 2, scratch,
+                   row_sad);
+}
+
+QmMotionRowSadFn qm_motion_row_sad_fn(int bpc)
+{
+    return bpc == 8 ? qm_motion_row_sad_8 : qm_motion_row_sad_16;
+}
+
+uint64_t qm_motion_sum_rows(const uint32_t *row_sad, int h)
+{
+    uint64_t sad = 0;
+    for (int y = 0; y < h; y++)
+        sad += row_sad[y];
+    return sad;
+}
+
+double qm_motion_score(uint64_t sad, int w, int h, double fps_weight,
+                       double max_val)
+{
+    /* libvmaf: MIN((double)sad / 256. / (w * h) * fps_weight, max_val), with
+     * w * h an unsigned product; 256 undoes the Q8 scale of the blur */
+    const double s = (double)sad / 256. / (double)((unsigned)w * (unsigned)h) *
+                     fps_weight;
+    return s < max_val ? s : max_val;
+}
+
+double qm_motion_blend(double x, double factor, double offset)
+{
+    const double lo = offset < x ? offset : x;
+    return x * factor + (1 - factor) * lo;
+}
+
+double qm_motion2(uint64_t index, double score, double next_score,
+                  int has_next)
+{
+    if (index == 0)
+        return 0.;
+    if (!has_next)
+        return score;
+    return score < next_score ? score : next_score;
+}
+
+double qm_motion3(uint64_t index, double motion2, double next_score,
+                  int has_next, double blend_factor, double blend_offset,
+                  double max_val)
+{
+    /* frame 0's motion2 is 0; libvmaf gives its motion3 the value frame 1
+     * would get from its own score alone ("stamp_value"), or 0 when there is
+     * no frame 1 */
+    double x;
+    if (index == 0) {
+        if (!has_next)
+            return 0.;
+        x = next_score;
+    } else {
+        x = motion2;
+    }
+    const double b = qm_motion_blend(x, blend_factor, blend_offset);
+    return b < max_val ? b : max_val;
+}
+
+/* ---- the metric ---- */
+
+enum { F_SAD, F_MOTION2, F_MOTION3, F_MOTION_COMPAT, N_FEATURES };
+
+/* Option indices: alphabetical by libvmaf name (metric.h). */
+enum { O_BLEND_FACTOR, O_BLEND_OFFSET, O_FORCE_ZERO, O_FPS_WEIGHT, O_MAX_VAL };
+
+typedef struct MotionState {
+    int w, h, bpc, bytes;
+    QmMotionRowSadFn row_sad_fn;
+    uint8_t *prev;          /* the previous reference luma, tightly packed */
+    ptrdiff_t prev_stride;
+    int have_prev;
+    int32_t *scratch;
+    uint32_t *row_sad;
+    double blend_factor, blend_offset, fps_weight, max_val;
+    int force_zero;
+} MotionState;
+
+static void motion_close(void *priv)
+{
+    MotionState *s = priv;
+    free(s->prev);
+    free(s->scratch);
+    free(s->row_sad);
+    s->prev = NULL;
+    s->scratch = NULL;
+    s->row_sad = NULL;
+}
+
+static int motion_init(void *priv, const QmMetricConfig *cfg)
+{
+    MotionState *s = priv;
+    if (cfg->w < QM_MOTION_MIN_SIZE || cfg->h < QM_MOTION_MIN_SIZE ||
+        cfg->bpc < 8 || cfg->bpc > 16)
+        return QM_ENOTSUP;
+    s->w = cfg->w;
+    s->h = cfg->h;
+    s->bpc = cfg->bpc;
+    s->bytes = cfg->bpc == 8 ? 1 : 2;
+    s->row_sad_fn = qm_motion_row_sad_fn(cfg->bpc);
+    s->blend_factor = cfg->opt->v[O_BLEND_FACTOR];
+    s->blend_offset = cfg->opt->v[O_BLEND_OFFSET];
+    s->force_zero = cfg->opt->v[O_FORCE_ZERO] != 0;
+    s->fps_weight = cfg->opt->v[O_FPS_WEIGHT];
+    s->max_val = cfg->opt->v[O_MAX_VAL];
+
+    s->prev_stride = (ptrdiff_t)s->w * s->bytes;
+    s->prev = malloc((size_t)s->prev_stride * (size_t)s->h);
+    s->scratch = malloc(qm_motion_scratch_len(s->w) * sizeof(int32_t));
+    s->row_sad = malloc((size_t)s->h * sizeof(uint32_t));
+    if (!s->prev || !s->scratch || !s->row_sad) {
+        motion_close(s);
+        return QM_ENOMEM;
+    }
+    return 0;
+}
+
+static int motion_compute(void *priv, const QmFrame *f, QmRows *out)
+{
+    MotionState *s = priv;
+    double score = 0.;
+
+    /* libvmaf: frame 0 and motion_force_zero score 0 */
+    if (!s->force_zero && f->index > 0) {
+        if (!s->have_prev)
+            return QM_EINVAL;  /* frames must come in order, none skipped */
+        s->row_sad_fn(s->prev, s->prev_stride, f->ref->data[0],
+                      f->ref->stride[0], s->w, s->h, s->bpc, s->scratch,
+                      s->row_sad);
+        const uint64_t sad = qm_motion_sum_rows(s->row_sad, s->h);
+        score = qm_motion_score(sad, s->w, s->h, s->fps_weight, s->max_val);
+    }
+    if (!s->force_zero) {
+        const size_t len = (size_t)s->prev_stride;
+        for (int y = 0; y < s->h; y++)
+            memcpy(s->prev + (ptrdiff_t)y * s->prev_stride,
+                   (const uint8_t *)f->ref->data[0] +
+                       (ptrdiff_t)y * f->ref->stride[0],
+                   len);
+        s->have_prev = 1;
+    }
+    qm_rows_set(out, 0, F_SAD, score);
+    qm_rows_set(out, 0, F_MOTION_COMPAT, score);
+    return 0;
+}
+
+/* Write motion2/motion3 of the frame `back` rows before row 0.  post() may
+ * run while compute() works on a later frame: read only the rows and the
+ * options, never the compute state. */
+static int write_temporal(const MotionState *s, QmRows *rows, unsigned back,
+                          int has_next)
+{
+    double score, next = 0.;
+    if (qm_rows_get(rows, back, F_SAD, &score))
+        return QM_EINVAL;
+    if (has_next && qm_rows_get(rows, back - 1, F_SAD, &next))
+        return QM_EINVAL;
+    const uint64_t index = rows->index - back;
+    const double m2 = qm_motion2(index, score, next, has_next);
+    const double m3 = qm_motion3(index, m2, next, has_next, s->blend_factor,
+                                 s->blend_offset, s->max_val);
+    qm_rows_set(rows, back, F_MOTION2, m2);
+    qm_rows_set(rows, back, F_MOTION3, m3);
+    return 0;
+}
+
+static int motion_post(void *priv, QmRows *rows)
+{
+    /* frame i's score completes frame i - 1 */
+    if (rows->index == 0)
+        return 0;
+    return write_temporal(priv, rows, 1, 1);
+}
+
+static int motion_flush(void *priv, QmRows *rows)
+{
+    /* the last frame has no successor */
+    return write_temporal(priv, rows, 0, 0);
+}
+
+static const char *const motion_features[] = {
+    "VMAF_integer_feature_motion_sad_score",
+    "integer_motion2",
+    "integer_motion3",
+    "integer_motion",
+    NULL,
+};
+
+/* libvmaf integer_motion.c options[]: names, aliases, defaults and ranges;
+ * all are VMAF_OPT_FLAG_FEATURE_PARAM (non-default values go into keys). */
+static const QmOptionDesc motion_options[] = {
+    [O_BLEND_FACTOR] = { "motion_blend_factor", "mbf",
+                         "blend motion score given an offset",
+                         1.0, 0.0, 1.0, QM_OPT_IN_KEY },
+    [O_BLEND_OFFSET] = { "motion_blend_offset", "mbo",
+                         "blend motion score starting from this offset",
+                         40.0, 0.0, 1000.0, QM_OPT_IN_KEY },
+    [O_FORCE_ZERO] = { "motion_force_zero", "force_0",
+                       "forcing motion score to zero",
+                       0.0, 0.0, 1.0, QM_OPT_IN_KEY | QM_OPT_BOOL },
+    [O_FPS_WEIGHT] = { "motion_fps_weight", "mfw",
+                       "fps-aware multiplicative weight/correction",
+                       1.0, 0.0, 5.0, QM_OPT_IN_KEY },
+    [O_MAX_VAL] = { "motion_max_val", "mmxv",
+                    "maximum value allowed; larger values will be clipped "
+                    "to this value",
+                    10000.0, 0.0, 10000.0, QM_OPT_IN_KEY },
+    { NULL },
+};
+
+const QmMetricDesc qm_metric_motion = {
+    .name = "motion",
+    .description = "VMAF integer motion: mean absolute difference of the "
+                   "blurred reference luma between consecutive frames",
+    .features = motion_features,
+    .options = motion_options,
+    .flags = QM_METRIC_SEQUENTIAL | QM_METRIC_EVERY_FRAME |
+             QM_METRIC_LUMA_ONLY | QM_METRIC_MODEL_INPUT,
+    .delay = 1,
+    .min_w = QM_MOTION_MIN_SIZE,
+    .min_h = QM_MOTION_MIN_SIZE,
+    .cpu = {
+        .priv_size = sizeof(MotionState),
+        .init = motion_init,
+        .compute = motion_compute,
+        .post = motion_post,
+        .flush = motion_flush,
+        .close = motion_close,
+    },
+};

@@ -1,0 +1,100 @@
+/* gst-qmetric: integer motion (libvmaf 3.2.0 "motion" feature extractor,
+ * integer_motion.c / integer_motion.h / motion_blend_tools.h) as stages.
+ *
+ * Per frame i >= 1 (frame 0 scores 0):
+ *
+ *   d       = prev_ref_luma - cur_ref_luma                (signed, per pixel)
+ *   v       = (5-tap vertical blur of d + 2^(bpc-1)) >> bpc     (int32)
+ *   b       = (5-tap horizontal blur of v + 2^15) >> 16          (int32)
+ *   SAD     = sum over rows of (uint32 sum over the row of |b|)
+ *   score   = min(SAD / 256 / (w h) * fps_weight, max_val)
+ *
+ * The taps are a Gaussian in Q16 (they sum to 65536): v is d * 2^(16 - bpc),
+ * i.e. the difference in 8-bit units times 256 at every bit depth; b keeps
+ * that scale, hence the division by 256.  Borders mirror without
+ * repeating the edge sample on both sides: index -k reads k and index
+ * n - 1 + k reads n - 1 - k (libvmaf 3.2.0; 3.1.0 repeated the edge sample
+ * at the bottom/right, see the golden README "Version sensitivity").
+ *
+ * Temporal features (computed one frame late, on the host):
+ *   motion2[0] = 0, motion2[i] = min(score[i], score[i + 1]),
+ *   motion2[last] = score[last];
+ *   motion3[i] = min(blend(motion2[i]), max_val) for i >= 1,
+ *   motion3[0] = min(blend(score[1]), max_val) (0 when there is one frame).
+ *
+ * Stage boundaries are the GPU kernel boundaries: one kernel produces the
+ * per-row SADs of a frame pair (bit-exact, integer), a reduction sums them,
+ * and the remaining double arithmetic is shared host code.
+ */
+#ifndef QM_MOTION_H
+#define QM_MOTION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* libvmaf integer_motion.h: filter[5] = { 3571, 16004, 26386, 16004, 3571 },
+ * a symmetric 5-tap Gaussian in Q16 (the taps sum to 65536). */
+#define QM_MOTION_TAPS 5
+#define QM_MOTION_F0 3571   /* taps 0 and 4 */
+#define QM_MOTION_F1 16004  /* taps 1 and 3 */
+#define QM_MOTION_F2 26386  /* tap 2 */
+extern const int32_t qm_motion_filter[QM_MOTION_TAPS];
+
+/* Smallest plane the 5-tap mirror stays inside of: a tap at distance 2 past
+ * a border mirrors to index 2 (top/left) or n - 3 (bottom/right). */
+#define QM_MOTION_MIN_SIZE 3
+
+/**
+ * Stage 1: per-row SADs of the blurred luma difference of two pictures.
+ *
+ * prev, cur: w x h luma planes (uint8_t when bpc == 8, else uint16_t holding
+ * 0 .. 2^bpc - 1), strides in bytes.  w, h >= QM_MOTION_MIN_SIZE, bpc 8..16.
+ * scratch: at least qm_motion_scratch_len(w) int32_t.
+ * row_sad[y] receives row y's sum of |b| as libvmaf accumulates it (uint32,
+ * wrapping like the reference for rows wider than 65536 samples).
+ * Bit-exact between backends.
+ */
+typedef void (*QmMotionRowSadFn)(const void *prev, ptrdiff_t prev_stride,
+                                 const void *cur, ptrdiff_t cur_stride,
+                                 int w, int h, int bpc,
+                                 int32_t *scratch, uint32_t *row_sad);
+
+void qm_motion_row_sad_8(const void *prev, ptrdiff_t prev_stride,
+                         const void *cur, ptrdiff_t cur_stride,
+                         int w, int h, int bpc,
+                         int32_t *scratch, uint32_t *row_sad);
+void qm_motion_row_sad_16(const void *prev, ptrdiff_t prev_stride,
+                          const void *cur, ptrdiff_t cur_stride,
+                          int w, int h, int bpc,
+                          int32_t *scratch, uint32_t *row_sad);
+
+/** The row-SAD function for this bit depth. */
+QmMotionRowSadFn qm_motion_row_sad_fn(int bpc);
+
+/** int32_t elements of scratch the row-SAD stage needs for width w. */
+size_t qm_motion_scratch_len(int w);
+
+/** Stage 2: the frame's SAD, the exact uint64 sum of the row SADs. */
+uint64_t qm_motion_sum_rows(const uint32_t *row_sad, int h);
+
+/* ---- host-side formulas, shared by every backend ---- */
+
+/** Per-frame score from the SAD (libvmaf integer_motion.c, extract()). */
+double qm_motion_score(uint64_t sad, int w, int h, double fps_weight,
+                       double max_val);
+
+/** libvmaf motion_blend_tools.h: x * f + (1 - f) * min(offset, x). */
+double qm_motion_blend(double x, double factor, double offset);
+
+/** motion2 of a frame from its score and the next frame's (has_next 0 for
+ *  the last frame); frame 0 is 0. */
+double qm_motion2(uint64_t index, double score, double next_score,
+                  int has_next);
+
+/** motion3 of frame index >= 1 from its motion2; of frame 0 from score[1]
+ *  (pass has_next 0 when the stream has one frame). */
+double qm_motion3(uint64_t index, double motion2, double next_score,
+                  int has_next, double blend_factor, double blend_offset,
+                  double max_val);
+
+#endif /* QM_MOTION_H */
