@@ -42,6 +42,7 @@
 #include <gst/video/video.h>
 
 #include "gstqmetric.h"
+#include "gstqmetriccuda.h"
 #include "gstqmetricframe.h"
 #include "gstqmetricmeta.h"
 #include "qm.h"
@@ -121,6 +122,9 @@ struct _GstQmetric
   gint cuda_device_id;
   GstClockTime pairing_tolerance;
 
+  /* CUDA shared with upstream (a GstCudaContext) */
+  GstObject *cuda_ctx;
+
   /* streaming state */
   GstVideoInfo ref_info, dist_info;
   gboolean have_ref_info, have_dist_info;
@@ -144,16 +148,6 @@ G_DEFINE_TYPE (GstQmetric, gst_qmetric, GST_TYPE_AGGREGATOR);
 GST_ELEMENT_REGISTER_DEFINE (qmetric, "qmetric", GST_RANK_NONE,
     GST_TYPE_QMETRIC);
 
-#define QM_CAPS GST_VIDEO_CAPS_MAKE (GST_QMETRIC_FORMATS)
-
-static GstStaticPadTemplate ref_template = GST_STATIC_PAD_TEMPLATE ("ref_sink",
-    GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS (QM_CAPS));
-static GstStaticPadTemplate dist_template =
-GST_STATIC_PAD_TEMPLATE ("dist_sink",
-    GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS (QM_CAPS));
-static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
-    GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS (QM_CAPS));
-
 static void gst_qmetric_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec);
 static void gst_qmetric_get_property (GObject * object, guint prop_id,
@@ -168,6 +162,9 @@ static gboolean gst_qmetric_sink_query (GstAggregator * agg,
     GstAggregatorPad * pad, GstQuery * query);
 static GstFlowReturn gst_qmetric_aggregate (GstAggregator * agg,
     gboolean timeout);
+static void gst_qmetric_set_context (GstElement * element,
+    GstContext * context);
+static gboolean gst_qmetric_src_query (GstAggregator * agg, GstQuery * query);
 
 /* ---- enums ---- */
 
@@ -320,12 +317,21 @@ gst_qmetric_class_init (GstQmetricClass * klass)
           "distorted frame that still makes them a pair (-1 = half a frame "
           "duration)", 0, G_MAXUINT64, DEFAULT_PAIRING_TOLERANCE, flags));
 
-  gst_element_class_add_static_pad_template_with_gtype (element_class,
-      &ref_template, GST_TYPE_AGGREGATOR_PAD);
-  gst_element_class_add_static_pad_template_with_gtype (element_class,
-      &dist_template, GST_TYPE_AGGREGATOR_PAD);
-  gst_element_class_add_static_pad_template_with_gtype (element_class,
-      &src_template, GST_TYPE_AGGREGATOR_PAD);
+  {
+    /* system memory, and CUDA memory where GStreamer's CUDA library and our
+     * CUDA backend are built (nvh264dec ! qmetric without a copy) */
+    GstCaps *caps = gst_qmetric_cuda_pad_caps (GST_QMETRIC_FORMATS);
+    gst_element_class_add_pad_template (element_class,
+        gst_pad_template_new_with_gtype ("ref_sink", GST_PAD_SINK,
+            GST_PAD_ALWAYS, caps, GST_TYPE_AGGREGATOR_PAD));
+    gst_element_class_add_pad_template (element_class,
+        gst_pad_template_new_with_gtype ("dist_sink", GST_PAD_SINK,
+            GST_PAD_ALWAYS, caps, GST_TYPE_AGGREGATOR_PAD));
+    gst_element_class_add_pad_template (element_class,
+        gst_pad_template_new_with_gtype ("src", GST_PAD_SRC,
+            GST_PAD_ALWAYS, caps, GST_TYPE_AGGREGATOR_PAD));
+    gst_caps_unref (caps);
+  }
 
   gst_element_class_set_static_metadata (element_class,
       "Video quality metrics", "Filter/Analyzer/Video",
@@ -333,6 +339,8 @@ gst_qmetric_class_init (GstQmetricClass * klass)
       "CIEDE2000, CAMBI) of a distorted stream against its reference",
       "gst-qmetric authors");
 
+  element_class->set_context = GST_DEBUG_FUNCPTR (gst_qmetric_set_context);
+  agg_class->src_query = GST_DEBUG_FUNCPTR (gst_qmetric_src_query);
   agg_class->start = GST_DEBUG_FUNCPTR (gst_qmetric_start);
   agg_class->stop = GST_DEBUG_FUNCPTR (gst_qmetric_stop);
   agg_class->flush = GST_DEBUG_FUNCPTR (gst_qmetric_flush);
@@ -594,6 +602,7 @@ open_engine (GstQmetric * self)
   s.enable_transform = self->enable_transform;
   s.backend = self->backend;
   s.cuda_device = self->cuda_device_id;
+  s.cuda_context = gst_qmetric_cuda_handle (self->cuda_ctx);
   log_location = g_strdup (self->log_location);
   log_format = self->log_format;
   GST_OBJECT_UNLOCK (self);
@@ -614,6 +623,13 @@ open_engine (GstQmetric * self)
     free (err);
     g_free (log_location);
     return FALSE;
+  }
+  if (s.backend == QM_BACKEND_AUTO && qm_have_cuda () &&
+      qm_engine_backend (self->engine) != QM_BACKEND_CUDA) {
+    /* one clear line for users who expected the GPU */
+    GST_ELEMENT_INFO (self, RESOURCE, NOT_FOUND,
+        ("No usable CUDA device: the metrics run on the CPU"),
+        ("backend=auto; the GST_DEBUG=qmetric:4 log says why"));
   }
   GST_INFO_OBJECT (self, "metrics run on the %s, %u features, %u frame(s) "
       "of look-ahead", qm_engine_backend (self->engine) == QM_BACKEND_CUDA ?
@@ -1003,6 +1019,7 @@ compare_pair (GstQmetric * self, GstBuffer * rbuf, GstBuffer * dbuf,
 {
   QmPair *p = g_new0 (QmPair, 1);
   GstSegment *seg = &self->dist_pad->segment;
+  gboolean gpu;
   int err;
 
   if (!self->engine && !open_engine (self)) {
@@ -1018,8 +1035,13 @@ compare_pair (GstQmetric * self, GstBuffer * rbuf, GstBuffer * dbuf,
       GST_CLOCK_TIME_NONE;
   p->matched = TRUE;
 
-  if (!gst_qmetric_side_map (&p->ref, &self->ref_info, rbuf) ||
-      !gst_qmetric_side_map (&p->dist, &self->dist_info, dbuf)) {
+  /* CUDA memory is read in place only when the engine runs on the GPU
+   * (mapping it for the CPU downloads it) */
+  gpu = qm_engine_backend (self->engine) == QM_BACKEND_CUDA;
+  if (!gst_qmetric_side_map (&p->ref, &self->ref_info, rbuf, gpu &&
+          gst_qmetric_cuda_is_device_buffer (rbuf)) ||
+      !gst_qmetric_side_map (&p->dist, &self->dist_info, dbuf, gpu &&
+          gst_qmetric_cuda_is_device_buffer (dbuf))) {
     /* e.g. a truncated buffer: report it, keep the stream going */
     GST_ELEMENT_WARNING (self, STREAM, FORMAT,
         ("Frame at running time %" GST_TIME_FORMAT " is smaller than its "
@@ -1235,6 +1257,11 @@ gst_qmetric_sink_query (GstAggregator * agg, GstAggregatorPad * pad,
   GstQmetric *self = GST_QMETRIC (agg);
 
   switch (GST_QUERY_TYPE (query)) {
+    case GST_QUERY_CONTEXT:
+      if (gst_qmetric_cuda_handle_query (GST_ELEMENT (agg), query,
+              self->cuda_ctx))
+        return TRUE;
+      break;
     case GST_QUERY_ALLOCATION:{
       GstCaps *caps;
       GstVideoInfo info;
@@ -1279,6 +1306,19 @@ gst_qmetric_start (GstAggregator * agg)
   self->finished = FALSE;
   self->t_start = g_get_monotonic_time ();
   free_features (self);
+  {
+    gint dev;
+    QmBackend be;
+    GST_OBJECT_LOCK (self);
+    dev = self->cuda_device_id;
+    be = self->backend;
+    GST_OBJECT_UNLOCK (self);
+    /* share upstream's CUDA context (or make one) so that CUDA memory is
+     * read without a copy; without a driver this fails and auto means CPU */
+    if (be != QM_BACKEND_CPU && qm_have_cuda () &&
+        !gst_qmetric_cuda_ensure (GST_ELEMENT (self), dev, &self->cuda_ctx))
+      GST_INFO_OBJECT (self, "no GStreamer CUDA context");
+  }
   return TRUE;
 }
 
@@ -1303,7 +1343,31 @@ gst_qmetric_stop (GstAggregator * agg)
     self->log = NULL;
   }
   free_features (self);
+  gst_clear_object (&self->cuda_ctx);
   return TRUE;
+}
+
+static void
+gst_qmetric_set_context (GstElement * element, GstContext * context)
+{
+  GstQmetric *self = GST_QMETRIC (element);
+  gint dev;
+
+  GST_OBJECT_LOCK (self);
+  dev = self->cuda_device_id;
+  GST_OBJECT_UNLOCK (self);
+  gst_qmetric_cuda_set_context (element, context, dev, &self->cuda_ctx);
+  GST_ELEMENT_CLASS (parent_class)->set_context (element, context);
+}
+
+static gboolean
+gst_qmetric_src_query (GstAggregator * agg, GstQuery * query)
+{
+  if (GST_QUERY_TYPE (query) == GST_QUERY_CONTEXT &&
+      gst_qmetric_cuda_handle_query (GST_ELEMENT (agg), query,
+          GST_QMETRIC (agg)->cuda_ctx))
+    return TRUE;
+  return GST_AGGREGATOR_CLASS (parent_class)->src_query (agg, query);
 }
 
 static GstFlowReturn

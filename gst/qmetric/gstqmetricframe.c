@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "gstqmetricframe.h"
+#include "gstqmetriccuda.h"
 
 static const GstQmetricFormat formats[] = {
   {GST_VIDEO_FORMAT_I420, QM_CHROMA_420, 8, 0, FALSE, FALSE},
@@ -86,9 +87,42 @@ deinterleave (guint8 * cb, guint8 * cr, gsize dst_stride, const guint8 * src,
   }
 }
 
+/* CUDA memory read in place by the CUDA backend. */
+static gboolean
+map_device (GstQmetricSide * side, const GstQmetricFormat * f,
+    const GstVideoInfo * info, GstBuffer * buffer)
+{
+  QmPicture *p = &side->pic;
+  const gint bytes = f->bpc > 8 ? 2 : 1;
+  gint pl;
+
+  if (!gst_video_frame_map (&side->frame, (GstVideoInfo *) info, buffer,
+          GST_MAP_READ | gst_qmetric_cuda_map_flags ()))
+    return FALSE;
+  side->mapped = TRUE;
+  p->flags = QM_PICTURE_DEVICE;
+  p->shift = f->shift;
+  p->data[0] = GST_VIDEO_FRAME_PLANE_DATA (&side->frame, 0);
+  p->stride[0] = GST_VIDEO_FRAME_PLANE_STRIDE (&side->frame, 0);
+  if (f->semi) {
+    const guint8 *uv = GST_VIDEO_FRAME_PLANE_DATA (&side->frame, 1);
+    p->data[1] = uv + (f->swap_uv ? bytes : 0);
+    p->data[2] = uv + (f->swap_uv ? 0 : bytes);
+    p->stride[1] = p->stride[2] = GST_VIDEO_FRAME_PLANE_STRIDE (&side->frame, 1);
+    p->step[1] = p->step[2] = 2;
+  } else {
+    for (pl = 1; pl < qm_n_planes (f->chroma); pl++) {
+      gint src = f->swap_uv ? 3 - pl : pl;
+      p->data[pl] = GST_VIDEO_FRAME_PLANE_DATA (&side->frame, src);
+      p->stride[pl] = GST_VIDEO_FRAME_PLANE_STRIDE (&side->frame, src);
+    }
+  }
+  return TRUE;
+}
+
 gboolean
 gst_qmetric_side_map (GstQmetricSide * side, const GstVideoInfo * info,
-    GstBuffer * buffer)
+    GstBuffer * buffer, gboolean device)
 {
   const GstQmetricFormat *f = gst_qmetric_format_lookup (GST_VIDEO_INFO_FORMAT
       (info));
@@ -100,15 +134,17 @@ gst_qmetric_side_map (GstQmetricSide * side, const GstVideoInfo * info,
   memset (side, 0, sizeof (*side));
   if (!f)
     return FALSE;
+  p->w = w;
+  p->h = h;
+  p->bpc = f->bpc;
+  p->chroma = f->chroma;
+  if (device)
+    return map_device (side, f, info, buffer);
   if (!gst_video_frame_map (&side->frame, (GstVideoInfo *) info, buffer,
           GST_MAP_READ))
     return FALSE;
   side->mapped = TRUE;
 
-  p->w = w;
-  p->h = h;
-  p->bpc = f->bpc;
-  p->chroma = f->chroma;
   qm_plane_size (w, h, f->chroma, 1, &cw, &ch);
 
   if (!f->semi && f->shift == 0) {

@@ -36,10 +36,12 @@ typedef struct {
   QmPicture pic;
 } GstQmetricSide;
 
-/* Map buffer (read) and describe it to the engine.  FALSE when the buffer
- * cannot be mapped (e.g. smaller than the caps say). */
+/* Map buffer (read) and describe it to the engine.  device: the buffer is
+ * CUDA memory and the engine reads device memory: map it in place (device
+ * pointers, chroma interleaved as stored).  FALSE when the buffer cannot be
+ * mapped (e.g. smaller than the caps say). */
 gboolean gst_qmetric_side_map (GstQmetricSide * side, const GstVideoInfo * info,
-    GstBuffer * buffer);
+    GstBuffer * buffer, gboolean device);
 void gst_qmetric_side_unmap (GstQmetricSide * side);
 
 G_END_DECLS
