@@ -1,0 +1,64 @@
+#!/bin/bash
+# Build and test on the GPU machine (see ../shared/gpu/README.md): carries
+# .gpu (Debian's GStreamer) and .golden (a subset of the golden data, made by
+# tools/golden-subset.sh).  Everything it measures goes to $OUT.
+#   tools/gpu-run.sh [what...]   what: build test parity golden pipeline bench (default all)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT"
+what=${*:-build test parity golden pipeline bench}
+log() { echo "== $*" | tee -a "$OUT/summary.txt"; }
+. .gpu/env.sh >/dev/null 2>&1 || { echo "cannot set up .gpu"; exit 1; }
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee -a "$OUT/summary.txt"
+export GST_PLUGIN_PATH=$PWD/build-gpu/gst/qmetric QMETRIC_MODEL_PATH=$PWD/data/models
+if [[ $what == *build* ]]; then
+  log build
+  meson setup build-gpu -Dcuda=enabled -Dgolden_dir=$PWD/.golden >"$OUT/setup.log" 2>&1 || { tail -30 "$OUT/setup.log"; exit 1; }
+  ninja -C build-gpu >"$OUT/build.log" 2>&1 || { grep -E "error|FAILED" "$OUT/build.log" | head -30; exit 1; }
+  gst-inspect-1.0 qmetric >"$OUT/inspect.txt" 2>&1 || { tail "$OUT/inspect.txt"; exit 1; }
+fi
+if [[ $what == *test* ]]; then
+  log "meson test"
+  QMETRIC_GOLDEN_REQUIRED=0 meson test -C build-gpu --no-suite golden --print-errorlogs >"$OUT/test.log" 2>&1
+  grep -E "^ *[0-9]+/[0-9]+ " "$OUT/test.log" | tee -a "$OUT/summary.txt"
+fi
+if [[ $what == *parity* ]]; then
+  log parity
+  ./build-gpu/tests/parity/parity --seed 20261122 >"$OUT/parity.log" 2>&1; echo "parity rc=$?" | tee -a "$OUT/summary.txt"
+  grep -E "worst|FAIL|passed|SKIP" "$OUT/parity.log" | head -40 | tee -a "$OUT/summary.txt"
+fi
+if [[ $what == *golden* ]] && [ -f .golden/manifest.json ]; then
+  log "golden, backend=cuda"
+  QMETRIC_GOLDEN_DIR=$PWD/.golden QMETRIC_GOLDEN_CACHE=/tmp/gc QMETRIC_GOLDEN_EXTRA="backend=cuda" \
+    QMETRIC_GOLDEN_FEATURES=${GOLDEN_FEATURES:-} ./build-gpu/tests/check/golden >"$OUT/golden-cuda.log" 2>&1
+  echo "golden cuda rc=$?" | tee -a "$OUT/summary.txt"
+  tail -25 "$OUT/golden-cuda.log" | tee -a "$OUT/summary.txt"
+fi
+if [[ $what == *pipeline* ]]; then
+  log "pipeline: nvh264dec on both pads (CUDA memory) vs system memory"
+  gst-launch-1.0 -q videotestsrc num-buffers=120 pattern=ball ! video/x-raw,width=1920,height=1080,framerate=30/1 ! \
+    x264enc bitrate=4000 speed-preset=veryfast ! video/x-h264,profile=high ! h264parse ! mp4mux ! filesink location=/tmp/d.mp4
+  gst-launch-1.0 -q videotestsrc num-buffers=120 pattern=ball ! video/x-raw,width=1920,height=1080,framerate=30/1 ! \
+    x264enc bitrate=40000 speed-preset=veryfast ! video/x-h264,profile=high ! h264parse ! mp4mux ! filesink location=/tmp/r.mp4
+  for mem in cuda system; do
+    if [ $mem = cuda ]; then conv="video/x-raw(memory:CUDAMemory)"; else conv="cudadownload ! video/x-raw"; fi
+    /usr/bin/time -f "%e s" -o "$OUT/time-$mem.txt" gst-launch-1.0 -m \
+      qmetric name=q metrics=${PIPE_METRICS:-psnr} backend=cuda log-location=$OUT/pipe-$mem.json ! fakesink \
+      filesrc location=/tmp/r.mp4 ! qtdemux ! h264parse ! nvh264dec ! $conv ! q.ref_sink \
+      filesrc location=/tmp/d.mp4 ! qtdemux ! h264parse ! nvh264dec ! $conv ! q.dist_sink >"$OUT/pipe-$mem.log" 2>&1
+    echo "$mem memory: rc=$? $(cat $OUT/time-$mem.txt) $(grep -c 'qmetric, index' $OUT/pipe-$mem.log) scored frames" | tee -a "$OUT/summary.txt"
+    grep -E "ERROR|WARN" "$OUT/pipe-$mem.log" | head -5
+  done
+  python3 - "$OUT/pipe-cuda.json" "$OUT/pipe-system.json" <<'PY' | tee -a "$OUT/summary.txt"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+d = max(abs(x["metrics"][k] - y["metrics"][k]) for x, y in zip(a["frames"], b["frames"]) for k in x["metrics"])
+print("cuda-memory vs system-memory scores: %d vs %d frames, max abs diff %.3g" % (len(a["frames"]), len(b["frames"]), d))
+PY
+fi
+if [[ $what == *bench* ]] && [ -x build-gpu/bench/qmetric-bench ]; then
+  log bench
+  ./build-gpu/bench/qmetric-bench --json "$OUT/bench.json" ${BENCH_ARGS:-} 2>&1 | tee "$OUT/bench.txt" | tail -40
+fi
+log done
