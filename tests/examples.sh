@@ -2,6 +2,9 @@
 # Run the example pipelines on short inputs so that they cannot rot.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+for e in x264enc avdec_h264 mp4mux y4menc videobalance; do
+  gst-inspect-1.0 "$e" >/dev/null 2>&1 || { echo "SKIP: GStreamer element $e is not installed"; exit 77; }
+done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp"

@@ -30,16 +30,16 @@ if [[ $what == *parity* ]]; then
 fi
 if [[ $what == *golden* ]] && [ -f .golden/manifest.json ]; then
   log "golden, backend=cuda"
-  QMETRIC_GOLDEN_DIR=$PWD/.golden QMETRIC_GOLDEN_CACHE=/tmp/gc QMETRIC_GOLDEN_EXTRA="backend=cuda" \
+  QMETRIC_GOLDEN_DIR=$PWD/.golden QMETRIC_GOLDEN_CACHE=/tmp/gc QMETRIC_GOLDEN_EXTRA="backend=cuda ${GOLDEN_EXTRA:-}" \
     QMETRIC_GOLDEN_FEATURES=${GOLDEN_FEATURES:-} ./build-gpu/tests/check/golden >"$OUT/golden-cuda.log" 2>&1
   echo "golden cuda rc=$?" | tee -a "$OUT/summary.txt"
   tail -25 "$OUT/golden-cuda.log" | tee -a "$OUT/summary.txt"
 fi
 if [[ $what == *pipeline* ]]; then
   log "pipeline: nvh264dec on both pads (CUDA memory) vs system memory"
-  gst-launch-1.0 -q videotestsrc num-buffers=120 pattern=ball ! video/x-raw,width=1920,height=1080,framerate=30/1 ! \
-    x264enc bitrate=4000 speed-preset=veryfast ! video/x-h264,profile=high ! h264parse ! mp4mux ! filesink location=/tmp/d.mp4
-  gst-launch-1.0 -q videotestsrc num-buffers=120 pattern=ball ! video/x-raw,width=1920,height=1080,framerate=30/1 ! \
+  gst-launch-1.0 -q videotestsrc num-buffers=120 pattern=zone-plate kx2=20 ky2=20 kt=1 ! video/x-raw,width=1920,height=1080,framerate=30/1 ! \
+    x264enc bitrate=1500 speed-preset=veryfast ! video/x-h264,profile=high ! h264parse ! mp4mux ! filesink location=/tmp/d.mp4
+  gst-launch-1.0 -q videotestsrc num-buffers=120 pattern=zone-plate kx2=20 ky2=20 kt=1 ! video/x-raw,width=1920,height=1080,framerate=30/1 ! \
     x264enc bitrate=40000 speed-preset=veryfast ! video/x-h264,profile=high ! h264parse ! mp4mux ! filesink location=/tmp/r.mp4
   for mem in cuda system; do
     if [ $mem = cuda ]; then conv="video/x-raw(memory:CUDAMemory)"; else conv="cudadownload ! video/x-raw"; fi
