@@ -702,6 +702,10 @@ static int open_gpu(QmEngine *e)
     }
     qm_engine_log(e, QM_LOG_INFO, "CUDA backend on %s: %u of %d metric "
                   "instances on the GPU", qm_gpu_device_name(e->gpu), n, e->ninst);
+    for (int i = 0; i < e->ninst; i++)
+        if (!e->inst[i].gpu)
+            qm_engine_log(e, e->s.backend == QM_BACKEND_CUDA ? QM_LOG_WARNING : QM_LOG_INFO,
+                          "%s has no CUDA twin: it runs on the CPU", e->inst[i].d->name);
     return 0;
 }
 

@@ -165,6 +165,9 @@ const char *const *qm_metric_names(void);
 const char *qm_metric_describe(const char *name);
 /** Whether the CUDA backend was compiled in. */
 bool qm_have_cuda(void);
+/** Whether metric `name` has a CUDA twin in this build ("vmaf": all of the
+ *  model's inputs have one). */
+bool qm_metric_has_cuda(const char *name);
 
 /* ---- pooling (libvmaf's definitions) ---- */
 

@@ -86,6 +86,19 @@ const char *qm_metric_describe(const char *name)
     return d ? d->description : NULL;
 }
 
+bool qm_metric_has_cuda(const char *name)
+{
+    if (!strcmp(name, "vmaf")) {
+        static const char *const inputs[] = { "vif", "adm", "motion" };
+        for (int i = 0; i < 3; i++)
+            if (!qm_metric_has_cuda(inputs[i]))
+                return false;
+        return true;
+    }
+    const QmMetricDesc *d = qm_metric_find(name);
+    return d && d->cuda;
+}
+
 char *qm_feature_key(const QmMetricDesc *d, unsigned f, const QmOptValues *o)
 {
     char buf[256];
