@@ -211,7 +211,8 @@ static void check_sequence(int nframes, int threads)
     int got = 0;
     QmResult res;
     for (int i = 0; i < nframes; i++) {
-        QmPicture p = { w, h, 8, QM_CHROMA_400, { pics + i * w * h }, { w } };
+        QmPicture p = { .w = w, .h = h, .bpc = 8, .chroma = QM_CHROMA_400,
+                        .data = { pics + i * w * h }, .stride = { w } };
         CHECK(qm_engine_submit(e, &p, &p, NULL) == 0, "submit %d", i);
         while (qm_engine_receive(e, &res, false) == 0) {
             got_s[got] = res.value[fs];
