@@ -343,6 +343,12 @@ static int build_features(QmEngine *e)
             !name_in_list(list, d->name))
             continue;  /* "all" on GRAY input: skip what needs chroma */
         if (e->s.w < d->min_w || e->s.h < d->min_h) {
+            if (!name_in_list(list, d->name)) {
+                /* "all" on a small picture: what cannot run is left out */
+                qm_engine_log(e, QM_LOG_INFO, "%s left out: it needs at least "
+                              "%dx%d pictures", d->name, d->min_w, d->min_h);
+                continue;
+            }
             set_error(e, "metric %s needs at least %dx%d pictures, got %dx%d",
                       d->name, d->min_w, d->min_h, e->s.w, e->s.h);
             return QM_ENOTSUP;
