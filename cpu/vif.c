@@ -27,6 +27,21 @@
 #include "metric.h"
 #include "vif.h"
 
+/* Function multi-versioning of the two integer stages: GCC compiles the same
+ * C again for AVX2 and AVX-512 and the loader picks the widest the CPU has
+ * (ifunc), so the filter loops get wide vectors while the default build
+ * stays baseline x86-64.  Only integer arithmetic is cloned: the floating-
+ * point VIF terms (stat_terms) are kept out of line in the baseline build,
+ * so that no FMA contraction can change their rounding.  Define
+ * QM_NO_TARGET_CLONES to build the baseline version only. */
+#if defined(__x86_64__) && defined(__ELF__) && defined(__GNUC__) && \
+    !defined(__clang__) && __GNUC__ >= 11 && !defined(QM_NO_TARGET_CLONES)
+#define VIF_TARGET_CLONES \
+    __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+#else
+#define VIF_TARGET_CLONES
+#endif
+
 /* libvmaf integer_vif.h: vif_filter1d_table / vif_filter1d_width.  Q16
  * integer approximations of Gaussians (each row sums to 65536), used at
  * scale s for the statistics and at scale s + 1 for the low-pass before
@@ -50,7 +65,9 @@ static const uint16_t vif_filter[QM_VIF_SCALES][17] = {
  * same way.  Its padding copies are sequential, so a pad wider than the
  * picture reflects again at the far edge: the extension is periodic with
  * period 2 (n - 1).  With the minimum size (16 x 16, see below) one
- * reflection always suffices, but the general rule costs nothing. */
+ * reflection always suffices, but the general rule costs nothing.  (With
+ * n = 1 the reference reads samples left over from earlier work, which is
+ * why that size is refused.) */
 static int mirror(int i, int n)
 {
     if (n < 2)
@@ -84,7 +101,7 @@ typedef struct VifRows {
 
 static size_t row_cap(int w)
 {
-    /* round up to 16 entries so that every array stays 64-byte aligned */
+    /* whole multiples of 16 entries: every array starts 32-byte aligned */
     return ((size_t)w + 2 * QM_VIF_MAX_HALF + 15) & ~(size_t)15;
 }
 
@@ -113,7 +130,9 @@ static VifRows scratch_rows(void *scratch, int w)
 
 /* ---- log2 ----
  * libvmaf integer_vif.c log_generate(): table[i] = round(2048 log2f(i)) for
- * i in 32767 .. 65535 (log2 in Q11, computed in float). */
+ * i in 32767 .. 65535 (log2 in Q11, computed in float).  For every one of
+ * these i, round(2048 log2((double)i)) gives the same entry, so the table
+ * does not depend on the C library's log2f accuracy. */
 void qm_vif_log2_table(uint16_t tab[QM_VIF_LOG2_TABLE_SIZE])
 {
     memset(tab, 0, QM_VIF_LOG2_TABLE_SIZE * sizeof(*tab));
@@ -257,8 +276,8 @@ stat_horizontal(const VifRows *in, const uint16_t *f, const int taps, int w)
  * (eps = 65536e-10 in g's denominator; sv^2 truncated to an integer and
  * clamped at 0; g capped at the enhancement gain limit after sv^2 is
  * formed; g^2 sigma1^2 truncated to an integer). */
-static void stat_terms(const VifRows *in, int w, const QmVifParams *p,
-                       QmVifAccum *acc)
+static __attribute__((noinline)) void
+stat_terms(const VifRows *in, int w, const QmVifParams *p, QmVifAccum *acc)
 {
     const uint16_t *tab = p->log2_tab;
     const double egl = p->enhn_gain_limit;
@@ -327,6 +346,7 @@ stat_scale(const void *ref, ptrdiff_t ref_stride, const void *dis,
     }
 }
 
+VIF_TARGET_CLONES
 void qm_vif_stat_cpu(const void *ref, ptrdiff_t ref_stride, const void *dis,
                      ptrdiff_t dis_stride, int w, int h, int in_bits,
                      int scale, const QmVifParams *p, void *scratch,
@@ -418,6 +438,7 @@ decimate_scale(const void *ref, ptrdiff_t ref_stride, const void *dis,
     }
 }
 
+VIF_TARGET_CLONES
 void qm_vif_decimate_cpu(const void *ref, ptrdiff_t ref_stride,
                          const void *dis, ptrdiff_t dis_stride, int w, int h,
                          int in_bits, int scale, uint16_t *ref_out,
