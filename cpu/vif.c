@@ -1,0 +1,608 @@
+/* gst-qmetric: VIF, reproducing libvmaf 3.2.0's integer "vif" feature
+ * extractor (src/feature/integer_vif.c, integer_vif.h) bit for bit.
+ *
+ * VIF (Sheikh & Bovik) compares, at four scales, the information the
+ * distorted picture keeps about the reference under a Gaussian-scale-mixture
+ * model: with local variances sigma1^2 (ref), sigma2^2 (dis), covariance
+ * sigma12, gain g = sigma12 / sigma1^2 and residual sv^2 = sigma2^2 -
+ * g sigma12, a scale scores
+ *
+ *   sum log2(1 + g^2 sigma1^2 / (sv^2 + sigma_n^2))
+ *   -----------------------------------------------,   sigma_n^2 = 2,
+ *   sum log2(1 + sigma1^2 / sigma_n^2)
+ *
+ * where pixels with sigma1^2 < sigma_n^2 (flat ref) count 1 - 4 sigma2^2 /
+ * 255^2 in the numerator and 1 in the denominator.  libvmaf evaluates this
+ * in fixed point: integer filters, variances in Q16 of 8-bit-normalised
+ * sample units, and log2 from a 16-bit lookup table.  Every rounding below
+ * is the reference's; the comments say where each constant comes from.
+ *
+ * Stages (see vif.h): stat (one scale's integer sums), decimate (low-pass
+ * + 2:1), and the host-side score.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "metric.h"
+#include "vif.h"
+
+/* Function multi-versioning of the two integer stages: GCC compiles the same
+ * C again for AVX2 and AVX-512 and the loader picks the widest the CPU has
+ * (ifunc), so the filter loops get wide vectors while the default build
+ * stays baseline x86-64.  Only integer arithmetic is cloned: the floating-
+ * point VIF terms (stat_terms) are kept out of line in the baseline build,
+ * so that no FMA contraction can change their rounding.  Define
+ * QM_NO_TARGET_CLONES to build the baseline version only. */
+#if defined(__x86_64__) && defined(__ELF__) && defined(__GNUC__) && \
+    !defined(__clang__) && __GNUC__ >= 11 && !defined(QM_NO_TARGET_CLONES)
+#define VIF_TARGET_CLONES \
+    __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+#else
+#define VIF_TARGET_CLONES
+#endif
+
+/* libvmaf integer_vif.h: vif_filter1d_table / vif_filter1d_width.  Q16
+ * integer approximations of Gaussians (each row sums to 65536), used at
+ * scale s for the statistics and at scale s + 1 for the low-pass before
+ * decimating from scale s. */
+static const int vif_taps[QM_VIF_SCALES] = { 17, 9, 5, 3 };
+static const uint16_t vif_filter[QM_VIF_SCALES][17] = {
+    { 489, 935, 1640, 2640, 3896, 5274, 6547, 7455, 7784,
+      7455, 6547, 5274, 3896, 2640, 1640, 935, 489 },
+    { 1244, 3663, 7925, 12590, 14692, 12590, 7925, 3663, 1244 },
+    { 3571, 16004, 26386, 16004, 3571 },
+    { 10904, 43728, 10904 },
+};
+
+/* libvmaf integer_vif.c: sigma_nsq = 65536 << 1, the noise variance 2.0
+ * (as in the float VIF) in the Q16 variance unit. */
+#define VIF_SIGMA_NSQ (2 << 16)
+
+/* ---- borders ----
+ * libvmaf pads each scale's picture with mirrored rows (row -k is row k,
+ * row h-1+k is row h-1-k) and each filtered row with mirrored columns the
+ * same way.  Its padding copies are sequential, so a pad wider than the
+ * picture reflects again at the far edge: the extension is periodic with
+ * period 2 (n - 1).  With the minimum size (16 x 16, see below) one
+ * reflection always suffices, but the general rule costs nothing.  (With
+ * n = 1 the reference reads samples left over from earlier work, which is
+ * why that size is refused.) */
+static int mirror(int i, int n)
+{
+    if (n < 2)
+        return 0;
+    const int period = 2 * (n - 1);
+    i = abs(i) % period;
+    return i < n ? i : period - i;
+}
+
+/* Extend a filtered row of n samples by `half` mirrored samples each side. */
+#define DEFINE_PAD_ROW(NAME, T)                                            \
+    static inline void NAME(T *row, int n, int half)                       \
+    {                                                                      \
+        for (int k = 1; k <= half; k++) {                                  \
+            row[-k] = row[mirror(-k, n)];                                  \
+            row[n - 1 + k] = row[mirror(n - 1 + k, n)];                    \
+        }                                                                  \
+    }
+DEFINE_PAD_ROW(pad_row16, uint16_t)
+DEFINE_PAD_ROW(pad_row32, uint32_t)
+
+/* ---- scratch ----
+ * One filtered row of each of the five moments (mean ref, mean dis, ref^2,
+ * dis^2, ref*dis) with QM_VIF_MAX_HALF samples of border each side, and the
+ * three second-order statistics of the row. */
+typedef struct VifRows {
+    uint16_t *mu1, *mu2;      /* vertical means, 8-bit-normalised x 2^8 */
+    uint32_t *xx, *yy, *xy;   /* vertical second moments, Q16 */
+    int32_t *s11, *s22, *s12; /* sigma1^2, sigma2^2, sigma12, Q16 */
+} VifRows;
+
+static size_t row_cap(int w)
+{
+    /* whole multiples of 16 entries: every array starts 32-byte aligned */
+    return ((size_t)w + 2 * QM_VIF_MAX_HALF + 15) & ~(size_t)15;
+}
+
+size_t qm_vif_scratch_size(int w)
+{
+    const size_t n = row_cap(w);
+    return n * (2 * sizeof(uint16_t) + 3 * sizeof(uint32_t) +
+                3 * sizeof(int32_t)) + 64;
+}
+
+static VifRows scratch_rows(void *scratch, int w)
+{
+    const size_t n = row_cap(w);
+    uint8_t *p = (uint8_t *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
+    VifRows r;
+    r.xx = (uint32_t *)p + QM_VIF_MAX_HALF; p += n * sizeof(uint32_t);
+    r.yy = (uint32_t *)p + QM_VIF_MAX_HALF; p += n * sizeof(uint32_t);
+    r.xy = (uint32_t *)p + QM_VIF_MAX_HALF; p += n * sizeof(uint32_t);
+    r.s11 = (int32_t *)p; p += n * sizeof(int32_t);
+    r.s22 = (int32_t *)p; p += n * sizeof(int32_t);
+    r.s12 = (int32_t *)p; p += n * sizeof(int32_t);
+    r.mu1 = (uint16_t *)p + QM_VIF_MAX_HALF; p += n * sizeof(uint16_t);
+    r.mu2 = (uint16_t *)p + QM_VIF_MAX_HALF;
+    return r;
+}
+
+/* ---- log2 ----
+ * libvmaf integer_vif.c log_generate(): table[i] = round(2048 log2f(i)) for
+ * i in 32767 .. 65535 (log2 in Q11, computed in float).  For every one of
+ * these i, round(2048 log2((double)i)) gives the same entry, so the table
+ * does not depend on the C library's log2f accuracy. */
+void qm_vif_log2_table(uint16_t tab[QM_VIF_LOG2_TABLE_SIZE])
+{
+    memset(tab, 0, QM_VIF_LOG2_TABLE_SIZE * sizeof(*tab));
+    for (unsigned i = 32767; i < QM_VIF_LOG2_TABLE_SIZE; i++)
+        tab[i] = (uint16_t)round(log2f((float)i) * 2048);
+}
+
+/* libvmaf integer_vif.h log2_32 / log2_64: 2048 log2(x) from the 16 most
+ * significant bits of x (the rest truncated), for x >= 2^17 (so that at
+ * least one bit is shifted out and the index lands in 32768 .. 65535). */
+static inline int32_t log2_q11_32(const uint16_t *tab, uint32_t x)
+{
+    const int k = 16 - __builtin_clz(x);
+    return tab[x >> k] + 2048 * k;
+}
+
+static inline int32_t log2_q11_64(const uint16_t *tab, uint64_t x)
+{
+    const int k = 48 - __builtin_clzll(x);
+    return tab[x >> k] + 2048 * k;
+}
+
+/* ---- stage 1: statistics of one scale ---- */
+
+/* Sums of filter x 32-bit value, kept in 32-bit lanes.
+ * The reference accumulates f * v for v up to 2^32 in 64 bits.  Since every
+ * filter sums to 65536, the sums of f * (v mod 2^16) and of f * (v >> 16)
+ * each stay below 2^32, so they are accumulated separately (16 x 16-bit
+ * products, which vectorise on any SIMD) and joined once per sample:
+ *   (sum f v + rnd) >> sh = (hi << (16 - sh)) + ((lo + rnd) >> sh)
+ * exactly for 0 <= sh <= 16 and rnd < 2^15, modulo 2^32 like the
+ * reference's final cast to uint32_t. */
+static inline uint32_t join_q16(uint32_t lo, uint32_t hi, int sh, uint32_t rnd)
+{
+    return (hi << (16 - sh)) + ((lo + rnd) >> sh);
+}
+
+/* Vertical pass of the statistics for one output row: the five moments of
+ * the `taps` rows around it, for every column.  Per sample type only the
+ * types change: PIX the sample and PROD a product of two samples (16 bits
+ * for 8-bit samples, whose squares' high halves then vanish at compile
+ * time).  Shifts (libvmaf vif_statistic_8/16): means >> in_bits with
+ * rounding, second moments >> 2 (in_bits - 8) with rounding (no shift at 8
+ * bits), which puts every depth in the same 8-bit-normalised units. */
+#define DEFINE_STAT_VERTICAL(NAME, PIX, PROD)                                   \
+    static inline __attribute__((always_inline)) void NAME(                     \
+        const uint8_t *const *rrow, const uint8_t *const *drow,                 \
+        const uint16_t *f, const int taps, int w, int in_bits, VifRows *o)      \
+    {                                                                           \
+        const int sh_mu = in_bits, sh_sq = 2 * (in_bits - 8);                   \
+        const uint32_t rnd_mu = 1u << (sh_mu - 1);                              \
+        const uint32_t rnd_sq = sh_sq ? 1u << (sh_sq - 1) : 0;                  \
+        const PIX *r[17], *d[17];                                               \
+        for (int k = 0; k < taps; k++) {                                        \
+            r[k] = (const PIX *)rrow[k];                                        \
+            d[k] = (const PIX *)drow[k];                                        \
+        }                                                                       \
+        uint16_t *restrict mu1 = o->mu1, *restrict mu2 = o->mu2;                \
+        uint32_t *restrict xx = o->xx, *restrict yy = o->yy;                    \
+        uint32_t *restrict xy = o->xy;                                          \
+        _Pragma("GCC ivdep")                                                    \
+        for (int j = 0; j < w; j++) {                                           \
+            uint32_t a1 = 0, a2 = 0;                                            \
+            uint32_t xxl = 0, xxh = 0, yyl = 0, yyh = 0, xyl = 0, xyh = 0;      \
+            _Pragma("GCC unroll 17")                                            \
+            for (int k = 0; k < taps; k++) {                                    \
+                const uint32_t fk = f[k];                                       \
+                const PROD x = r[k][j], y = d[k][j];                            \
+                const PROD pxx = (PROD)(x * x), pyy = (PROD)(y * y);            \
+                const PROD pxy = (PROD)(x * y);                                 \
+                a1 += fk * x;                                                   \
+                a2 += fk * y;                                                   \
+                xxl += fk * (uint16_t)pxx;                                      \
+                xxh += fk * (uint16_t)(pxx >> 16);                              \
+                yyl += fk * (uint16_t)pyy;                                      \
+                yyh += fk * (uint16_t)(pyy >> 16);                              \
+                xyl += fk * (uint16_t)pxy;                                      \
+                xyh += fk * (uint16_t)(pxy >> 16);                              \
+            }                                                                   \
+            mu1[j] = (uint16_t)((a1 + rnd_mu) >> sh_mu);                        \
+            mu2[j] = (uint16_t)((a2 + rnd_mu) >> sh_mu);                        \
+            xx[j] = join_q16(xxl, xxh, sh_sq, rnd_sq);                          \
+            yy[j] = join_q16(yyl, yyh, sh_sq, rnd_sq);                          \
+            xy[j] = join_q16(xyl, xyh, sh_sq, rnd_sq);                          \
+        }                                                                       \
+    }
+DEFINE_STAT_VERTICAL(stat_vertical8, uint8_t, uint16_t)
+DEFINE_STAT_VERTICAL(stat_vertical16, uint16_t, uint32_t)
+
+/* Horizontal pass: filter the (mirror-padded) moment rows and form the
+ * local statistics.  The horizontal mean stays unshifted (Q24 of the
+ * normalised sample); its square is brought to Q16 by >> 32 with rounding,
+ * the filtered second moments by >> 16 with rounding (libvmaf
+ * vif_statistic_*: mu*_sq_val, xx/yy/xy_filt_val).  Differences are taken
+ * modulo 2^32 and read as signed, and sigma2^2 is clamped at 0, as there. */
+static inline __attribute__((always_inline)) void
+stat_horizontal(const VifRows *in, const uint16_t *f, const int taps, int w)
+{
+    const int half = taps / 2;
+    const uint16_t *restrict m1 = in->mu1 - half, *restrict m2 = in->mu2 - half;
+    const uint32_t *restrict xx = in->xx - half, *restrict yy = in->yy - half;
+    const uint32_t *restrict xy = in->xy - half;
+    int32_t *restrict s11 = in->s11, *restrict s22 = in->s22;
+    int32_t *restrict s12 = in->s12;
+    _Pragma("GCC ivdep")
+    for (int j = 0; j < w; j++) {
+        uint32_t a1 = 0, a2 = 0;
+        uint32_t xxl = 0, xxh = 0, yyl = 0, yyh = 0, xyl = 0, xyh = 0;
+        _Pragma("GCC unroll 17")
+        for (int k = 0; k < taps; k++) {
+            const uint32_t fk = f[k];
+            a1 += fk * m1[j + k];
+            a2 += fk * m2[j + k];
+            xxl += fk * (uint16_t)xx[j + k];
+            xxh += fk * (uint16_t)(xx[j + k] >> 16);
+            yyl += fk * (uint16_t)yy[j + k];
+            yyh += fk * (uint16_t)(yy[j + k] >> 16);
+            xyl += fk * (uint16_t)xy[j + k];
+            xyh += fk * (uint16_t)(xy[j + k] >> 16);
+        }
+        const uint32_t mu1_sq = (uint32_t)(((uint64_t)a1 * a1 + 0x80000000u) >> 32);
+        const uint32_t mu2_sq = (uint32_t)(((uint64_t)a2 * a2 + 0x80000000u) >> 32);
+        const uint32_t mu12 = (uint32_t)(((uint64_t)a1 * a2 + 0x80000000u) >> 32);
+        const uint32_t fxx = join_q16(xxl, xxh, 16, 0x8000);
+        const uint32_t fyy = join_q16(yyl, yyh, 16, 0x8000);
+        const uint32_t fxy = join_q16(xyl, xyh, 16, 0x8000);
+        const int32_t v2 = (int32_t)(fyy - mu2_sq);
+        s11[j] = (int32_t)(fxx - mu1_sq);
+        s22[j] = v2 > 0 ? v2 : 0;
+        s12[j] = (int32_t)(fxy - mu12);
+    }
+}
+
+/* The per-pixel VIF terms of one row, summed (libvmaf vif_statistic_*,
+ * the part after the filters).  In Q11 log2 units:
+ *   den term: log2(sigma_n^2 + sigma1^2) - 17, i.e. log2(1 + sigma1^2/2)
+ *             with 2^17 = sigma_n^2 in Q16;
+ *   num term: log2(sv^2 + sigma_n^2 + g^2 sigma1^2) - log2(sv^2 + sigma_n^2),
+ *             only where sigma12 > 0 and sigma2^2 > 0.
+ * g and sv^2 are evaluated in double exactly as the reference writes them
+ * (eps = 65536e-10 in g's denominator; sv^2 truncated to an integer and
+ * clamped at 0; g capped at the enhancement gain limit after sv^2 is
+ * formed; g^2 sigma1^2 truncated to an integer). */
+static __attribute__((noinline)) void
+stat_terms(const VifRows *in, int w, const QmVifParams *p, QmVifAccum *acc)
+{
+    const uint16_t *tab = p->log2_tab;
+    const double egl = p->enhn_gain_limit;
+    const double eps = 65536 * 1.0e-10;
+    int64_t num_log = 0, den_log = 0, num_non_log = 0, den_non_log = 0;
+    for (int j = 0; j < w; j++) {
+        const int32_t s11 = in->s11[j], s22 = in->s22[j], s12 = in->s12[j];
+        if (s11 < VIF_SIGMA_NSQ) {
+            num_non_log += s22;
+            den_non_log++;
+            continue;
+        }
+        den_log += log2_q11_32(tab, (uint32_t)s11 + VIF_SIGMA_NSQ) - 2048 * 17;
+        if (s12 <= 0 || s22 <= 0)
+            continue;
+        double g = s12 / (s11 + eps);
+        /* (int32_t) of the difference, then max(., 0): any difference
+         * below 1 (the reference's int conversion of a huge negative
+         * value included) gives 0. */
+        const double sv = s22 - g * s12;
+        const uint32_t sv_sq = sv >= 1.0 ? (uint32_t)(int32_t)sv : 0;
+        g = g < egl ? g : egl;
+        const uint32_t numer1 = sv_sq + VIF_SIGMA_NSQ;
+        const int64_t numer2 = (int64_t)(g * g * s11) + numer1;
+        num_log += log2_q11_64(tab, (uint64_t)numer2) -
+                   log2_q11_64(tab, numer1);
+    }
+    acc->num_log += num_log;
+    acc->den_log += den_log;
+    acc->num_non_log += num_non_log;
+    acc->den_non_log += den_non_log;
+}
+
+/* Pointers to the `taps` rows centred on row i, mirrored at the edges. */
+static void window_rows(const uint8_t **rows, const void *base,
+                        ptrdiff_t stride, int i, int h, int taps)
+{
+    const int half = taps / 2;
+    for (int k = 0; k < taps; k++)
+        rows[k] = (const uint8_t *)base + (ptrdiff_t)mirror(i - half + k, h) * stride;
+}
+
+static inline __attribute__((always_inline)) void
+stat_scale(const void *ref, ptrdiff_t ref_stride, const void *dis,
+           ptrdiff_t dis_stride, int w, int h, int in_bits, const int scale,
+           const QmVifParams *p, void *scratch, QmVifAccum *acc)
+{
+    const int taps = vif_taps[scale], half = taps / 2;
+    const uint16_t *f = vif_filter[scale];
+    VifRows rows = scratch_rows(scratch, w);
+    const uint8_t *rr[17], *dr[17];
+    for (int i = 0; i < h; i++) {
+        window_rows(rr, ref, ref_stride, i, h, taps);
+        window_rows(dr, dis, dis_stride, i, h, taps);
+        if (in_bits == 8)
+            stat_vertical8(rr, dr, f, taps, w, in_bits, &rows);
+        else
+            stat_vertical16(rr, dr, f, taps, w, in_bits, &rows);
+        pad_row16(rows.mu1, w, half);
+        pad_row16(rows.mu2, w, half);
+        pad_row32(rows.xx, w, half);
+        pad_row32(rows.yy, w, half);
+        pad_row32(rows.xy, w, half);
+        stat_horizontal(&rows, f, taps, w);
+        stat_terms(&rows, w, p, acc);
+    }
+}
+
+VIF_TARGET_CLONES
+void qm_vif_stat_cpu(const void *ref, ptrdiff_t ref_stride, const void *dis,
+                     ptrdiff_t dis_stride, int w, int h, int in_bits,
+                     int scale, const QmVifParams *p, void *scratch,
+                     QmVifAccum *acc)
+{
+#define STAT(S) stat_scale(ref, ref_stride, dis, dis_stride, w, h, in_bits, \
+                           S, p, scratch, acc)
+    /* one instance per filter length, so the tap loops are unrolled */
+    switch (scale) {
+    case 0: STAT(0); break;
+    case 1: STAT(1); break;
+    case 2: STAT(2); break;
+    default: STAT(3); break;
+    }
+#undef STAT
+}
+
+/* ---- stage 2: low-pass and decimation ----
+ * libvmaf subsample_rd_8 / subsample_rd_16 filter the whole picture with the
+ * next scale's filter (vertical: >> in_bits with rounding, i.e. >> bpc from
+ * scale 0 and >> 16 from the 16-bit intermediate scales; horizontal: >> 16
+ * with rounding) and keep samples (2i, 2j) (decimate_and_pad).  Only those
+ * samples are computed here: the vertical pass on even rows, the
+ * horizontal one at even columns. */
+#define DEFINE_DEC_VERTICAL(NAME, PIX)                                        \
+    static inline __attribute__((always_inline)) void NAME(                   \
+        const uint8_t *const *rrow, const uint8_t *const *drow,               \
+        const uint16_t *f, const int taps, int w, int in_bits,                \
+        uint16_t *restrict o1, uint16_t *restrict o2)                         \
+    {                                                                         \
+        const uint32_t rnd = 1u << (in_bits - 1);                             \
+        const PIX *r[17], *d[17];                                             \
+        for (int k = 0; k < taps; k++) {                                      \
+            r[k] = (const PIX *)rrow[k];                                      \
+            d[k] = (const PIX *)drow[k];                                      \
+        }                                                                     \
+        _Pragma("GCC ivdep")                                                  \
+        for (int j = 0; j < w; j++) {                                         \
+            uint32_t a1 = 0, a2 = 0;                                          \
+            _Pragma("GCC unroll 17")                                          \
+            for (int k = 0; k < taps; k++) {                                  \
+                a1 += (uint32_t)f[k] * r[k][j];                               \
+                a2 += (uint32_t)f[k] * d[k][j];                               \
+            }                                                                 \
+            o1[j] = (uint16_t)((a1 + rnd) >> in_bits);                        \
+            o2[j] = (uint16_t)((a2 + rnd) >> in_bits);                        \
+        }                                                                     \
+    }
+DEFINE_DEC_VERTICAL(dec_vertical8, uint8_t)
+DEFINE_DEC_VERTICAL(dec_vertical16, uint16_t)
+
+static inline __attribute__((always_inline)) void
+dec_horizontal(const uint16_t *v, const uint16_t *f, const int taps, int wo,
+               uint16_t *restrict out)
+{
+    const uint16_t *restrict src = v - taps / 2;
+    for (int j = 0; j < wo; j++) {
+        uint32_t a = 0;
+        _Pragma("GCC unroll 17")
+        for (int k = 0; k < taps; k++)
+            a += (uint32_t)f[k] * src[2 * j + k];
+        out[j] = (uint16_t)((a + 0x8000) >> 16);
+    }
+}
+
+static inline __attribute__((always_inline)) void
+decimate_scale(const void *ref, ptrdiff_t ref_stride, const void *dis,
+               ptrdiff_t dis_stride, int w, int h, int in_bits,
+               const int fscale, uint16_t *ref_out, uint16_t *dis_out,
+               ptrdiff_t out_stride, void *scratch)
+{
+    const int taps = vif_taps[fscale], half = taps / 2;
+    const uint16_t *f = vif_filter[fscale];
+    VifRows rows = scratch_rows(scratch, w);
+    const uint8_t *rr[17], *dr[17];
+    for (int i = 0; i < h / 2; i++) {
+        window_rows(rr, ref, ref_stride, 2 * i, h, taps);
+        window_rows(dr, dis, dis_stride, 2 * i, h, taps);
+        if (in_bits == 8)
+            dec_vertical8(rr, dr, f, taps, w, in_bits, rows.mu1, rows.mu2);
+        else
+            dec_vertical16(rr, dr, f, taps, w, in_bits, rows.mu1, rows.mu2);
+        pad_row16(rows.mu1, w, half);
+        pad_row16(rows.mu2, w, half);
+        dec_horizontal(rows.mu1, f, taps, w / 2,
+                       (uint16_t *)((uint8_t *)ref_out + i * out_stride));
+        dec_horizontal(rows.mu2, f, taps, w / 2,
+                       (uint16_t *)((uint8_t *)dis_out + i * out_stride));
+    }
+}
+
+VIF_TARGET_CLONES
+void qm_vif_decimate_cpu(const void *ref, ptrdiff_t ref_stride,
+                         const void *dis, ptrdiff_t dis_stride, int w, int h,
+                         int in_bits, int scale, uint16_t *ref_out,
+                         uint16_t *dis_out, ptrdiff_t out_stride, void *scratch)
+{
+#define DEC(S) decimate_scale(ref, ref_stride, dis, dis_stride, w, h, in_bits, \
+                              S, ref_out, dis_out, out_stride, scratch)
+    /* the low-pass before scale s + 1 is scale s + 1's filter */
+    switch (scale) {
+    case 0: DEC(1); break;
+    case 1: DEC(2); break;
+    default: DEC(3); break;
+    }
+#undef DEC
+}
+
+/* ---- stage 3: score of one scale (host) ----
+ * libvmaf vif_statistic_*: the sums are combined in double and stored in
+ * float; extract() then divides the floats (write_scores).  The flat-ref
+ * pixels' numerator term 1 - 4 sigma2^2 / 255^2 (float VIF's sigma_max_inv
+ * = 4 / 255^2) appears as sigma2^2 (Q16) / 16384 / 65025. */
+void qm_vif_num_den(const QmVifAccum *a, float *num, float *den)
+{
+    *num = (float)(a->num_log / 2048.0 +
+                   (a->den_non_log - (a->num_non_log / 16384.0) / 65025.0));
+    *den = (float)(a->den_log / 2048.0 + a->den_non_log);
+}
+
+double qm_vif_scale_score(const QmVifAccum *a)
+{
+    float num, den;
+    qm_vif_num_den(a, &num, &den);
+    return (double)(num / den);
+}
+
+/* ---- the metric ---- */
+
+/* Index of each option in vif_options[] (alphabetical, see metric.h). */
+enum { OPT_EGL = 0, OPT_SKIP_SCALE0 = 1 };
+
+/* Smallest picture: 16 x 16, so that scale 3 (w / 8 x h / 8) is at least
+ * 2 x 2.  On a 1-sample-wide scale libvmaf's mirrored padding reads a
+ * sample it has not written for this picture, so its result is not
+ * defined there. */
+#define VIF_MIN_SIZE 16
+
+typedef struct VifState {
+    int w[QM_VIF_SCALES], h[QM_VIF_SCALES];
+    int bpc;
+    bool skip_scale0;
+    QmVifParams params;
+    uint16_t *log2_tab;
+    /* scales 1..3: decimated ref and dis, tightly packed uint16_t */
+    uint16_t *ref[QM_VIF_SCALES], *dis[QM_VIF_SCALES];
+    void *scratch;
+} VifState;
+
+static void vif_close(void *priv)
+{
+    VifState *s = priv;
+    for (int i = 1; i < QM_VIF_SCALES; i++) {
+        free(s->ref[i]);
+        free(s->dis[i]);
+        s->ref[i] = s->dis[i] = NULL;
+    }
+    free(s->log2_tab);
+    free(s->scratch);
+    s->log2_tab = NULL;
+    s->scratch = NULL;
+}
+
+static int vif_init(void *priv, const QmMetricConfig *cfg)
+{
+    VifState *s = priv;
+    memset(s, 0, sizeof(*s));
+    if (cfg->w < VIF_MIN_SIZE || cfg->h < VIF_MIN_SIZE)
+        return QM_ENOTSUP;
+    if (cfg->bpc < 8 || cfg->bpc > 16)
+        return QM_ENOTSUP;
+    s->bpc = cfg->bpc;
+    s->params.enhn_gain_limit = cfg->opt->v[OPT_EGL];
+    s->skip_scale0 = cfg->opt->v[OPT_SKIP_SCALE0] != 0.0;
+    s->w[0] = cfg->w;
+    s->h[0] = cfg->h;
+    for (int i = 1; i < QM_VIF_SCALES; i++) {
+        s->w[i] = s->w[i - 1] / 2;
+        s->h[i] = s->h[i - 1] / 2;
+    }
+    s->log2_tab = malloc(QM_VIF_LOG2_TABLE_SIZE * sizeof(uint16_t));
+    s->scratch = malloc(qm_vif_scratch_size(cfg->w));
+    int ok = s->log2_tab && s->scratch;
+    for (int i = 1; ok && i < QM_VIF_SCALES; i++) {
+        const size_t n = (size_t)s->w[i] * (size_t)s->h[i];
+        s->ref[i] = malloc(n * sizeof(uint16_t));
+        s->dis[i] = malloc(n * sizeof(uint16_t));
+        ok = s->ref[i] && s->dis[i];
+    }
+    if (!ok) {
+        vif_close(s);
+        return QM_ENOMEM;
+    }
+    qm_vif_log2_table(s->log2_tab);
+    s->params.log2_tab = s->log2_tab;
+    return 0;
+}
+
+static int vif_compute(void *priv, const QmFrame *fr, QmRows *out)
+{
+    VifState *s = priv;
+    const void *ref = fr->ref->data[0], *dis = fr->dist->data[0];
+    ptrdiff_t ref_stride = fr->ref->stride[0], dis_stride = fr->dist->stride[0];
+    int in_bits = s->bpc;
+    for (int sc = 0; sc < QM_VIF_SCALES; sc++) {
+        if (sc > 0) {
+            const ptrdiff_t ostride = (ptrdiff_t)s->w[sc] * (ptrdiff_t)sizeof(uint16_t);
+            qm_vif_decimate_cpu(ref, ref_stride, dis, dis_stride, s->w[sc - 1],
+                                s->h[sc - 1], in_bits, sc - 1, s->ref[sc],
+                                s->dis[sc], ostride, s->scratch);
+            ref = s->ref[sc];
+            dis = s->dis[sc];
+            ref_stride = dis_stride = ostride;
+            in_bits = 16;  /* decimated pictures: normalised sample x 2^8 */
+        }
+        if (sc == 0 && s->skip_scale0) {
+            /* libvmaf vif_skip_scale0: scale 0 is not computed, 0 reported */
+            qm_rows_set(out, 0, 0, 0.0);
+            continue;
+        }
+        QmVifAccum acc = { 0 };
+        qm_vif_stat_cpu(ref, ref_stride, dis, dis_stride, s->w[sc], s->h[sc],
+                        in_bits, sc, &s->params, s->scratch, &acc);
+        qm_rows_set(out, 0, (unsigned)sc, qm_vif_scale_score(&acc));
+    }
+    return 0;
+}
+
+static const char *const vif_features[] = {
+    "integer_vif_scale0", "integer_vif_scale1", "integer_vif_scale2",
+    "integer_vif_scale3", NULL,
+};
+
+static const QmOptionDesc vif_options[] = {
+    /* libvmaf integer_vif.h DEFAULT_VIF_ENHN_GAIN_LIMIT = 100.0, also the
+     * maximum; vmaf_v0.6.1neg sets 1.0 (no enhancement credited) */
+    { "vif_enhn_gain_limit", "egl",
+      "enhancement gain imposed on vif, >= 1.0 (1.0: no gain credited)",
+      100.0, 1.0, 100.0, QM_OPT_IN_KEY },
+    { "vif_skip_scale0", "ssclz", "skip scale 0 (reported as 0)",
+      0.0, 0.0, 1.0, QM_OPT_BOOL | QM_OPT_IN_KEY },
+    { NULL },
+};
+
+const QmMetricDesc qm_metric_vif = {
+    .name = "vif",
+    .description = "VIF at 4 scales (libvmaf integer_vif, bit-exact)",
+    .features = vif_features,
+    .options = vif_options,
+    .flags = QM_METRIC_LUMA_ONLY | QM_METRIC_MODEL_INPUT,
+    .min_w = VIF_MIN_SIZE,
+    .min_h = VIF_MIN_SIZE,
+    .cpu = {
+        .priv_size = sizeof(VifState),
+        .init = vif_init,
+        .compute = vif_compute,
+        .close = vif_close,
+    },
+};
