@@ -170,9 +170,9 @@ static inline int qm_sample(const QmPicture *p, int plane, int x, int y)
  * AVX-512 targets with the best picked at load time (GCC's target_clones):
  * no intrinsics, the same arithmetic, several times faster than SSE2 alone
  * where 32-bit vector multiplies are needed.  Other compilers/targets get
- * one version. */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && \
-    defined(__ELF__)
+ * one version; define QM_NO_TARGET_CLONES for the baseline only. */
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11 && \
+    defined(__x86_64__) && defined(__ELF__) && !defined(QM_NO_TARGET_CLONES)
 #define QM_VECTOR_CLONES \
     __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else

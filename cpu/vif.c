@@ -32,15 +32,9 @@
  * (ifunc), so the filter loops get wide vectors while the default build
  * stays baseline x86-64.  Only integer arithmetic is cloned: the floating-
  * point VIF terms (stat_terms) are kept out of line in the baseline build,
- * so that no FMA contraction can change their rounding.  Define
- * QM_NO_TARGET_CLONES to build the baseline version only. */
-#if defined(__x86_64__) && defined(__ELF__) && defined(__GNUC__) && \
-    !defined(__clang__) && __GNUC__ >= 11 && !defined(QM_NO_TARGET_CLONES)
-#define VIF_TARGET_CLONES \
-    __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
-#else
-#define VIF_TARGET_CLONES
-#endif
+ * so that no FMA contraction can change their rounding (QM_VECTOR_CLONES,
+ * metric.h). */
+#define VIF_TARGET_CLONES QM_VECTOR_CLONES
 
 /* libvmaf integer_vif.h: vif_filter1d_table / vif_filter1d_width.  Q16
  * integer approximations of Gaussians (each row sums to 65536), used at
