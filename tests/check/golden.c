@@ -28,6 +28,7 @@
 #include <gst/gst.h>
 
 #include "json.h"
+#include "qm.h"
 
 #define TOL 5e-5
 
@@ -462,6 +463,24 @@ main (int argc, char **argv)
     g_print ("SKIP: golden data not found at %s (set QMETRIC_GOLDEN_DIR)\n",
         golden);
     return 77;
+  }
+  {
+    /* the CUDA variant of the gate needs a GPU: without one it is skipped */
+    const char *extra = g_getenv ("QMETRIC_GOLDEN_EXTRA");
+    if (extra && strstr (extra, "backend=cuda")) {
+      QmSettings s;
+      QmEngine *e = NULL;
+      char *msg = NULL;
+      qm_settings_default (&s, 16, 16, 8, QM_CHROMA_420);
+      s.metrics = "psnr";
+      s.backend = QM_BACKEND_CUDA;
+      if (qm_engine_open (&e, &s, &msg) != 0) {
+        g_print ("SKIP: no CUDA device (%s)\n", msg ? msg : "?");
+        free (msg);
+        return 77;
+      }
+      qm_engine_close (&e);
+    }
   }
   man = qm_json_load (manifest, err, sizeof (err));
   if (!man) {
