@@ -433,86 +433,150 @@ static inline int32_t narrow(int64_t v, int narrow16)
     return narrow16 ? (int16_t)v : (int32_t)v;
 }
 
-static inline int64_t load_sample(const void *row, int j, int kind)
+/* Scale 0 works in int16/int32 (vectorisable, 16-bit multiplies).  The
+ * reference subtracts DB2_LO_SUM * 2^(bpc-1) from the low-pass sum to
+ * centre the unsigned samples; since the low-pass taps sum to DB2_LO_SUM
+ * and the high-pass taps to 0, subtracting 2^(bpc-1) from every sample
+ * first gives the same sums, and centred samples fit int16 up to 16 bits.
+ * No sum can overflow int32: sum |taps| * 2^15 = 54822 * 32768 < 2^31. */
+static void dwt0_centre(const uint8_t *row, int bpc, int n, int16_t *restrict out)
 {
-    return kind == 1 ? ((const uint8_t *)row)[j]
-         : kind == 2 ? ((const uint16_t *)row)[j]
-                     : ((const int32_t *)row)[j];
-}
-
-/* Vertical pass of one output row: low- and high-pass of the four input
- * rows r[0..3]; kind = bytes per input sample (1, 2: samples; 4: int32). */
-static inline __attribute__((always_inline)) void
-dwt_vertical(const void *const r[4], int kind, int n, const QmAdmScaleQ *q,
-             int32_t *restrict lo, int32_t *restrict hi)
-{
-    const int64_t off = q->v_offset, add = q->v_add;
-    const int sh = q->v_shift, n16 = q->narrow16;
-    for (int j = 0; j < n; j++) {
-        const int64_t s0 = load_sample(r[0], j, kind);
-        const int64_t s1 = load_sample(r[1], j, kind);
-        const int64_t s2 = load_sample(r[2], j, kind);
-        const int64_t s3 = load_sample(r[3], j, kind);
-        const int64_t l = DB2_LO[0] * s0 + DB2_LO[1] * s1 + DB2_LO[2] * s2 +
-                          DB2_LO[3] * s3 - off;
-        const int64_t h = DB2_HI[0] * s0 + DB2_HI[1] * s1 + DB2_HI[2] * s2 +
-                          DB2_HI[3] * s3;
-        lo[j] = narrow((l + add) >> sh, n16);
-        hi[j] = narrow((h + add) >> sh, n16);
+    const int half = 1 << (bpc - 1);
+    if (bpc == 8) {
+        for (int j = 0; j < n; j++)
+            out[j] = (int16_t)(row[j] - half);
+    } else {
+        const uint16_t *r16 = (const uint16_t *)row;
+        for (int j = 0; j < n; j++)
+            out[j] = (int16_t)(r16[j] - half);
     }
 }
 
-/* Horizontal pass at output column j from columns c0..c3 of lo and hi. */
-static inline __attribute__((always_inline)) void
-dwt_point(const int32_t *lo, const int32_t *hi, int c0, int c1, int c2, int c3,
-          int64_t add, int sh, int n16, int32_t *a, int32_t *bh, int32_t *bv,
-          int32_t *bd, int j)
+static void dwt0_vertical(const int16_t *restrict r0, const int16_t *restrict r1,
+                          const int16_t *restrict r2, const int16_t *restrict r3,
+                          int n, int32_t add, int sh, int16_t *restrict lo,
+                          int16_t *restrict hi)
 {
-    const int64_t l0 = lo[c0], l1 = lo[c1], l2 = lo[c2], l3 = lo[c3];
-    const int64_t h0 = hi[c0], h1 = hi[c1], h2 = hi[c2], h3 = hi[c3];
-    a[j] = narrow((DB2_LO[0] * l0 + DB2_LO[1] * l1 + DB2_LO[2] * l2 +
-                   DB2_LO[3] * l3 + add) >> sh, n16);
-    bv[j] = narrow((DB2_HI[0] * l0 + DB2_HI[1] * l1 + DB2_HI[2] * l2 +
-                    DB2_HI[3] * l3 + add) >> sh, n16);
-    bh[j] = narrow((DB2_LO[0] * h0 + DB2_LO[1] * h1 + DB2_LO[2] * h2 +
-                    DB2_LO[3] * h3 + add) >> sh, n16);
-    bd[j] = narrow((DB2_HI[0] * h0 + DB2_HI[1] * h1 + DB2_HI[2] * h2 +
-                    DB2_HI[3] * h3 + add) >> sh, n16);
+    for (int j = 0; j < n; j++) {
+        const int32_t l = DB2_LO[0] * r0[j] + DB2_LO[1] * r1[j] +
+                          DB2_LO[2] * r2[j] + DB2_LO[3] * r3[j];
+        const int32_t h = DB2_HI[0] * r0[j] + DB2_HI[1] * r1[j] +
+                          DB2_HI[2] * r2[j] + DB2_HI[3] * r3[j];
+        lo[j] = (int16_t)((l + add) >> sh);
+        hi[j] = (int16_t)((h + add) >> sh);
+    }
 }
 
-static inline __attribute__((always_inline)) void
-dwt_horizontal(const int32_t *restrict lo, const int32_t *restrict hi, int n,
-               const QmAdmScaleQ *q, int32_t *restrict a, int32_t *restrict bh,
-               int32_t *restrict bv, int32_t *restrict bd)
+/* Horizontal pass, output column j from input columns c0..c3. */
+#define DWT0_POINT(j, c0, c1, c2, c3)                                        \
+    do {                                                                     \
+        const int32_t l0 = lo[c0], l1 = lo[c1], l2 = lo[c2], l3 = lo[c3];    \
+        const int32_t h0 = hi[c0], h1 = hi[c1], h2 = hi[c2], h3 = hi[c3];    \
+        a[j] = (int16_t)((DB2_LO[0] * l0 + DB2_LO[1] * l1 + DB2_LO[2] * l2 + \
+                          DB2_LO[3] * l3 + 32768) >> 16);                    \
+        bv[j] = (int16_t)((DB2_HI[0] * l0 + DB2_HI[1] * l1 + DB2_HI[2] * l2 +\
+                           DB2_HI[3] * l3 + 32768) >> 16);                   \
+        bh[j] = (int16_t)((DB2_LO[0] * h0 + DB2_LO[1] * h1 + DB2_LO[2] * h2 +\
+                           DB2_LO[3] * h3 + 32768) >> 16);                   \
+        bd[j] = (int16_t)((DB2_HI[0] * h0 + DB2_HI[1] * h1 + DB2_HI[2] * h2 +\
+                           DB2_HI[3] * h3 + 32768) >> 16);                   \
+    } while (0)
+
+static void dwt0_horizontal(const int16_t *restrict lo, const int16_t *restrict hi,
+                            int n, int w, int32_t *restrict a,
+                            int32_t *restrict bh, int32_t *restrict bv,
+                            int32_t *restrict bd)
 {
-    const int64_t add = q->h_add;
-    const int sh = q->h_shift, n16 = q->narrow16, w = q->w;
     /* interior: taps 2j-1 .. 2j+2 all inside (n >= 5 guarantees w >= 3) */
     const int end = w - 2;
-    dwt_point(lo, hi, 1, 0, 1, 2, add, sh, n16, a, bh, bv, bd, 0);
+    DWT0_POINT(0, 1, 0, 1, 2);
     for (int j = 1; j < end; j++)
-        dwt_point(lo, hi, 2 * j - 1, 2 * j, 2 * j + 1, 2 * j + 2, add, sh, n16,
-                  a, bh, bv, bd, j);
+        DWT0_POINT(j, 2 * j - 1, 2 * j, 2 * j + 1, 2 * j + 2);
     for (int j = QM_MAX(end, 1); j < w; j++)
-        dwt_point(lo, hi, dwt_mirror(2 * j - 1, n), dwt_mirror(2 * j, n),
-                  dwt_mirror(2 * j + 1, n), dwt_mirror(2 * j + 2, n), add, sh,
-                  n16, a, bh, bv, bd, j);
+        DWT0_POINT(j, dwt_mirror(2 * j - 1, n), dwt_mirror(2 * j, n),
+                   dwt_mirror(2 * j + 1, n), dwt_mirror(2 * j + 2, n));
 }
 
-static inline __attribute__((always_inline)) void
-dwt_generic(const uint8_t *src, ptrdiff_t src_stride, int kind,
-            const QmAdmScaleQ *q, int32_t *const band[4],
-            ptrdiff_t band_stride, int32_t *restrict tmp)
+static void dwt0(const uint8_t *src, ptrdiff_t src_stride, int bpc,
+                 const QmAdmScaleQ *q, int32_t *const band[4],
+                 ptrdiff_t band_stride, int32_t *restrict tmp)
+{
+    const int n = q->in_w, m = q->in_h;
+    int16_t *t16 = (int16_t *)tmp, *lo = t16 + 4 * (size_t)n, *hi = lo + n;
+    for (int i = 0; i < q->h; i++) {
+        for (int k = 0; k < 4; k++)
+            dwt0_centre(src + dwt_mirror(2 * i - 1 + k, m) * src_stride, bpc,
+                        n, t16 + k * (size_t)n);
+        dwt0_vertical(t16, t16 + n, t16 + 2 * (size_t)n, t16 + 3 * (size_t)n,
+                      n, (int32_t)q->v_add, q->v_shift, lo, hi);
+        const ptrdiff_t o = i * band_stride;
+        dwt0_horizontal(lo, hi, n, q->w, (int32_t *)((uint8_t *)band[0] + o),
+                        (int32_t *)((uint8_t *)band[1] + o),
+                        (int32_t *)((uint8_t *)band[2] + o),
+                        (int32_t *)((uint8_t *)band[3] + o));
+    }
+}
+
+/* Scales 1-3: int32 band a in, int64 sums (the reference's; the values
+ * grow by about 2^16 per scale).  Vertical pass of one output row. */
+static void dwt_vertical(const int32_t *restrict r0, const int32_t *restrict r1,
+                         const int32_t *restrict r2, const int32_t *restrict r3,
+                         int n, int64_t add, int sh, int32_t *restrict lo,
+                         int32_t *restrict hi)
+{
+    for (int j = 0; j < n; j++) {
+        const int64_t s0 = r0[j], s1 = r1[j], s2 = r2[j], s3 = r3[j];
+        const int64_t l = DB2_LO[0] * s0 + DB2_LO[1] * s1 + DB2_LO[2] * s2 +
+                          DB2_LO[3] * s3;
+        const int64_t h = DB2_HI[0] * s0 + DB2_HI[1] * s1 + DB2_HI[2] * s2 +
+                          DB2_HI[3] * s3;
+        lo[j] = (int32_t)((l + add) >> sh);
+        hi[j] = (int32_t)((h + add) >> sh);
+    }
+}
+
+#define DWT_POINT(j, c0, c1, c2, c3)                                         \
+    do {                                                                     \
+        const int64_t l0 = lo[c0], l1 = lo[c1], l2 = lo[c2], l3 = lo[c3];    \
+        const int64_t h0 = hi[c0], h1 = hi[c1], h2 = hi[c2], h3 = hi[c3];    \
+        a[j] = (int32_t)((DB2_LO[0] * l0 + DB2_LO[1] * l1 + DB2_LO[2] * l2 + \
+                          DB2_LO[3] * l3 + add) >> sh);                      \
+        bv[j] = (int32_t)((DB2_HI[0] * l0 + DB2_HI[1] * l1 + DB2_HI[2] * l2 +\
+                           DB2_HI[3] * l3 + add) >> sh);                     \
+        bh[j] = (int32_t)((DB2_LO[0] * h0 + DB2_LO[1] * h1 + DB2_LO[2] * h2 +\
+                           DB2_LO[3] * h3 + add) >> sh);                     \
+        bd[j] = (int32_t)((DB2_HI[0] * h0 + DB2_HI[1] * h1 + DB2_HI[2] * h2 +\
+                           DB2_HI[3] * h3 + add) >> sh);                     \
+    } while (0)
+
+static void dwt_horizontal(const int32_t *restrict lo, const int32_t *restrict hi,
+                           int n, int w, int64_t add, int sh,
+                           int32_t *restrict a, int32_t *restrict bh,
+                           int32_t *restrict bv, int32_t *restrict bd)
+{
+    const int end = w - 2;
+    DWT_POINT(0, 1, 0, 1, 2);
+    for (int j = 1; j < end; j++)
+        DWT_POINT(j, 2 * j - 1, 2 * j, 2 * j + 1, 2 * j + 2);
+    for (int j = QM_MAX(end, 1); j < w; j++)
+        DWT_POINT(j, dwt_mirror(2 * j - 1, n), dwt_mirror(2 * j, n),
+                  dwt_mirror(2 * j + 1, n), dwt_mirror(2 * j + 2, n));
+}
+
+static void dwt123(const uint8_t *src, ptrdiff_t src_stride,
+                   const QmAdmScaleQ *q, int32_t *const band[4],
+                   ptrdiff_t band_stride, int32_t *restrict tmp)
 {
     const int n = q->in_w, m = q->in_h;
     int32_t *lo = tmp, *hi = tmp + n;
     for (int i = 0; i < q->h; i++) {
-        const void *r[4];
+        const int32_t *r[4];
         for (int k = 0; k < 4; k++)
-            r[k] = src + dwt_mirror(2 * i - 1 + k, m) * src_stride;
-        dwt_vertical(r, kind, n, q, lo, hi);
+            r[k] = (const int32_t *)(src + dwt_mirror(2 * i - 1 + k, m) * src_stride);
+        dwt_vertical(r[0], r[1], r[2], r[3], n, q->v_add, q->v_shift, lo, hi);
         const ptrdiff_t o = i * band_stride;
-        dwt_horizontal(lo, hi, n, q, (int32_t *)((uint8_t *)band[0] + o),
+        dwt_horizontal(lo, hi, n, q->w, q->h_add, q->h_shift,
+                       (int32_t *)((uint8_t *)band[0] + o),
                        (int32_t *)((uint8_t *)band[1] + o),
                        (int32_t *)((uint8_t *)band[2] + o),
                        (int32_t *)((uint8_t *)band[3] + o));
@@ -523,12 +587,10 @@ void qm_adm_dwt_c(const void *src, ptrdiff_t src_stride, int bpc,
                   const QmAdmScaleQ *q, int32_t *const band[4],
                   ptrdiff_t band_stride, int32_t *restrict tmp)
 {
-    if (q->scale > 0)
-        dwt_generic(src, src_stride, 4, q, band, band_stride, tmp);
-    else if (bpc == 8)
-        dwt_generic(src, src_stride, 1, q, band, band_stride, tmp);
+    if (q->scale == 0)
+        dwt0(src, src_stride, bpc, q, band, band_stride, tmp);
     else
-        dwt_generic(src, src_stride, 2, q, band, band_stride, tmp);
+        dwt123(src, src_stride, q, band, band_stride, tmp);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -539,22 +601,95 @@ void qm_adm_dwt_c(const void *src, ptrdiff_t src_stride, int bpc,
 
 /* k = t / o in Q15 clipped to [0, 1] (integer_adm.c adm_decouple_s123; at
  * scale 0 the reference indexes its table by o directly, which gives the
- * same k for every int16 o).  1/|o| comes from the table: |o| >= 2^15 is
- * first rounded to 15 significant bits, the dropped bits being added back
- * to the final shift. */
-static inline int64_t decouple_gain(int32_t o, int32_t t, const int32_t *recip)
+ * same k for every int16 o).  1/|o| comes from the table: |o| >= 2^15
+ * (scales 1-3 only, `wide`) is first rounded to 15 significant bits, the
+ * dropped bits being added back to the final shift.  to = t * sign(o),
+ * ao = |o|: sign handling without branches (the signs are random). */
+static inline __attribute__((always_inline)) int64_t
+decouple_gain(int32_t o, uint32_t ao, int64_t to, const int32_t *recip, int wide)
 {
-    if (o == 0)
-        return 32768;
-    uint32_t m = (uint32_t)abs(o);
+    uint32_t m = ao;
     int sh = 0;
-    if (m >= 32768) {
-        sh = 17 - __builtin_clz(m);
-        m = (m + (1u << (sh - 1))) >> sh;
+    if (wide) {
+        const int s = 17 - __builtin_clz(m | 1);
+        sh = m >= 32768 ? s : 0;
+        m = (m + ((1u << sh) >> 1)) >> sh;
     }
-    const int64_t k = ((int64_t)recip[m] * t * (o < 0 ? -1 : 1) +
-                       ((int64_t)1 << (14 + sh))) >> (15 + sh);
-    return k < 0 ? 0 : (k > 32768 ? 32768 : k);
+    int64_t k = ((int64_t)recip[m] * to + ((int64_t)1 << (14 + sh))) >> (15 + sh);
+    k = k < 0 ? 0 : (k > 32768 ? 32768 : k);
+    return o == 0 ? 32768 : k;
+}
+
+/* x * sign for a sign mask sm (0 or -1) */
+static inline int64_t apply_sign(int64_t x, int64_t sm)
+{
+    return (x ^ sm) - sm;
+}
+
+/* Columns per chunk of the angle flags (a stack buffer). */
+#define DECOUPLE_CHUNK 256
+
+static inline __attribute__((always_inline)) void
+decouple_rows(const int32_t *const ref[3], const int32_t *const dis[3],
+              ptrdiff_t stride, const QmAdmScaleQ *q, double egl,
+              const int32_t *recip, int32_t *const rst[3],
+              int32_t *const add[3], int wide)
+{
+    /* cos^2(1 degree) in float (integer_adm.c adm_decouple) */
+    const double cos1sq = (float)(cos(1.0 * M_PI / 180.0) * cos(1.0 * M_PI / 180.0));
+    const QmAdmRect *rc = &q->work;
+    /* egl as an exact integer when it is one (1 and 100 in practice) */
+    const int64_t egl_int = egl == floor(egl) && egl <= (1 << 20) ? (int64_t)egl : 0;
+    uint8_t angle[DECOUPLE_CHUNK];
+    for (int i = rc->y0; i < rc->y1; i++) {
+        const int32_t *oh = ROW(ref[0], stride, i), *ov = ROW(ref[1], stride, i);
+        const int32_t *th = ROW(dis[0], stride, i), *tv = ROW(dis[1], stride, i);
+        for (int j0 = rc->x0; j0 < rc->x1; j0 += DECOUPLE_CHUNK) {
+            const int n = QM_MIN(DECOUPLE_CHUNK, rc->x1 - j0);
+            /* Is the angle between (oh, ov) and (th, tv) below 1 degree?
+             * (o.t >= 0 and (o.t)^2 >= cos^2(1deg) |o|^2 |t|^2, the 64-bit
+             * integers rounded to float and compared in double.  The
+             * reference divides each by 4096 first: exact, so left out.) */
+            for (int j = 0; j < n; j++) {
+                const int64_t a = oh[j0 + j], b = ov[j0 + j];
+                const int64_t c = th[j0 + j], d = tv[j0 + j];
+                const double dot = (float)(a * c + b * d);
+                const double oo = (float)(a * a + b * b);
+                const double tt = (float)(c * c + d * d);
+                angle[j] = (dot >= 0.0) & (dot * dot >= cos1sq * oo * tt);
+            }
+            for (int b = 0; b < 3; b++) {
+                const int32_t *o = ROW(ref[b], stride, i) + j0;
+                const int32_t *t = ROW(dis[b], stride, i) + j0;
+                int32_t *r = ROW(rst[b], stride, i) + j0;
+                int32_t *a = ROW(add[b], stride, i) + j0;
+                for (int j = 0; j < n; j++) {
+                    const int32_t ob = o[j], tb = t[j];
+                    const int64_t sm = ob >> 31; /* 0 or -1 */
+                    const int64_t to = apply_sign(tb, sm);
+                    const int64_t k = decouple_gain(ob, (uint32_t)apply_sign(ob, sm),
+                                                    to, recip, wide);
+                    const int32_t rs = (int32_t)((k * ob + 16384) >> 15);
+                    /* Where the orientation is kept, the restored part may
+                     * exceed the reference by the gain limit, up to dis
+                     * itself: min(rs * egl, t) for o > 0, max() for o < 0,
+                     * the double truncated to an integer (the reference
+                     * tests the sign of k * o in float: k > 0 and o's
+                     * sign).  t is an integer, so truncating first and
+                     * clamping in integers is the same; an integral egl
+                     * gives an exact integer product.  max(g, t) is done
+                     * as -min(-g, -t). */
+                    const int64_t g = egl_int ? rs * egl_int : (int64_t)(rs * egl);
+                    const int64_t go = apply_sign(g, sm);
+                    const int64_t lim = apply_sign(go < to ? go : to, sm);
+                    const int use = angle[j] & (k > 0) & (ob != 0);
+                    const int32_t rv = use ? (int32_t)lim : rs;
+                    r[j] = rv;
+                    a[j] = tb - rv;
+                }
+            }
+        }
+    }
 }
 
 void qm_adm_decouple_c(const int32_t *const ref[3], const int32_t *const dis[3],
@@ -562,79 +697,78 @@ void qm_adm_decouple_c(const int32_t *const ref[3], const int32_t *const dis[3],
                        const int32_t *recip, int32_t *const rst[3],
                        int32_t *const add[3])
 {
-    /* cos^2(1 degree) in float (integer_adm.c adm_decouple) */
-    const double cos1sq = (float)(cos(1.0 * M_PI / 180.0) * cos(1.0 * M_PI / 180.0));
-    const QmAdmRect *rc = &q->work;
-    for (int i = rc->y0; i < rc->y1; i++) {
-        const int32_t *o[3], *t[3];
-        int32_t *r[3], *a[3];
-        for (int b = 0; b < 3; b++) {
-            o[b] = ROW(ref[b], stride, i);
-            t[b] = ROW(dis[b], stride, i);
-            r[b] = ROW(rst[b], stride, i);
-            a[b] = ROW(add[b], stride, i);
-        }
-        for (int j = rc->x0; j < rc->x1; j++) {
-            /* Is the angle between (oh, ov) and (th, tv) below 1 degree?
-             * (o.t >= 0 and (o.t)^2 >= cos^2(1deg) |o|^2 |t|^2, the 64-bit
-             * integers rounded to float and compared in double.  The
-             * reference divides each by 4096 first: exact, so left out.) */
-            const int64_t oh = o[0][j], ov = o[1][j], th = t[0][j], tv = t[1][j];
-            const double dot = (float)(oh * th + ov * tv);
-            const double oo = (float)(oh * oh + ov * ov);
-            const double tt = (float)(th * th + tv * tv);
-            const int angle = dot >= 0.0 && dot * dot >= cos1sq * oo * tt;
-            for (int b = 0; b < 3; b++) {
-                const int32_t ob = o[b][j], tb = t[b][j];
-                const int64_t k = decouple_gain(ob, tb, recip);
-                int32_t rs = (int32_t)((k * ob + 16384) >> 15);
-                /* Where the orientation is kept, the restored part may
-                 * exceed the reference by the gain limit, up to dis itself
-                 * (the reference's float test of k * o's sign amounts to
-                 * k > 0 and o's sign; the double result is truncated). */
-                if (angle && k > 0 && ob != 0) {
-                    const double g = rs * egl;
-                    if (ob > 0)
-                        rs = (int32_t)(g < tb ? g : (double)tb);
-                    else
-                        rs = (int32_t)(g > tb ? g : (double)tb);
-                }
-                r[b][j] = rs;
-                a[b][j] = tb - rs;
-            }
-        }
-    }
+    if (q->scale == 0)
+        decouple_rows(ref, dis, stride, q, egl, recip, rst, add, 0);
+    else
+        decouple_rows(ref, dis, stride, q, egl, recip, rst, add, 1);
 }
 
 /* ------------------------------------------------------------------------ */
 /* Stage mask                                                                */
 /* ------------------------------------------------------------------------ */
 
+/* Scales 1-3: 64-bit products.  Kept scalar: the vectoriser's emulation
+ * of 64-bit multiplies without SSE4/AVX is slower than scalar code. */
+static __attribute__((noinline, optimize("no-tree-vectorize"))) void
+mask_row_wide(const int32_t *restrict x, int n, const QmAdmScaleQ *q, int t,
+              int32_t *restrict fs, int32_t *restrict cs)
+{
+    const int csh = q->csf_shift[t], fsh = q->flt_shift, ksh = q->ctr_shift;
+    const int64_t mul = q->csf_mul[t], add = q->csf_add[t];
+    const int64_t fm = q->flt_mul, fa = q->flt_add, km = q->ctr_mul, ka = q->ctr_add;
+    for (int j = 0; j < n; j++) {
+        const int32_t y = (int32_t)((mul * x[j] + add) >> csh);
+        const int64_t ay = y < 0 ? -(int64_t)y : y;
+        fs[j] += (int32_t)((fm * ay + fa) >> fsh);
+        cs[j] += (int32_t)((km * ay + ka) >> ksh);
+    }
+}
+
+/* One orientation of a row: adds |y| / 30 to fs and |y| / 15 to cs.
+ * Scale 0 (n16) fits int32 throughout (|x| <= 22931: the DWT's gains bound
+ * the bands; weights < 2^16, so y*... < 2^31), which vectorises. */
+static inline __attribute__((always_inline)) void
+mask_row(const int32_t *restrict x, int n, const QmAdmScaleQ *q, int t,
+         int n16, int32_t *restrict fs, int32_t *restrict cs)
+{
+    const int csh = q->csf_shift[t], fsh = q->flt_shift, ksh = q->ctr_shift;
+    if (n16) {
+        const int32_t mul = (int32_t)q->csf_mul[t], add = (int32_t)q->csf_add[t];
+        const int32_t fm = (int32_t)q->flt_mul, fa = (int32_t)q->flt_add;
+        const int32_t km = (int32_t)q->ctr_mul, ka = (int32_t)q->ctr_add;
+        for (int j = 0; j < n; j++) {
+            const int32_t y = (int16_t)((mul * x[j] + add) >> csh);
+            const int32_t ay = y < 0 ? -y : y;
+            fs[j] += (int16_t)((fm * ay + fa) >> fsh);
+            cs[j] += (int16_t)((km * ay + ka) >> ksh);
+        }
+        return;
+    }
+    mask_row_wide(x, n, q, t, fs, cs);
+}
+
 void qm_adm_mask_c(const int32_t *const src[3], ptrdiff_t stride,
                    const QmAdmScaleQ *q, int32_t *restrict sum,
                    int32_t *restrict ctr)
 {
     const QmAdmRect *rc = &q->work;
-    const int n16 = q->narrow16;
+    const int n = rc->x1 - rc->x0;
     for (int i = rc->y0; i < rc->y1; i++) {
-        const int32_t *s0 = ROW(src[0], stride, i), *s1 = ROW(src[1], stride, i),
-                      *s2 = ROW(src[2], stride, i);
-        int32_t *su = ROW(sum, stride, i), *ce = ROW(ctr, stride, i);
-        for (int j = rc->x0; j < rc->x1; j++) {
-            const int32_t x[3] = { s0[j], s1[j], s2[j] };
-            int32_t fs = 0, cs = 0;
-            for (int t = 0; t < 3; t++) {
-                /* CSF value (adm_csf dst), then |y| / 30 (flt) and the
-                 * centre term |y| / 15 of the threshold (ADM_CM_THRESH) */
-                const int32_t y = narrow((q->csf_mul[t] * x[t] + q->csf_add[t]) >>
-                                         q->csf_shift[t], n16);
-                const int64_t ay = abs(y);
-                fs += narrow((q->flt_mul * ay + q->flt_add) >> q->flt_shift, n16);
-                cs += narrow((q->ctr_mul * ay + q->ctr_add) >> q->ctr_shift, n16);
-            }
-            su[j] = fs;
-            ce[j] = cs - fs;
+        int32_t *su = ROW(sum, stride, i) + rc->x0, *ce = ROW(ctr, stride, i) + rc->x0;
+        for (int j = 0; j < n; j++)
+            su[j] = ce[j] = 0;
+        /* per orientation: the CSF value y (adm_csf dst), then |y| / 30
+         * (flt) and the centre term |y| / 15 of the threshold
+         * (ADM_CM_THRESH) */
+        for (int t = 0; t < 3; t++) {
+            const int32_t *x = ROW(src[t], stride, i) + rc->x0;
+            if (q->narrow16)
+                mask_row(x, n, q, t, 1, su, ce);
+            else
+                mask_row(x, n, q, t, 0, su, ce);
         }
+        for (int j = 0; j < n; j++)
+            ce[j] -= su[j];
     }
 }
 
@@ -642,16 +776,58 @@ void qm_adm_mask_c(const int32_t *const src[3], ptrdiff_t stride,
 /* Stage numerator sums (contrast masking)                                   */
 /* ------------------------------------------------------------------------ */
 
-static inline __attribute__((always_inline)) int64_t
-num_term(int32_t src, int32_t thr, int t, const QmAdmScaleQ *q)
+/* Columns per chunk of the threshold row (a stack buffer). */
+#define NUM_CHUNK 512
+
+/* Sum over a row chunk of the cubed masked terms of one orientation,
+ * the reference's arithmetic as is (64-bit products, scalar). */
+static __attribute__((noinline, optimize("no-tree-vectorize"))) int64_t
+num_row(const int32_t *restrict src, const int32_t *restrict thr, int n,
+        const QmAdmScaleQ *q, int t)
 {
-    const int32_t x = (int32_t)((q->csf_mul[t] * src + q->x_add) >> q->x_shift);
-    /* int32 arithmetic of the reference, wrapping */
-    int32_t m = (int32_t)((uint32_t)abs(x) - ((uint32_t)thr << q->thr_shift[t]));
-    if (m < 0)
-        m = 0;
-    const int32_t m2 = (int32_t)(((int64_t)m * m + q->sq_add[t]) >> q->sq_shift[t]);
-    return ((int64_t)m2 * m + q->cub_add[t]) >> q->cub_shift[t];
+    const int64_t mul = q->csf_mul[t], xadd = q->x_add, sqa = q->sq_add[t];
+    const int64_t cuba = q->cub_add[t];
+    const int xsh = q->x_shift, ts = q->thr_shift[t], sqs = q->sq_shift[t];
+    const int cubs = q->cub_shift[t];
+    int64_t in = 0;
+    for (int j = 0; j < n; j++) {
+        const int32_t x = (int32_t)((mul * src[j] + xadd) >> xsh);
+        /* the reference's int32 arithmetic, wrapping */
+        int32_t m = (int32_t)((uint32_t)abs(x) - ((uint32_t)thr[j] << ts));
+        m = m < 0 ? 0 : m;
+        const int32_t m2 = (int32_t)(((int64_t)m * m + sqa) >> sqs);
+        in += ((int64_t)m2 * m + cuba) >> cubs;
+    }
+    return in;
+}
+
+/* The same at scale 0, vectorisable: there x = src * weight fits int32
+ * (|src| <= 22931, the DWT's gain bound, times a 16-bit weight), and while
+ * every square m2 stays below 2^31 all terms are non-negative, so unsigned
+ * 32x32->64-bit products give the reference's values.  A square of 2^31
+ * or more (the reference's int32 wraps it negative: only after a masking
+ * term truncated to int16 went negative) is flagged, and the caller
+ * recomputes the chunk with num_row(). */
+static inline __attribute__((always_inline)) int64_t
+num_row0(const int32_t *restrict src, const int32_t *restrict thr, int n,
+         const QmAdmScaleQ *q, int t, int *wrapped)
+{
+    const int32_t mul = (int32_t)q->csf_mul[t];
+    const uint64_t sqa = (uint64_t)q->sq_add[t], cuba = (uint64_t)q->cub_add[t];
+    const int ts = q->thr_shift[t], sqs = q->sq_shift[t], cubs = q->cub_shift[t];
+    uint64_t in = 0;
+    uint32_t over = 0;
+    for (int j = 0; j < n; j++) {
+        const int32_t x = mul * src[j];
+        const int32_t ax = x < 0 ? -x : x;
+        const int32_t m = (int32_t)((uint32_t)ax - ((uint32_t)thr[j] << ts));
+        const uint32_t mu = m < 0 ? 0 : (uint32_t)m;
+        const uint32_t m2 = (uint32_t)(((uint64_t)mu * mu + sqa) >> sqs);
+        over |= m2;
+        in += ((uint64_t)m2 * mu + cuba) >> cubs;
+    }
+    *wrapped = (int)(over >> 31);
+    return (int64_t)in;
 }
 
 void qm_adm_num_c(const int32_t *const src[3], const int32_t *sum,
@@ -660,6 +836,7 @@ void qm_adm_num_c(const int32_t *const src[3], const int32_t *sum,
 {
     const QmAdmRect *rc = &q->roi;
     const int w = q->w, h = q->h;
+    int32_t vs[NUM_CHUNK + 2], thr[NUM_CHUNK];
     acc[0] = acc[1] = acc[2] = 0;
     for (int i = rc->y0; i < rc->y1; i++) {
         /* the threshold's taps: row -1 reads row 1, row h reads h - 1 */
@@ -667,21 +844,34 @@ void qm_adm_num_c(const int32_t *const src[3], const int32_t *sum,
         const int32_t *mid = ROW(sum, stride, i);
         const int32_t *dn = ROW(sum, stride, i + 1 < h ? i + 1 : h - 1);
         const int32_t *ce = ROW(ctr, stride, i);
-        const int32_t *s0 = ROW(src[0], stride, i), *s1 = ROW(src[1], stride, i),
-                      *s2 = ROW(src[2], stride, i);
-        int64_t in0 = 0, in1 = 0, in2 = 0;
-        for (int j = rc->x0; j < rc->x1; j++) {
-            /* column -1 reads 1, column w reads w - 1 */
-            const int l = j > 0 ? j - 1 : 1, r = j + 1 < w ? j + 1 : w - 1;
-            const int32_t thr = up[l] + up[j] + up[r] + mid[l] + mid[j] +
-                                mid[r] + dn[l] + dn[j] + dn[r] + ce[j];
-            in0 += num_term(s0[j], thr, 0, q);
-            in1 += num_term(s1[j], thr, 1, q);
-            in2 += num_term(s2[j], thr, 2, q);
+        int64_t in[3] = { 0, 0, 0 };
+        for (int j0 = rc->x0; j0 < rc->x1; j0 += NUM_CHUNK) {
+            const int n = QM_MIN(NUM_CHUNK, rc->x1 - j0);
+            /* vertical 3-sums of columns j0 - 1 .. j0 + n; column -1
+             * reads 1, column w reads w - 1 */
+            const int c0 = j0 - 1, c1 = j0 + n + 1; /* columns [c0, c1) */
+            const int lo = QM_MAX(c0, 0), hi = QM_MIN(c1, w);
+            for (int c = lo; c < hi; c++)
+                vs[c - c0] = up[c] + mid[c] + dn[c];
+            if (c0 < 0)
+                vs[0] = up[1] + mid[1] + dn[1];
+            if (c1 > w)
+                vs[w - c0] = up[w - 1] + mid[w - 1] + dn[w - 1];
+            for (int k = 0; k < n; k++)
+                thr[k] = vs[k] + vs[k + 1] + vs[k + 2] + ce[j0 + k];
+            for (int t = 0; t < 3; t++) {
+                const int32_t *x = ROW(src[t], stride, i) + j0;
+                int wrapped = 1;
+                int64_t v = 0;
+                if (q->narrow16)
+                    v = num_row0(x, thr, n, q, t, &wrapped);
+                if (wrapped)
+                    v = num_row(x, thr, n, q, t);
+                in[t] += v;
+            }
         }
-        acc[0] += (in0 + q->row_add) >> q->row_shift;
-        acc[1] += (in1 + q->row_add) >> q->row_shift;
-        acc[2] += (in2 + q->row_add) >> q->row_shift;
+        for (int t = 0; t < 3; t++)
+            acc[t] += (in[t] + q->row_add) >> q->row_shift;
     }
 }
 
@@ -698,10 +888,18 @@ void qm_adm_den_c(const int32_t *const ref[3], ptrdiff_t stride,
         for (int t = 0; t < 3; t++) {
             const int32_t *s = ROW(ref[t], stride, i);
             uint64_t in = 0;
-            for (int j = rc->x0; j < rc->x1; j++) {
-                const uint64_t u = (uint32_t)abs(s[j]);
-                in += ((((u * u + q->dsq_add) >> q->dsq_shift) * u + q->dcub_add) >>
-                       q->dcub_shift);
+            if (q->narrow16) {
+                /* plain cubes; |x| <= 2^15, so the square fits 32 bits */
+                for (int j = rc->x0; j < rc->x1; j++) {
+                    const uint32_t u = (uint32_t)abs(s[j]);
+                    in += (uint64_t)(u * u) * u;
+                }
+            } else {
+                for (int j = rc->x0; j < rc->x1; j++) {
+                    const uint64_t u = (uint32_t)abs(s[j]);
+                    in += (((u * u + q->dsq_add) >> q->dsq_shift) * u +
+                           q->dcub_add) >> q->dcub_shift;
+                }
             }
             acc[t] += (in + q->drow_add) >> q->drow_shift;
         }
@@ -802,7 +1000,7 @@ typedef struct AdmState {
     int skip_scale0;
     QmAdmScaleQ q[QM_ADM_SCALES];
     int32_t *recip;   /* QM_ADM_RECIP_SIZE */
-    int32_t *tmp;     /* 2 * w */
+    int32_t *tmp;     /* 4 * w */
     int32_t *mem;     /* P_COUNT planes */
     int32_t *p[P_COUNT];
     ptrdiff_t stride; /* bytes, every plane */
@@ -851,7 +1049,7 @@ static int adm_init(void *priv, const QmMetricConfig *cfg)
     const size_t row = ((size_t)bw + 15) & ~(size_t)15;
     s->stride = (ptrdiff_t)(row * sizeof(int32_t));
     s->recip = malloc(QM_ADM_RECIP_SIZE * sizeof(int32_t));
-    s->tmp = malloc(2 * (size_t)cfg->w * sizeof(int32_t));
+    s->tmp = malloc(4 * (size_t)cfg->w * sizeof(int32_t));
     s->mem = malloc(P_COUNT * row * (size_t)bh * sizeof(int32_t));
     if (!s->recip || !s->tmp || !s->mem) {
         adm_close(s);

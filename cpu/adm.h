@@ -123,7 +123,7 @@ void qm_adm_recip_table(int32_t *recip);
  * holds the previous scale's int32 band a (bpc ignored).  Writes the four
  * bands band[0..3] = a, h, v, d of q->w x q->h samples: a low-pass in both
  * directions, h high-pass vertically and low-pass horizontally, v the
- * converse, d high-pass in both.  tmp holds 2 * q->in_w int32.
+ * converse, d high-pass in both.  tmp holds 4 * q->in_w int32.
  */
 typedef void (*QmAdmDwtFn)(const void *src, ptrdiff_t src_stride, int bpc,
                            const QmAdmScaleQ *q, int32_t *const band[4],
