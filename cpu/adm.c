@@ -594,10 +594,71 @@ void qm_adm_dwt_c(const void *src, ptrdiff_t src_stride, int bpc,
 }
 
 /* ------------------------------------------------------------------------ */
-/* Stage decouple                                                            */
+/* Masking terms (part of stage decouple)                                   */
 /* ------------------------------------------------------------------------ */
 
 #define ROW(p, stride, i) ((p) + (i) * ((stride) / (ptrdiff_t)sizeof(*(p))))
+
+/* Scales 1-3: 64-bit products.  Kept scalar: the vectoriser's emulation
+ * of 64-bit multiplies without SSE4/AVX is slower than scalar code. */
+static __attribute__((noinline, optimize("no-tree-vectorize"))) void
+mask_row_wide(const int32_t *restrict x, int n, const QmAdmScaleQ *q, int t,
+              int32_t *restrict fs, int32_t *restrict cs)
+{
+    const int csh = q->csf_shift[t], fsh = q->flt_shift, ksh = q->ctr_shift;
+    const int64_t mul = q->csf_mul[t], add = q->csf_add[t];
+    const int64_t fm = q->flt_mul, fa = q->flt_add, km = q->ctr_mul, ka = q->ctr_add;
+    for (int j = 0; j < n; j++) {
+        const int32_t y = (int32_t)((mul * x[j] + add) >> csh);
+        const int64_t ay = y < 0 ? -(int64_t)y : y;
+        fs[j] += (int32_t)((fm * ay + fa) >> fsh);
+        cs[j] += (int32_t)((km * ay + ka) >> ksh);
+    }
+}
+
+/* One orientation of a row: adds |y| / 30 to fs and |y| / 15 to cs.
+ * Scale 0 (n16) fits int32 throughout (|x| <= 22931: the DWT's gains bound
+ * the bands; weights < 2^16, so y*... < 2^31), which vectorises. */
+static inline __attribute__((always_inline)) void
+mask_row(const int32_t *restrict x, int n, const QmAdmScaleQ *q, int t,
+         int n16, int32_t *restrict fs, int32_t *restrict cs)
+{
+    const int csh = q->csf_shift[t], fsh = q->flt_shift, ksh = q->ctr_shift;
+    if (n16) {
+        const int32_t mul = (int32_t)q->csf_mul[t], add = (int32_t)q->csf_add[t];
+        const int32_t fm = (int32_t)q->flt_mul, fa = (int32_t)q->flt_add;
+        const int32_t km = (int32_t)q->ctr_mul, ka = (int32_t)q->ctr_add;
+        for (int j = 0; j < n; j++) {
+            const int32_t y = (int16_t)((mul * x[j] + add) >> csh);
+            const int32_t ay = y < 0 ? -y : y;
+            fs[j] += (int16_t)((fm * ay + fa) >> fsh);
+            cs[j] += (int16_t)((km * ay + ka) >> ksh);
+        }
+        return;
+    }
+    mask_row_wide(x, n, q, t, fs, cs);
+}
+
+/* Masking planes of a row chunk of one band set: sum = sum_t |y_t| / 30,
+ * ctr = sum_t |y_t| / 15 - sum. */
+static void mask_chunk(const int32_t *const x[3], int n, const QmAdmScaleQ *q,
+                       int32_t *restrict su, int32_t *restrict ce)
+{
+    for (int j = 0; j < n; j++)
+        su[j] = ce[j] = 0;
+    for (int t = 0; t < 3; t++) {
+        if (q->narrow16)
+            mask_row(x[t], n, q, t, 1, su, ce);
+        else
+            mask_row(x[t], n, q, t, 0, su, ce);
+    }
+    for (int j = 0; j < n; j++)
+        ce[j] -= su[j];
+}
+
+/* ------------------------------------------------------------------------ */
+/* Stage decouple                                                            */
+/* ------------------------------------------------------------------------ */
 
 /* k = t / o in Q15 clipped to [0, 1] (integer_adm.c adm_decouple_s123; at
  * scale 0 the reference indexes its table by o directly, which gives the
@@ -633,7 +694,8 @@ static inline __attribute__((always_inline)) void
 decouple_rows(const int32_t *const ref[3], const int32_t *const dis[3],
               ptrdiff_t stride, const QmAdmScaleQ *q, double egl,
               const int32_t *recip, int32_t *const rst[3],
-              int32_t *const add[3], int wide)
+              int32_t *const add[3], int32_t *const mask_r[2],
+              int32_t *const mask_a[2], int wide)
 {
     /* cos^2(1 degree) in float (integer_adm.c adm_decouple) */
     const double cos1sq = (float)(cos(1.0 * M_PI / 180.0) * cos(1.0 * M_PI / 180.0));
@@ -688,6 +750,16 @@ decouple_rows(const int32_t *const ref[3], const int32_t *const dis[3],
                     a[j] = tb - rv;
                 }
             }
+            /* the masking planes of both parts, while the chunk is hot */
+            const int32_t *cr[3], *ca[3];
+            for (int b = 0; b < 3; b++) {
+                cr[b] = ROW(rst[b], stride, i) + j0;
+                ca[b] = ROW(add[b], stride, i) + j0;
+            }
+            mask_chunk(cr, n, q, ROW(mask_r[0], stride, i) + j0,
+                       ROW(mask_r[1], stride, i) + j0);
+            mask_chunk(ca, n, q, ROW(mask_a[0], stride, i) + j0,
+                       ROW(mask_a[1], stride, i) + j0);
         }
     }
 }
@@ -695,81 +767,13 @@ decouple_rows(const int32_t *const ref[3], const int32_t *const dis[3],
 void qm_adm_decouple_c(const int32_t *const ref[3], const int32_t *const dis[3],
                        ptrdiff_t stride, const QmAdmScaleQ *q, double egl,
                        const int32_t *recip, int32_t *const rst[3],
-                       int32_t *const add[3])
+                       int32_t *const add[3], int32_t *const mask_r[2],
+                       int32_t *const mask_a[2])
 {
     if (q->scale == 0)
-        decouple_rows(ref, dis, stride, q, egl, recip, rst, add, 0);
+        decouple_rows(ref, dis, stride, q, egl, recip, rst, add, mask_r, mask_a, 0);
     else
-        decouple_rows(ref, dis, stride, q, egl, recip, rst, add, 1);
-}
-
-/* ------------------------------------------------------------------------ */
-/* Stage mask                                                                */
-/* ------------------------------------------------------------------------ */
-
-/* Scales 1-3: 64-bit products.  Kept scalar: the vectoriser's emulation
- * of 64-bit multiplies without SSE4/AVX is slower than scalar code. */
-static __attribute__((noinline, optimize("no-tree-vectorize"))) void
-mask_row_wide(const int32_t *restrict x, int n, const QmAdmScaleQ *q, int t,
-              int32_t *restrict fs, int32_t *restrict cs)
-{
-    const int csh = q->csf_shift[t], fsh = q->flt_shift, ksh = q->ctr_shift;
-    const int64_t mul = q->csf_mul[t], add = q->csf_add[t];
-    const int64_t fm = q->flt_mul, fa = q->flt_add, km = q->ctr_mul, ka = q->ctr_add;
-    for (int j = 0; j < n; j++) {
-        const int32_t y = (int32_t)((mul * x[j] + add) >> csh);
-        const int64_t ay = y < 0 ? -(int64_t)y : y;
-        fs[j] += (int32_t)((fm * ay + fa) >> fsh);
-        cs[j] += (int32_t)((km * ay + ka) >> ksh);
-    }
-}
-
-/* One orientation of a row: adds |y| / 30 to fs and |y| / 15 to cs.
- * Scale 0 (n16) fits int32 throughout (|x| <= 22931: the DWT's gains bound
- * the bands; weights < 2^16, so y*... < 2^31), which vectorises. */
-static inline __attribute__((always_inline)) void
-mask_row(const int32_t *restrict x, int n, const QmAdmScaleQ *q, int t,
-         int n16, int32_t *restrict fs, int32_t *restrict cs)
-{
-    const int csh = q->csf_shift[t], fsh = q->flt_shift, ksh = q->ctr_shift;
-    if (n16) {
-        const int32_t mul = (int32_t)q->csf_mul[t], add = (int32_t)q->csf_add[t];
-        const int32_t fm = (int32_t)q->flt_mul, fa = (int32_t)q->flt_add;
-        const int32_t km = (int32_t)q->ctr_mul, ka = (int32_t)q->ctr_add;
-        for (int j = 0; j < n; j++) {
-            const int32_t y = (int16_t)((mul * x[j] + add) >> csh);
-            const int32_t ay = y < 0 ? -y : y;
-            fs[j] += (int16_t)((fm * ay + fa) >> fsh);
-            cs[j] += (int16_t)((km * ay + ka) >> ksh);
-        }
-        return;
-    }
-    mask_row_wide(x, n, q, t, fs, cs);
-}
-
-void qm_adm_mask_c(const int32_t *const src[3], ptrdiff_t stride,
-                   const QmAdmScaleQ *q, int32_t *restrict sum,
-                   int32_t *restrict ctr)
-{
-    const QmAdmRect *rc = &q->work;
-    const int n = rc->x1 - rc->x0;
-    for (int i = rc->y0; i < rc->y1; i++) {
-        int32_t *su = ROW(sum, stride, i) + rc->x0, *ce = ROW(ctr, stride, i) + rc->x0;
-        for (int j = 0; j < n; j++)
-            su[j] = ce[j] = 0;
-        /* per orientation: the CSF value y (adm_csf dst), then |y| / 30
-         * (flt) and the centre term |y| / 15 of the threshold
-         * (ADM_CM_THRESH) */
-        for (int t = 0; t < 3; t++) {
-            const int32_t *x = ROW(src[t], stride, i) + rc->x0;
-            if (q->narrow16)
-                mask_row(x, n, q, t, 1, su, ce);
-            else
-                mask_row(x, n, q, t, 0, su, ce);
-        }
-        for (int j = 0; j < n; j++)
-            ce[j] -= su[j];
-    }
+        decouple_rows(ref, dis, stride, q, egl, recip, rst, add, mask_r, mask_a, 1);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1092,7 +1096,10 @@ static int adm_compute(void *priv, const QmFrame *f, QmRows *out)
         int32_t *const add[3] = { p[P_ADD_H], p[P_ADD_V], p[P_ADD_D] };
         const int32_t *const crst[3] = { rst[0], rst[1], rst[2] };
         const int32_t *const cadd[3] = { add[0], add[1], add[2] };
-        qm_adm_decouple_c(ref3, dis3, st, q, s->egl, s->recip, rst, add);
+        int32_t *const mask_r[2] = { p[P_SUM_R], p[P_CTR_R] };
+        int32_t *const mask_a[2] = { p[P_SUM_A], p[P_CTR_A] };
+        qm_adm_decouple_c(ref3, dis3, st, q, s->egl, s->recip, rst, add,
+                          mask_r, mask_a);
 
         uint64_t dacc[3];
         qm_adm_den_c(ref3, st, q, dacc);
@@ -1100,13 +1107,11 @@ static int adm_compute(void *priv, const QmFrame *f, QmRows *out)
 
         /* DLM: the restored part, masked by the additive impairment */
         int64_t nacc[3];
-        qm_adm_mask_c(cadd, st, q, p[P_SUM_A], p[P_CTR_A]);
         qm_adm_num_c(crst, p[P_SUM_A], p[P_CTR_A], st, q, nacc);
         num[k] = qm_adm_num_scale(q, nacc, s->noise_weight);
 
         /* AIM: the additive impairment, masked by the restored part, no
          * noise floor */
-        qm_adm_mask_c(crst, st, q, p[P_SUM_R], p[P_CTR_R]);
         qm_adm_num_c(cadd, p[P_SUM_R], p[P_CTR_R], st, q, nacc);
         aim[k] = qm_adm_num_scale(q, nacc, 0.0);
     }

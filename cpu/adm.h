@@ -8,17 +8,18 @@
  * band "a" (the next scale's input) and three detail bands h, v, d (the
  * orientations, index theta = 0, 1, 2 everywhere below).  Then:
  *
- *   1. decouple: the distorted detail bands are split into a "restored" part
- *      r = k * ref (k = dis / ref per sample, clipped to [0, 1], limited by
- *      the enhancement gain where the orientation of (h, v) is kept) and an
- *      "additive impairment" part a = dis - r;
- *   2. mask: CSF weighting of a band set and the per-sample masking terms
- *      derived from it (see QmAdmMaskFn);
- *   3. numerator sums (contrast masking): CSF-weighted samples of one band
- *      set minus the masking threshold of the other, cubed and summed;
- *      the detail-loss measure (DLM) masks r by a, the additive impairment
- *      measure (AIM) masks a by r;
- *   4. denominator sums: cubes of the reference detail bands;
+ *   1. DWT (QmAdmDwtFn), for both pictures;
+ *   2. decouple (QmAdmDecoupleFn): the distorted detail bands are split
+ *      into a "restored" part r = k * ref (k = dis / ref per sample,
+ *      clipped to [0, 1], limited by the enhancement gain where the
+ *      orientation of (h, v) is kept) and an "additive impairment" part
+ *      a = dis - r; then, per sample, the CSF weighting of both parts and
+ *      the contrast-masking terms derived from them;
+ *   3. numerator sums (QmAdmNumFn, contrast masking): CSF-weighted samples
+ *      of one part minus the masking threshold of the other, cubed and
+ *      summed; the detail-loss measure (DLM) masks r by a, the additive
+ *      impairment measure (AIM) masks a by r;
+ *   4. denominator sums (QmAdmDenFn): cubes of the reference detail bands;
  *   5. host: the per-scale numerator and denominator in float
  *      (qm_adm_num_scale(), qm_adm_den_scale()) and the final scores
  *      (qm_adm_scores()).
@@ -132,31 +133,29 @@ typedef void (*QmAdmDwtFn)(const void *src, ptrdiff_t src_stride, int bpc,
 /**
  * Stage decouple, over q->work: ref[t], dis[t] are the detail bands of
  * orientation t (h, v, d) of both pictures; writes rst[t] (restored) and
- * add[t] (additive impairment).  egl is the enhancement gain limit (>= 1).
+ * add[t] (additive impairment), and the masking planes of both parts,
+ * mask_r[0..1] and mask_a[0..1] (all pointwise, hence one stage): with
+ * y_t the CSF-weighted samples of a part,
+ *   mask[0][i][j] = sum_t |y_t| / 30    (summed over 3x3 neighbourhoods)
+ *   mask[1][i][j] = sum_t |y_t| / 15 - mask[0][i][j]   (the centre's term)
+ * so that the masking threshold at (i, j) is the 3x3 box sum of mask[0]
+ * plus mask[1] (the reference adds, per orientation, the 8 neighbours'
+ * |y| / 30 and the centre's |y| / 15; integer sums, so regrouping them is
+ * exact).  egl is the enhancement gain limit (>= 1).
  */
 typedef void (*QmAdmDecoupleFn)(const int32_t *const ref[3],
                                 const int32_t *const dis[3],
                                 ptrdiff_t stride, const QmAdmScaleQ *q,
                                 double egl, const int32_t *recip,
-                                int32_t *const rst[3], int32_t *const add[3]);
-
-/**
- * Stage mask, over q->work: CSF-weights the three bands src[t] (y_t) and
- * writes the two planes the masking threshold is made of:
- *   sum[i][j] = sum_t |y_t| / 30        (summed over 3x3 neighbourhoods)
- *   ctr[i][j] = sum_t |y_t| / 15 - sum[i][j]   (the centre's own term)
- * so that the threshold at (i, j) is the 3x3 box sum of `sum` plus `ctr`
- * (the reference adds, per orientation, the 8 neighbours' |y| / 30 and the
- * centre's |y| / 15; integer sums, so the regrouping is exact).
- */
-typedef void (*QmAdmMaskFn)(const int32_t *const src[3], ptrdiff_t stride,
-                            const QmAdmScaleQ *q, int32_t *restrict sum,
-                            int32_t *restrict ctr);
+                                int32_t *const rst[3], int32_t *const add[3],
+                                int32_t *const mask_r[2],
+                                int32_t *const mask_a[2]);
 
 /**
  * Stage numerator sums, over q->roi: CSF-weighted src[t] minus the masking
- * threshold built from (sum, ctr) of the other band set, cubed, summed per
- * row, rows rounded and added: acc[t] for t = h, v, d.  The 3x3 box sum
+ * threshold built from the other part's masking planes (sum = mask[0],
+ * ctr = mask[1]), cubed, summed per row, rows rounded and added: acc[t]
+ * for t = h, v, d.  The 3x3 box sum
  * mirrors its taps: row/column -1 reads 1, row h reads h - 1, column w
  * reads w - 1 (the reference's edge cases).
  */
@@ -177,10 +176,8 @@ void qm_adm_dwt_c(const void *src, ptrdiff_t src_stride, int bpc,
 void qm_adm_decouple_c(const int32_t *const ref[3], const int32_t *const dis[3],
                        ptrdiff_t stride, const QmAdmScaleQ *q, double egl,
                        const int32_t *recip, int32_t *const rst[3],
-                       int32_t *const add[3]);
-void qm_adm_mask_c(const int32_t *const src[3], ptrdiff_t stride,
-                   const QmAdmScaleQ *q, int32_t *restrict sum,
-                   int32_t *restrict ctr);
+                       int32_t *const add[3], int32_t *const mask_r[2],
+                       int32_t *const mask_a[2]);
 void qm_adm_num_c(const int32_t *const src[3], const int32_t *sum,
                   const int32_t *ctr, ptrdiff_t stride, const QmAdmScaleQ *q,
                   int64_t acc[3]);
