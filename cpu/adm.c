@@ -235,7 +235,10 @@ static int64_t half_of(int s)
 }
 
 /* The reference converts the float weights to fixed point with plain
- * casts; for weights in range these are exact truncations. */
+ * casts to uint16_t (scale 0) and uint32_t: truncations.  Barten's weights
+ * (csf mode 1) exceed 1 and overflow those types; on x86-64 the reference's
+ * conversions then wrap modulo 2^16 / 2^32, which (uintN_t)(int64_t) of
+ * the truncated value reproduces.  Kept, as the reference computes it. */
 static int64_t to_fixed(double x)
 {
     return (int64_t)x;
@@ -617,8 +620,9 @@ mask_row_wide(const int32_t *restrict x, int n, const QmAdmScaleQ *q, int t,
 }
 
 /* One orientation of a row: adds |y| / 30 to fs and |y| / 15 to cs.
- * Scale 0 (n16) fits int32 throughout (|x| <= 22931: the DWT's gains bound
- * the bands; weights < 2^16, so y*... < 2^31), which vectorises. */
+ * Scale 0 (n16) fits int32 throughout, which vectorises: |x| <= 22931 (the
+ * DWT's gains bound every scale-0 band) times a 16-bit weight < 2^31, and
+ * |y| < 2^15 times 4369 or 8738 likewise. */
 static inline __attribute__((always_inline)) void
 mask_row(const int32_t *restrict x, int n, const QmAdmScaleQ *q, int t,
          int n16, int32_t *restrict fs, int32_t *restrict cs)
@@ -805,13 +809,14 @@ num_row(const int32_t *restrict src, const int32_t *restrict thr, int n,
     return in;
 }
 
-/* The same at scale 0, vectorisable: there x = src * weight fits int32
- * (|src| <= 22931, the DWT's gain bound, times a 16-bit weight), and while
- * every square m2 stays below 2^31 all terms are non-negative, so unsigned
- * 32x32->64-bit products give the reference's values.  A square of 2^31
- * or more (the reference's int32 wraps it negative: only after a masking
- * term truncated to int16 went negative) is flagged, and the caller
- * recomputes the chunk with num_row(). */
+/* The same at scale 0, cheaper: there x = src * weight fits int32 (|src|
+ * <= 22931, the bound the DWT's gains put on every scale-0 band, times a
+ * 16-bit weight), and while every square m2 stays below 2^31 all terms are
+ * non-negative, so unsigned 32x32->64-bit products give the reference's
+ * values.  A square of 2^31 or more (which the reference's int32 wraps
+ * negative; possible only after a masking term truncated to int16 went
+ * negative) is flagged, and the caller recomputes the chunk with
+ * num_row(). */
 static inline __attribute__((always_inline)) int64_t
 num_row0(const int32_t *restrict src, const int32_t *restrict thr, int n,
          const QmAdmScaleQ *q, int t, int *wrapped)
