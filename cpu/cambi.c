@@ -282,106 +282,238 @@ void qm_cambi_filter_mode(const uint16_t *src, ptrdiff_t src_stride,
 
 /* ---- stage 5: c-values ---- */
 
-/* The histograms: for each value v of the band and each column x, the
- * number of masked pixels of value v in the window's rows and in columns
- * [x - pad, x + pad].  num_diffs zero rows on either side of the band let
- * the lookups at v - d and v + d run without bounds checks (values below 0
- * count 0 as in libvmaf; nothing above the band is ever looked up). */
-size_t qm_cambi_hist_size(const QmCambiParams *p, int w)
+/* The histograms (libvmaf's scheme): for each value v of the band and each
+ * column x, the number of masked pixels of value v in the window around
+ * (x, y), i.e. in rows [y - pad, y + pad] and columns [x - pad, x + pad].
+ * Moving down a row, each column sees one pixel leave and one enter; a
+ * pixel counts in the window-wide run of columns around it of its value's
+ * histogram row.  Rows have pad spare columns either side, so that runs
+ * are never clipped (the spare columns are never read), and there are
+ * num_diffs zero rows either side of the band, so that lookups at
+ * v +- (d + 1) need no checks (values below 0 count 0, as in libvmaf;
+ * nothing above the band is ever looked up).  Only values of the band are
+ * counted (codes v - band_lo). */
+static size_t hist_stride(const QmCambiParams *p, int w)
 {
-    return ((size_t)p->band_n + 2 * (size_t)p->num_diffs) * (size_t)w;
+    return (size_t)w + 2 * (size_t)(p->window >> 1);
 }
 
-/* Move the histograms' window down: remove row `out`, add row `in` (either
- * may be NULL).  A pixel counts in columns [x - pad, x + pad] of its
- * value's histogram row; where the removed and the added pixel of a column
- * count in the same row, nothing changes. */
-static void hist_slide(uint16_t *restrict hist, int w, int pad, int band_lo,
-                       unsigned band_n, const uint16_t *out_img,
-                       const uint8_t *out_mask, const uint16_t *in_img,
-                       const uint8_t *in_mask)
+static size_t hist_rows(const QmCambiParams *p)
+{
+    return (size_t)p->band_n + 2 * (size_t)p->num_diffs;
+}
+
+/* the band codes of the window's rows and of the row leaving it */
+static int code_ring(const QmCambiParams *p)
+{
+    return 2 * (p->window >> 1) + 2;
+}
+
+/* bytes of scratch: the histograms, a ring of rows of band codes, and a
+ * row of "not counted" codes */
+size_t qm_cambi_c_scratch_size(const QmCambiParams *p, int w)
+{
+    return (hist_rows(p) * hist_stride(p, w) +
+            ((size_t)code_ring(p) + 1) * (size_t)w) * sizeof(uint16_t);
+}
+
+/* band code of each pixel of a row: value - band_lo, or band_n when the
+ * pixel is not counted (masked out or outside the band) */
+static void row_codes(const uint16_t *restrict img,
+                      const uint8_t *restrict mask, int w, int band_lo,
+                      unsigned band_n, uint16_t *restrict code)
 {
     for (int x = 0; x < w; x++) {
-        /* band row of each pixel; band_n stands for "not counted" */
-        unsigned ro = band_n, ri = band_n;
-        if (out_img && out_mask[x]) {
-            ro = (unsigned)(out_img[x] - band_lo);
-            ro = ro < band_n ? ro : band_n;
-        }
-        if (in_img && in_mask[x]) {
-            ri = (unsigned)(in_img[x] - band_lo);
-            ri = ri < band_n ? ri : band_n;
-        }
-        if (ro == ri)
-            continue;
-        const int a = x - pad > 0 ? x - pad : 0;
-        const int b = x + pad + 1 < w ? x + pad + 1 : w;
-        if (ro < band_n) {
-            uint16_t *restrict hr = hist + (size_t)ro * w;
-            for (int k = a; k < b; k++)
-                hr[k]--;
-        }
-        if (ri < band_n) {
-            uint16_t *restrict hr = hist + (size_t)ri * w;
-            for (int k = a; k < b; k++)
-                hr[k]++;
-        }
+        unsigned c = (unsigned)(img[x] - band_lo);
+        c = c < band_n ? c : band_n;
+        code[x] = (uint16_t)(mask[x] ? c : band_n);
     }
 }
 
-/* c-values of one row from the histograms of its window. */
-static void c_row(const uint16_t *restrict hist, int w,
-                  const uint16_t *restrict img, const uint8_t *restrict mask,
-                  const QmCambiParams *p, float *restrict c)
+/* A run of len consecutive columns from `start` whose pixels of one code
+ * all enter (sign +1) or all leave (-1): together they change padded
+ * columns start .. start + len + win - 2 of the code's row by the number
+ * of the run's windows covering each, a trapezoid (1, 2, .., plateau,
+ * .., 2, 1), in one pass instead of len passes of win columns. */
+static void run_apply(uint16_t *restrict hist, size_t hs, int win,
+                      unsigned code, int start, int len, int sign)
 {
-    const int nd = p->num_diffs;
-    const ptrdiff_t hs = w;
+    uint16_t *restrict row = hist + (size_t)code * hs + start;
+    if (len == 1) {
+        for (int k = 0; k < win; k++)
+            row[k] = (uint16_t)(row[k] + sign);
+        return;
+    }
+    const int n = len + win - 1;
+    const int plateau = len < win ? len : win;
+    for (int t = 0; t < n; t++) {
+        int cover = t + 1 < plateau ? t + 1 : plateau;
+        cover = cover < n - t ? cover : n - t;
+        row[t] = (uint16_t)(row[t] + sign * cover);
+    }
+}
+
+/* Move the window down: pixels of codes `out` leave, `in` enter (band_n:
+ * no pixel).  hist points at the first (padded) column of code 0's row; a
+ * pixel of column x counts in padded columns x .. x + 2 pad, which are
+ * output columns x - pad .. x + pad.  Columns where the same code leaves
+ * and enters change nothing; the others are gathered into runs of equal
+ * codes.  Rows are compared 16 columns at a time first. */
+static void hist_slide(uint16_t *restrict hist, size_t hs, int w, int win,
+                       unsigned band_n, const uint16_t *restrict out,
+                       const uint16_t *restrict in)
+{
+    unsigned run_out = band_n, run_in = band_n;  /* codes of the open runs */
+    int start_out = 0, start_in = 0;
+    for (int x0 = 0; x0 < w; x0 += 16) {
+        const int xe = x0 + 16 < w ? x0 + 16 : w;
+        if (xe - x0 == 16) {
+            unsigned diff = 0;
+            for (int k = 0; k < 16; k++)
+                diff |= (unsigned)(out[x0 + k] ^ in[x0 + k]);
+            if (!diff) {  /* nothing changes here: close the runs */
+                if (run_out != band_n)
+                    run_apply(hist, hs, win, run_out, start_out,
+                              x0 - start_out, -1);
+                if (run_in != band_n)
+                    run_apply(hist, hs, win, run_in, start_in,
+                              x0 - start_in, +1);
+                run_out = run_in = band_n;
+                continue;
+            }
+        }
+        for (int x = x0; x < xe; x++) {
+            const unsigned same = out[x] == in[x];
+            const unsigned co = same ? band_n : out[x];
+            const unsigned ci = same ? band_n : in[x];
+            if (co != run_out) {
+                if (run_out != band_n)
+                    run_apply(hist, hs, win, run_out, start_out,
+                              x - start_out, -1);
+                run_out = co;
+                start_out = x;
+            }
+            if (ci != run_in) {
+                if (run_in != band_n)
+                    run_apply(hist, hs, win, run_in, start_in,
+                              x - start_in, +1);
+                run_in = ci;
+                start_in = x;
+            }
+        }
+    }
+    if (run_out != band_n)
+        run_apply(hist, hs, win, run_out, start_out, w - start_out, -1);
+    if (run_in != band_n)
+        run_apply(hist, hs, win, run_in, start_in, w - start_in, +1);
+}
+
+/* c-value of a pixel of code `code`, window counts at h0[k * s] for value
+ * code + k, steps d + 1 with bit d of act (libvmaf c_value_pixel): the
+ * largest w_d p0 q / (p0 + q), q the larger count d + 1 codes above or
+ * below; computed in int, then float times the table's reciprocal of
+ * p0 + q.  Every step's counts are in the band (zero rows at its ends), so
+ * all are computed and the inactive ones dropped, without branches. */
+static inline float c_pixel(const uint16_t *restrict h0, ptrdiff_t s,
+                            uint32_t act, int nd, const int *restrict weight,
+                            const float *restrict recip)
+{
+    const int p0 = *h0;
+    float cv = 0.0f;
+    for (int d = 0; d < nd; d++) {
+        const int up = h0[(d + 1) * s], dn = h0[-(d + 1) * s];
+        const int q = up > dn ? up : dn;
+        float val = (float)(weight[d] * p0 * q) * recip[p0 + q];
+        val = act >> d & 1 ? val : 0.0f;
+        cv = val > cv ? val : cv;
+    }
+    return cv;
+}
+
+/* c-values of row y from the histograms of its window (hist: column x of
+ * code 0's row at hist[x]); nd is a parameter so that the common 4 can be
+ * unrolled. */
+static inline void c_row_nd(const uint16_t *restrict hist, size_t hs, int w,
+                            const uint16_t *restrict img,
+                            const uint8_t *restrict mask,
+                            const QmCambiParams *p, int nd,
+                            float *restrict c, QmCambiCStats *st)
+{
+    const int band_lo = p->band_lo;
+    const uint32_t *restrict active = p->active;
+    const float *restrict recip = p->recip;
+    int weight[QM_CAMBI_MAX_DIFFS];
+    for (int d = 0; d < nd; d++)
+        weight[d] = p->weight[d];
+    const ptrdiff_t s = (ptrdiff_t)hs;
+    uint64_t nonzero = 0;
+    double sum = 0.0;
     for (int x = 0; x < w; x++) {
         const unsigned v = img[x];
-        const uint32_t act = mask[x] ? p->active[v] : 0;
+        const uint32_t act = mask[x] ? active[v] : 0;
         float cv = 0.0f;
         if (act) {
-            const uint16_t *h0 = hist + (ptrdiff_t)(v - p->band_lo) * hs + x;
-            const int p0 = *h0;
-            for (int d = 0; d < nd; d++) {
-                if (!(act >> d & 1))
-                    continue;
-                const int up = h0[(d + 1) * hs], dn = h0[-(d + 1) * hs];
-                const int q = up > dn ? up : dn;
-                /* libvmaf c_value_pixel: the weighted product in int, then
-                 * float times the table's reciprocal of p0 + q */
-                const float val = (float)(p->weight[d] * p0 * q) * p->recip[p0 + q];
-                cv = val > cv ? val : cv;
-            }
+            cv = c_pixel(hist + (ptrdiff_t)(v - band_lo) * s + x, s, act, nd,
+                         weight, recip);
+            nonzero += cv > 0.0f;
+            sum += cv;
         }
         c[x] = cv;
     }
+    st->nonzero += nonzero;
+    st->sum += sum;
+}
+
+static void c_row(const uint16_t *hist, size_t hs, int w,
+                  const uint16_t *img, const uint8_t *mask,
+                  const QmCambiParams *p, float *c, QmCambiCStats *st)
+{
+    if (p->num_diffs == 4)  /* libvmaf's default max_log_contrast 2 */
+        c_row_nd(hist, hs, w, img, mask, p, 4, c, st);
+    else
+        c_row_nd(hist, hs, w, img, mask, p, p->num_diffs, c, st);
 }
 
 void qm_cambi_c_values(const uint16_t *img, ptrdiff_t img_stride,
                        const uint8_t *mask, ptrdiff_t mask_stride, int w,
                        int h, const QmCambiParams *p, float *c,
-                       uint16_t *hist)
+                       QmCambiCStats *st, void *scratch)
 {
-    const int pad = p->window >> 1;
+    const int pad = p->window >> 1, ring = code_ring(p);
     const unsigned band_n = (unsigned)p->band_n;
-    memset(hist, 0, qm_cambi_hist_size(p, w) * sizeof(*hist));
-    uint16_t *h0 = hist + (size_t)p->num_diffs * w;  /* row of band_lo */
+    const size_t hs = hist_stride(p, w);
+    uint16_t *hist = scratch;
+    uint16_t *codes = hist + hist_rows(p) * hs;  /* row r at r % ring */
+    uint16_t *none = codes + (size_t)ring * w;
+    memset(hist, 0, hist_rows(p) * hs * sizeof(*hist));
+    for (int x = 0; x < w; x++)
+        none[x] = (uint16_t)band_n;
+    uint16_t *h0 = hist + (size_t)p->num_diffs * hs;  /* code 0, padded */
+    st->nonzero = 0;
+    st->sum = 0.0;
 
-    /* window of row y: rows [y - pad, y + pad] of the picture */
-    for (int y = 0; y < pad && y < h; y++)
-        hist_slide(h0, w, pad, p->band_lo, band_n, NULL, NULL,
-                   img + y * img_stride, mask + y * mask_stride);
+    /* the window of row y: rows [y - pad, y + pad] */
+    for (int y = 0; y < pad && y < h; y++) {
+        uint16_t *cr = codes + (size_t)(y % ring) * w;
+        row_codes(img + y * img_stride, mask + y * mask_stride, w,
+                  p->band_lo, band_n, cr);
+        hist_slide(h0, hs, w, p->window, band_n, none, cr);
+    }
     for (int y = 0; y < h; y++) {
         const int in = y + pad, out = y - pad - 1;
-        if (in < h || out >= 0)
-            hist_slide(h0, w, pad, p->band_lo, band_n,
-                       out >= 0 ? img + out * img_stride : NULL,
-                       out >= 0 ? mask + out * mask_stride : NULL,
-                       in < h ? img + in * img_stride : NULL,
-                       in < h ? mask + in * mask_stride : NULL);
-        c_row(h0, w, img + y * img_stride, mask + y * mask_stride, p,
-              c + (size_t)y * w);
+        const uint16_t *ci = none, *co = none;
+        if (in < h) {
+            uint16_t *cr = codes + (size_t)(in % ring) * w;
+            row_codes(img + in * img_stride, mask + in * mask_stride, w,
+                      p->band_lo, band_n, cr);
+            ci = cr;
+        }
+        if (out >= 0)
+            co = codes + (size_t)(out % ring) * w;
+        if (ci != co)
+            hist_slide(h0, hs, w, p->window, band_n, co, ci);
+        c_row(h0 + pad, hs, w, img + y * img_stride, mask + y * mask_stride,
+              p, c + (size_t)y * w, st);
     }
 }
 
@@ -394,55 +526,83 @@ static inline uint32_t float_bits(float f)
     return u;
 }
 
-double qm_cambi_pool_topk(const float *c, size_t n, double topk,
-                          QmCambiPoolScratch *sc)
+/* Of the m values of c: add those whose bin ((bits >> shift) & mask) is
+ * above t to *sum, and move those of bin t to the front of c.  Returns how
+ * many were moved. */
+static size_t split_at_bin(float *c, size_t m, int shift, uint32_t mask,
+                           uint32_t t, double *sum)
+{
+    double s0 = 0.0, s1 = 0.0;  /* two chains: half the add latency */
+    size_t j = 0, i = 0;
+    for (; i + 1 < m; i += 2) {
+        const float a = c[i], b = c[i + 1];
+        const uint32_t ba = (float_bits(a) >> shift) & mask;
+        const uint32_t bb = (float_bits(b) >> shift) & mask;
+        s0 += ba > t ? a : 0.0f;
+        s1 += bb > t ? b : 0.0f;
+        c[j] = a;
+        j += ba == t;
+        c[j] = b;
+        j += bb == t;
+    }
+    for (; i < m; i++) {
+        const uint32_t ba = (float_bits(c[i]) >> shift) & mask;
+        s0 += ba > t ? c[i] : 0.0f;
+        c[j] = c[i];
+        j += ba == t;
+    }
+    *sum += s0 + s1;
+    return j;
+}
+
+double qm_cambi_pool_topk(float *c, size_t n, const QmCambiCStats *st,
+                          double topk, QmCambiPoolScratch *sc)
 {
     /* libvmaf spatial_pooling: k = (int)(topk * n) clipped to [1, n]; the
      * mean of the k largest values (it finds them by quickselect). */
     long long k = (long long)(topk * (double)n);
     k = k < 1 ? 1 : k > (long long)n ? (long long)n : k;
 
-    /* Non-negative floats order like their bit patterns: select on bits
-     * 30..20, then 19..10, then 9..0 of the values that share the higher
-     * bits of the k-th largest. */
+    /* Usually most c-values are 0 and the k largest are all the others. */
+    if (st->nonzero <= (uint64_t)k)
+        return st->sum / (double)k;
+
+    /* Radix select: non-negative floats order like their bit patterns.
+     * Level 0 bins bits 30..20 of the non-zero values, levels 1 and 2 bits
+     * 19..10 and 9..0 of those that share the higher bits of the k-th
+     * largest (moved to the front of c). */
     static const int shift[3] = { 20, 10, 0 };
     static const uint32_t nbins[3] = { 2048, 1024, 1024 };
-    uint32_t prefix = 0;   /* the higher bits selected so far */
-    long long need = k;    /* values still to take */
-    double total = 0.0;    /* sum of the values taken */
+    long long need = k;   /* values still to take */
+    double total = 0.0;   /* sum of the values taken */
+    uint32_t prefix = 0;  /* bits 30..shift of the k-th largest so far */
+    size_t m = n;         /* candidates: c[0 .. m) */
     for (int lv = 0; lv < 3; lv++) {
+        const uint32_t mask = nbins[lv] - 1;
         memset(sc->count, 0, nbins[lv] * sizeof(sc->count[0]));
-        memset(sc->sum, 0, nbins[lv] * sizeof(sc->sum[0]));
-        const int hi = lv ? shift[lv - 1] : 31;  /* bits above the level */
-        for (size_t i = 0; i < n; i++) {
-            const uint32_t u = float_bits(c[i]) & 0x7fffffffu;
-            if ((u >> hi) != prefix)
-                continue;
-            const uint32_t b = (u >> shift[lv]) & (nbins[lv] - 1);
-            sc->count[b]++;
-            sc->sum[b] += c[i];
+        for (size_t i = 0; i < m; i++) {
+            const uint32_t u = float_bits(c[i]);
+            if (u)  /* zeros are never among the k largest here */
+                sc->count[(u >> shift[lv]) & mask]++;
         }
         /* walk down from the largest bin to the one holding the k-th */
-        uint32_t t = nbins[lv] - 1;
-        while (t > 0 && sc->count[t] < need) {
-            need -= sc->count[t];
-            total += sc->sum[t];
-            t--;
-        }
-        if (sc->count[t] <= need) {  /* the whole bin is taken */
-            total += sc->sum[t];
-            break;
-        }
-        if (lv == 0 && t == 0)
-            break;  /* the rest are zeros (c-values are 0 or >= 0.5) */
-        if (lv == 2) {  /* all 31 bits known: the bin holds equal values */
+        uint32_t t = mask;
+        while (t > 0 && sc->count[t] < need)
+            need -= sc->count[t--];
+        m = split_at_bin(c, m, shift[lv], mask, t, &total);
+        if (lv == 2) {  /* all 31 bits known: bin t holds equal values */
             const uint32_t u = (prefix << 10) | t;
             float v;
             memcpy(&v, &u, sizeof(v));
             total += (double)need * v;
             break;
         }
-        prefix = (prefix << (hi - shift[lv])) | t;
+        if ((uint64_t)need == m) {  /* the whole bin is taken */
+            for (size_t i = 0; i < m; i++)
+                total += c[i];
+            break;
+        }
+        prefix = (prefix << (lv ? 10 : 11)) | t;
     }
     return total / (double)k;
 }
@@ -551,7 +711,7 @@ typedef struct CambiState {
     uint8_t *mask_scratch;
     uint16_t *mode_scratch;
     float *c;
-    uint16_t *hist;
+    void *cscratch;
     QmCambiPoolScratch *pool;
     float *recip;
     QmCambiParams par;
@@ -570,7 +730,7 @@ static void cambi_close(void *priv)
     free(s->mask_scratch);
     free(s->mode_scratch);
     free(s->c);
-    free(s->hist);
+    free(s->cscratch);
     free(s->pool);
     free(s->recip);
     memset(s, 0, sizeof(*s));
@@ -687,9 +847,8 @@ static int cambi_init(void *priv, const QmMetricConfig *cfg)
             if (v <= tvi[d] && v + nd + d + 1 > vlt)
                 a |= 1u << d;
         s->active[v] = a;
-        for (int d = 0; d < nd; d++)
-            if (a >> d & 1)
-                top = v + d + 1 > top ? v + d + 1 : top;
+        if (a)  /* c_pixel reads v +- num_diffs of every active v */
+            top = v + nd > top ? v + nd : top;
     }
     p->active = s->active;
     /* the band libvmaf counts: from vlt - 3 num_diffs + 1 to the largest
@@ -734,9 +893,9 @@ static int cambi_init(void *priv, const QmMetricConfig *cfg)
     s->mask_scratch = malloc(qm_cambi_mask_scratch_size(s->w));
     s->mode_scratch = malloc(3 * (size_t)w0 * sizeof(uint16_t));
     s->c = malloc((size_t)w0 * halve(s->h, s->hrs) * sizeof(float));
-    s->hist = malloc(qm_cambi_hist_size(p, w0) * sizeof(uint16_t));
+    s->cscratch = malloc(qm_cambi_c_scratch_size(p, w0));
     s->pool = malloc(sizeof(*s->pool));
-    if (!s->mask_scratch || !s->mode_scratch || !s->c || !s->hist || !s->pool)
+    if (!s->mask_scratch || !s->mode_scratch || !s->c || !s->cscratch || !s->pool)
         goto nomem;
     return 0;
 nomem:
@@ -787,8 +946,10 @@ static int cambi_compute(void *priv, const QmFrame *f, QmRows *out)
             h = nh;
         }
         qm_cambi_filter_mode(a, w, b, w, w, h, s->mode_scratch);
-        qm_cambi_c_values(b, w, m, w, w, h, &s->par, s->c, s->hist);
-        pooled[sc] = qm_cambi_pool_topk(s->c, (size_t)w * h, s->topk, s->pool);
+        QmCambiCStats st;
+        qm_cambi_c_values(b, w, m, w, w, h, &s->par, s->c, &st, s->cscratch);
+        pooled[sc] = qm_cambi_pool_topk(s->c, (size_t)w * h, &st, s->topk,
+                                        s->pool);
     }
     qm_rows_set(out, 0, 0, qm_cambi_score(pooled, s->par.window, s->max_val));
     return 0;

@@ -93,28 +93,35 @@ typedef void (*QmCambiModeFn)(const uint16_t *src, ptrdiff_t src_stride,
                               uint16_t *dst, ptrdiff_t dst_stride, int w,
                               int h, uint16_t *scratch);
 
+/* What the c-value stage learns on the way: most c-values are 0, and when
+ * no more than topk of them are not, pooling needs nothing else. */
+typedef struct QmCambiCStats {
+    uint64_t nonzero;  /* c-values > 0 */
+    double sum;        /* of all c-values */
+} QmCambiCStats;
+
 /**
  * Stage 5: c-value of every pixel (0 where the mask is 0) into c
- * (w x h, stride w).  hist holds qm_cambi_hist_size(p, w) samples.
+ * (w x h, stride w), and their statistics.  scratch holds
+ * qm_cambi_c_scratch_size(p, w) bytes.
  */
 typedef void (*QmCambiCValuesFn)(const uint16_t *img, ptrdiff_t img_stride,
                                  const uint8_t *mask, ptrdiff_t mask_stride,
                                  int w, int h, const QmCambiParams *p,
-                                 float *c, uint16_t *hist);
+                                 float *c, QmCambiCStats *st, void *scratch);
 
 /**
  * Stage 6: mean of the k largest of the n c-values, k = topk * n truncated
- * and clipped to [1, n].  The selection is a radix select on the bits of
- * the (non-negative) floats, 11 + 10 + 10 bits, with a count and a sum per
- * bin.
+ * and clipped to [1, n].  When more than k are not 0, a radix select on the
+ * bits of the (non-negative) floats, 11 + 10 + 10 bits, finds them; it
+ * reorders c.
  */
 #define QM_CAMBI_POOL_BINS 2048
 typedef struct QmCambiPoolScratch {
     uint32_t count[QM_CAMBI_POOL_BINS];
-    double sum[QM_CAMBI_POOL_BINS];
 } QmCambiPoolScratch;
-typedef double (*QmCambiPoolFn)(const float *c, size_t n, double topk,
-                                QmCambiPoolScratch *scratch);
+typedef double (*QmCambiPoolFn)(float *c, size_t n, const QmCambiCStats *st,
+                                double topk, QmCambiPoolScratch *scratch);
 
 unsigned qm_cambi_preprocess(const void *src, ptrdiff_t src_stride, int bpc,
                              const int *xmap, const int *ymap, uint16_t *dst,
@@ -131,13 +138,13 @@ void qm_cambi_decimate8(const uint8_t *src, ptrdiff_t src_stride,
 void qm_cambi_filter_mode(const uint16_t *src, ptrdiff_t src_stride,
                           uint16_t *dst, ptrdiff_t dst_stride, int w, int h,
                           uint16_t *scratch);
-size_t qm_cambi_hist_size(const QmCambiParams *p, int w);
+size_t qm_cambi_c_scratch_size(const QmCambiParams *p, int w);
 void qm_cambi_c_values(const uint16_t *img, ptrdiff_t img_stride,
                        const uint8_t *mask, ptrdiff_t mask_stride, int w,
                        int h, const QmCambiParams *p, float *c,
-                       uint16_t *hist);
-double qm_cambi_pool_topk(const float *c, size_t n, double topk,
-                          QmCambiPoolScratch *scratch);
+                       QmCambiCStats *st, void *scratch);
+double qm_cambi_pool_topk(float *c, size_t n, const QmCambiCStats *st,
+                          double topk, QmCambiPoolScratch *scratch);
 
 /* ---- host-side helpers shared by the backends ---- */
 
