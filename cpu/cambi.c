@@ -818,11 +818,14 @@ static int cambi_init(void *priv, const QmMetricConfig *cfg)
         return QM_EINVAL;  /* libvmaf: "too large for reciprocal LUT" */
     const int pad = window >> 1;
 
-    /* Sizes libvmaf's sliding windows handle: each analysed scale needs
-     * sides of at least pad, and the full-size scale 0 one more row. */
+    /* Sizes libvmaf's sliding windows handle: every analysed scale needs
+     * sides of at least pad.  On shorter sides its histogram loops read
+     * pixels outside the scaled picture: stale pixels of earlier scales
+     * left in its buffers, or memory outside them (e.g. 1000x60 and 576x9
+     * crash it); its value is not defined there. */
     for (int sc = 0; sc < QM_CAMBI_NUM_SCALES; sc++) {
         const int ws = halve(s->w, sc + s->hrs), hs = halve(s->h, sc + s->hrs);
-        if (ws < pad || hs < pad || (sc == 0 && !s->hrs && hs < pad + 1))
+        if (ws < pad || hs < pad)
             return QM_ENOTSUP;
     }
 
