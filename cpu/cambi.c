@@ -66,6 +66,14 @@ static const int cambi_contrast_weight[QM_CAMBI_MAX_DIFFS] = {
 #define LUMA10_FOOT 64
 #define LUMA10_HEAD 940
 
+/* the bits of a float: non-negative floats order like them */
+static inline uint32_t float_bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof(u));
+    return u;
+}
+
 /* ---- stage 1: preprocessing ---- */
 
 /* One sample to 10 bits: deeper samples are rounded ((v + 2) >> 2 for 12
@@ -353,34 +361,63 @@ static void run_apply(uint16_t *restrict hist, size_t hs, int win,
     }
 }
 
+/* Whether 16 columns of the leaving and entering codes are all equal. */
+static inline int same16(const uint16_t *restrict out,
+                         const uint16_t *restrict in)
+{
+    unsigned diff = 0;
+    for (int k = 0; k < 16; k++)
+        diff |= (unsigned)(out[k] ^ in[k]);
+    return !diff;
+}
+
 /* Move the window down: pixels of codes `out` leave, `in` enter (band_n:
  * no pixel).  hist points at the first (padded) column of code 0's row; a
  * pixel of column x counts in padded columns x .. x + 2 pad, which are
  * output columns x - pad .. x + pad.  Columns where the same code leaves
- * and enters change nothing; the others are gathered into runs of equal
- * codes.  Rows are compared 16 columns at a time first. */
+ * and enters change nothing (rows are compared 16 columns at a time
+ * first).  Small windows are updated column by column; larger ones gather
+ * the columns into runs of equal codes (see run_apply). */
 static void hist_slide(uint16_t *restrict hist, size_t hs, int w, int win,
                        unsigned band_n, const uint16_t *restrict out,
                        const uint16_t *restrict in)
 {
+    if (win <= 16) {
+        for (int x0 = 0; x0 < w; x0 += 16) {
+            const int xe = x0 + 16 < w ? x0 + 16 : w;
+            if (xe - x0 == 16 && same16(out + x0, in + x0))
+                continue;
+            for (int x = x0; x < xe; x++) {
+                const unsigned co = out[x], ci = in[x];
+                if (co == ci)
+                    continue;
+                if (co < band_n) {
+                    uint16_t *restrict r = hist + co * hs + x;
+                    for (int k = 0; k < win; k++)
+                        r[k]--;
+                }
+                if (ci < band_n) {
+                    uint16_t *restrict r = hist + ci * hs + x;
+                    for (int k = 0; k < win; k++)
+                        r[k]++;
+                }
+            }
+        }
+        return;
+    }
     unsigned run_out = band_n, run_in = band_n;  /* codes of the open runs */
     int start_out = 0, start_in = 0;
     for (int x0 = 0; x0 < w; x0 += 16) {
         const int xe = x0 + 16 < w ? x0 + 16 : w;
-        if (xe - x0 == 16) {
-            unsigned diff = 0;
-            for (int k = 0; k < 16; k++)
-                diff |= (unsigned)(out[x0 + k] ^ in[x0 + k]);
-            if (!diff) {  /* nothing changes here: close the runs */
-                if (run_out != band_n)
-                    run_apply(hist, hs, win, run_out, start_out,
-                              x0 - start_out, -1);
-                if (run_in != band_n)
-                    run_apply(hist, hs, win, run_in, start_in,
-                              x0 - start_in, +1);
-                run_out = run_in = band_n;
-                continue;
-            }
+        if (xe - x0 == 16 && same16(out + x0, in + x0)) {
+            /* nothing changes here: close the runs */
+            if (run_out != band_n)
+                run_apply(hist, hs, win, run_out, start_out, x0 - start_out,
+                          -1);
+            if (run_in != band_n)
+                run_apply(hist, hs, win, run_in, start_in, x0 - start_in, +1);
+            run_out = run_in = band_n;
+            continue;
         }
         for (int x = x0; x < xe; x++) {
             const unsigned same = out[x] == in[x];
@@ -395,8 +432,8 @@ static void hist_slide(uint16_t *restrict hist, size_t hs, int w, int win,
             }
             if (ci != run_in) {
                 if (run_in != band_n)
-                    run_apply(hist, hs, win, run_in, start_in,
-                              x - start_in, +1);
+                    run_apply(hist, hs, win, run_in, start_in, x - start_in,
+                              +1);
                 run_in = ci;
                 start_in = x;
             }
@@ -446,6 +483,7 @@ static inline void c_row_nd(const uint16_t *restrict hist, size_t hs, int w,
     for (int d = 0; d < nd; d++)
         weight[d] = p->weight[d];
     const ptrdiff_t s = (ptrdiff_t)hs;
+    uint32_t *restrict bins = st->bins;
     uint64_t nonzero = 0;
     double sum = 0.0;
     for (int x = 0; x < w; x++) {
@@ -455,7 +493,10 @@ static inline void c_row_nd(const uint16_t *restrict hist, size_t hs, int w,
         if (act) {
             cv = c_pixel(hist + (ptrdiff_t)(v - band_lo) * s + x, s, act, nd,
                          weight, recip);
-            nonzero += cv > 0.0f;
+            if (cv > 0.0f) {
+                nonzero++;
+                bins[float_bits(cv) >> QM_CAMBI_BIN_SHIFT]++;
+            }
             sum += cv;
         }
         c[x] = cv;
@@ -491,6 +532,7 @@ void qm_cambi_c_values(const uint16_t *img, ptrdiff_t img_stride,
     uint16_t *h0 = hist + (size_t)p->num_diffs * hs;  /* code 0, padded */
     st->nonzero = 0;
     st->sum = 0.0;
+    memset(st->bins, 0, sizeof(st->bins));
 
     /* the window of row y: rows [y - pad, y + pad] */
     for (int y = 0; y < pad && y < h; y++) {
@@ -518,13 +560,6 @@ void qm_cambi_c_values(const uint16_t *img, ptrdiff_t img_stride,
 }
 
 /* ---- stage 6: top-k pooling ---- */
-
-static inline uint32_t float_bits(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, sizeof(u));
-    return u;
-}
 
 /* Of the m values of c: add those whose bin ((bits >> shift) & mask) is
  * above t to *sum, and move those of bin t to the front of c.  Returns how
@@ -567,42 +602,39 @@ double qm_cambi_pool_topk(float *c, size_t n, const QmCambiCStats *st,
     if (st->nonzero <= (uint64_t)k)
         return st->sum / (double)k;
 
-    /* Radix select: non-negative floats order like their bit patterns.
-     * Level 0 bins bits 30..20 of the non-zero values, levels 1 and 2 bits
-     * 19..10 and 9..0 of those that share the higher bits of the k-th
-     * largest (moved to the front of c). */
-    static const int shift[3] = { 20, 10, 0 };
-    static const uint32_t nbins[3] = { 2048, 1024, 1024 };
+    /* Radix select on the bits of the non-zero values: bits 30..20 (the
+     * c-value stage's histogram), then bits 19..10 and 9..0 of those that
+     * share the higher bits of the k-th largest (moved to the front of c,
+     * the larger ones summed on the way). */
     long long need = k;   /* values still to take */
     double total = 0.0;   /* sum of the values taken */
-    uint32_t prefix = 0;  /* bits 30..shift of the k-th largest so far */
-    size_t m = n;         /* candidates: c[0 .. m) */
-    for (int lv = 0; lv < 3; lv++) {
-        const uint32_t mask = nbins[lv] - 1;
-        memset(sc->count, 0, nbins[lv] * sizeof(sc->count[0]));
-        for (size_t i = 0; i < m; i++) {
-            const uint32_t u = float_bits(c[i]);
-            if (u)  /* zeros are never among the k largest here */
-                sc->count[(u >> shift[lv]) & mask]++;
-        }
-        /* walk down from the largest bin to the one holding the k-th */
-        uint32_t t = mask;
-        while (t > 0 && sc->count[t] < need)
-            need -= sc->count[t--];
-        m = split_at_bin(c, m, shift[lv], mask, t, &total);
-        if (lv == 2) {  /* all 31 bits known: bin t holds equal values */
-            const uint32_t u = (prefix << 10) | t;
-            float v;
-            memcpy(&v, &u, sizeof(v));
-            total += (double)need * v;
-            break;
-        }
+    uint32_t t = QM_CAMBI_POOL_BINS - 1;
+    while (t > 0 && st->bins[t] < need)
+        need -= st->bins[t--];
+    size_t m = split_at_bin(c, n, QM_CAMBI_BIN_SHIFT, QM_CAMBI_POOL_BINS - 1,
+                            t, &total);
+    uint32_t prefix = t;  /* bits 30..shift of the k-th largest so far */
+    for (int shift = 10; ; shift -= 10) {
         if ((uint64_t)need == m) {  /* the whole bin is taken */
             for (size_t i = 0; i < m; i++)
                 total += c[i];
             break;
         }
-        prefix = (prefix << (lv ? 10 : 11)) | t;
+        const uint32_t mask = (1u << 10) - 1;
+        memset(sc->count, 0, sizeof(sc->count));
+        for (size_t i = 0; i < m; i++)
+            sc->count[(float_bits(c[i]) >> shift) & mask]++;
+        t = mask;
+        while (t > 0 && sc->count[t] < need)
+            need -= sc->count[t--];
+        m = split_at_bin(c, m, shift, mask, t, &total);
+        prefix = (prefix << 10) | t;
+        if (shift == 0) {  /* all 31 bits known: equal values */
+            float v;
+            memcpy(&v, &prefix, sizeof(v));
+            total += (double)need * v;
+            break;
+        }
     }
     return total / (double)k;
 }
@@ -712,6 +744,7 @@ typedef struct CambiState {
     uint16_t *mode_scratch;
     float *c;
     void *cscratch;
+    QmCambiCStats cstats;
     QmCambiPoolScratch *pool;
     float *recip;
     QmCambiParams par;
@@ -949,10 +982,10 @@ static int cambi_compute(void *priv, const QmFrame *f, QmRows *out)
             h = nh;
         }
         qm_cambi_filter_mode(a, w, b, w, w, h, s->mode_scratch);
-        QmCambiCStats st;
-        qm_cambi_c_values(b, w, m, w, w, h, &s->par, s->c, &st, s->cscratch);
-        pooled[sc] = qm_cambi_pool_topk(s->c, (size_t)w * h, &st, s->topk,
-                                        s->pool);
+        qm_cambi_c_values(b, w, m, w, w, h, &s->par, s->c, &s->cstats,
+                          s->cscratch);
+        pooled[sc] = qm_cambi_pool_topk(s->c, (size_t)w * h, &s->cstats,
+                                        s->topk, s->pool);
     }
     qm_rows_set(out, 0, 0, qm_cambi_score(pooled, s->par.window, s->max_val));
     return 0;
