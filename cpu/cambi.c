@@ -483,7 +483,6 @@ static inline void c_row_nd(const uint16_t *restrict hist, size_t hs, int w,
     for (int d = 0; d < nd; d++)
         weight[d] = p->weight[d];
     const ptrdiff_t s = (ptrdiff_t)hs;
-    uint32_t *restrict bins = st->bins;
     uint64_t nonzero = 0;
     double sum = 0.0;
     for (int x = 0; x < w; x++) {
@@ -493,10 +492,7 @@ static inline void c_row_nd(const uint16_t *restrict hist, size_t hs, int w,
         if (act) {
             cv = c_pixel(hist + (ptrdiff_t)(v - band_lo) * s + x, s, act, nd,
                          weight, recip);
-            if (cv > 0.0f) {
-                nonzero++;
-                bins[float_bits(cv) >> QM_CAMBI_BIN_SHIFT]++;
-            }
+            nonzero += cv > 0.0f;
             sum += cv;
         }
         c[x] = cv;
@@ -532,7 +528,6 @@ void qm_cambi_c_values(const uint16_t *img, ptrdiff_t img_stride,
     uint16_t *h0 = hist + (size_t)p->num_diffs * hs;  /* code 0, padded */
     st->nonzero = 0;
     st->sum = 0.0;
-    memset(st->bins, 0, sizeof(st->bins));
 
     /* the window of row y: rows [y - pad, y + pad] */
     for (int y = 0; y < pad && y < h; y++) {
@@ -602,31 +597,47 @@ double qm_cambi_pool_topk(float *c, size_t n, const QmCambiCStats *st,
     if (st->nonzero <= (uint64_t)k)
         return st->sum / (double)k;
 
-    /* Radix select on the bits of the non-zero values: bits 30..20 (the
-     * c-value stage's histogram), then bits 19..10 and 9..0 of those that
-     * share the higher bits of the k-th largest (moved to the front of c,
-     * the larger ones summed on the way). */
+    /* Radix select on the bits of the values: bits 30..20, then 19..10 and
+     * 9..0 of those that share the higher bits of the k-th largest (moved
+     * to the front of c, the larger ones summed on the way).  The first
+     * level counts in 4 interleaved histograms: runs of equal bins would
+     * otherwise wait on each other's increments. */
+    uint32_t *restrict cnt = sc->count;
+    const uint32_t top = QM_CAMBI_POOL_BINS - 1;  /* (sign bit dropped) */
+    memset(cnt, 0, sizeof(sc->count));
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        cnt[0 * QM_CAMBI_POOL_BINS + ((float_bits(c[i]) >> 20) & top)]++;
+        cnt[1 * QM_CAMBI_POOL_BINS + ((float_bits(c[i + 1]) >> 20) & top)]++;
+        cnt[2 * QM_CAMBI_POOL_BINS + ((float_bits(c[i + 2]) >> 20) & top)]++;
+        cnt[3 * QM_CAMBI_POOL_BINS + ((float_bits(c[i + 3]) >> 20) & top)]++;
+    }
+    for (; i < n; i++)
+        cnt[(float_bits(c[i]) >> 20) & top]++;
+    for (int b = 0; b < QM_CAMBI_POOL_BINS; b++)
+        cnt[b] += cnt[QM_CAMBI_POOL_BINS + b] + cnt[2 * QM_CAMBI_POOL_BINS + b] +
+                  cnt[3 * QM_CAMBI_POOL_BINS + b];
     long long need = k;   /* values still to take */
     double total = 0.0;   /* sum of the values taken */
-    uint32_t t = QM_CAMBI_POOL_BINS - 1;
-    while (t > 0 && st->bins[t] < need)
-        need -= st->bins[t--];
-    size_t m = split_at_bin(c, n, QM_CAMBI_BIN_SHIFT, QM_CAMBI_POOL_BINS - 1,
-                            t, &total);
+    /* bin 0 holds the zeros: more than k values are not, so t > 0 */
+    uint32_t t = top;
+    while (t > 0 && cnt[t] < need)
+        need -= cnt[t--];
+    size_t m = split_at_bin(c, n, 20, top, t, &total);
     uint32_t prefix = t;  /* bits 30..shift of the k-th largest so far */
     for (int shift = 10; ; shift -= 10) {
         if ((uint64_t)need == m) {  /* the whole bin is taken */
-            for (size_t i = 0; i < m; i++)
-                total += c[i];
+            for (size_t j = 0; j < m; j++)
+                total += c[j];
             break;
         }
         const uint32_t mask = (1u << 10) - 1;
-        memset(sc->count, 0, sizeof(sc->count));
-        for (size_t i = 0; i < m; i++)
-            sc->count[(float_bits(c[i]) >> shift) & mask]++;
+        memset(cnt, 0, 1024 * sizeof(*cnt));
+        for (size_t j = 0; j < m; j++)
+            cnt[(float_bits(c[j]) >> shift) & mask]++;
         t = mask;
-        while (t > 0 && sc->count[t] < need)
-            need -= sc->count[t--];
+        while (t > 0 && cnt[t] < need)
+            need -= cnt[t--];
         m = split_at_bin(c, m, shift, mask, t, &total);
         prefix = (prefix << 10) | t;
         if (shift == 0) {  /* all 31 bits known: equal values */

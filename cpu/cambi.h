@@ -94,14 +94,10 @@ typedef void (*QmCambiModeFn)(const uint16_t *src, ptrdiff_t src_stride,
                               int h, uint16_t *scratch);
 
 /* What the c-value stage learns on the way: most c-values are 0, and when
- * no more than topk of them are not, pooling needs their sum only; else
- * the histogram of their top bits starts the selection. */
-#define QM_CAMBI_POOL_BINS 2048  /* bits 30..20 of a non-negative float */
-#define QM_CAMBI_BIN_SHIFT 20
+ * no more than topk of them are not, pooling needs nothing else. */
 typedef struct QmCambiCStats {
     uint64_t nonzero;  /* c-values > 0 */
     double sum;        /* of all c-values */
-    uint32_t bins[QM_CAMBI_POOL_BINS];  /* non-zero c-values by bits >> 20 */
 } QmCambiCStats;
 
 /**
@@ -117,11 +113,12 @@ typedef void (*QmCambiCValuesFn)(const uint16_t *img, ptrdiff_t img_stride,
 /**
  * Stage 6: mean of the k largest of the n c-values, k = topk * n truncated
  * and clipped to [1, n].  When more than k are not 0, a radix select on the
- * bits of the (non-negative) floats finds them, from the c-value stage's
- * histogram of bits 30..20, then 10 bits at a time; it reorders c.
+ * bits of the (non-negative) floats finds them, 11 + 10 + 10 bits; it
+ * reorders c.
  */
+#define QM_CAMBI_POOL_BINS 2048  /* bits 30..20 of a non-negative float */
 typedef struct QmCambiPoolScratch {
-    uint32_t count[1024];
+    uint32_t count[4 * QM_CAMBI_POOL_BINS];
 } QmCambiPoolScratch;
 typedef double (*QmCambiPoolFn)(float *c, size_t n, const QmCambiCStats *st,
                                 double topk, QmCambiPoolScratch *scratch);
