@@ -167,9 +167,9 @@ static void flat_row(const uint16_t *restrict a, const uint16_t *restrict b,
 
 unsigned qm_cambi_mask_index(int w, int h)
 {
-    /* libvmaf get_mask_index: the threshold grows by 3/2 per doubling of
-     * the picture area, counted in 64x64 blocks, from (49 - 1) / 2 at
-     * 2^11 blocks (about 2.9 Mpixels). */
+    /* libvmaf get_mask_index: more than half of the 7x7 box must be flat
+     * at 4K (2^11 blocks of 64x64: (49 - 1) / 2 = 24); the threshold moves
+     * by 3/2 per doubling of the area in blocks, rounding down. */
     const uint32_t blocks = (uint32_t)(w >> 6) * (uint32_t)(h >> 6);
     int log2c = 0;
     while (log2c < 32 && ((uint64_t)1 << log2c) < blocks)
@@ -445,12 +445,13 @@ static void hist_slide(uint16_t *restrict hist, size_t hs, int w, int win,
         run_apply(hist, hs, win, run_in, start_in, w - start_in, +1);
 }
 
-/* c-value of a pixel of code `code`, window counts at h0[k * s] for value
- * code + k, steps d + 1 with bit d of act (libvmaf c_value_pixel): the
- * largest w_d p0 q / (p0 + q), q the larger count d + 1 codes above or
- * below; computed in int, then float times the table's reciprocal of
- * p0 + q.  Every step's counts are in the band (zero rows at its ends), so
- * all are computed and the inactive ones dropped, without branches. */
+/* c-value of a pixel of value v (libvmaf c_value_pixel): h0[k * s] is the
+ * window's count of value v + k, p0 that of v; for the steps d + 1 whose
+ * bit d is set in act, the largest w_d p0 q / (p0 + q), q the larger count
+ * d + 1 codes above or below, computed in int, then float times the
+ * table's reciprocal of p0 + q.  The counts of every step lie in the band
+ * (or its zero rows), so all steps are computed and the inactive ones
+ * dropped, without branches. */
 static inline float c_pixel(const uint16_t *restrict h0, ptrdiff_t s,
                             uint32_t act, int nd, const int *restrict weight,
                             const float *restrict recip)
