@@ -125,6 +125,7 @@ unsigned qm_cambi_preprocess(const void *src, ptrdiff_t src_stride, int bpc,
     const int up = bpc < 10 ? 10 - bpc : 0;
     const int down = bpc > 10 ? bpc - 10 : 0;
     const unsigned rnd = down ? 1u << (down - 1) : 0;
+    dst_stride /= (ptrdiff_t)sizeof(*dst);  /* in samples from here on */
     unsigned mx = 0;
     for (int y = 0; y < h; y++) {
         const uint8_t *row = (const uint8_t *)src +
@@ -167,9 +168,9 @@ static void flat_row(const uint16_t *restrict a, const uint16_t *restrict b,
 
 unsigned qm_cambi_mask_index(int w, int h)
 {
-    /* libvmaf get_mask_index: the threshold grows by 3/2 per doubling of
-     * the picture area, counted in 64x64 blocks, from (49 - 1) / 2 at
-     * 2^11 blocks (about 2.9 Mpixels). */
+    /* libvmaf get_mask_index: more than half of the 7x7 box must be flat
+     * at 4K (2^11 blocks of 64x64: (49 - 1) / 2 = 24); the threshold moves
+     * by 3/2 per doubling of the area in blocks, rounding down. */
     const uint32_t blocks = (uint32_t)(w >> 6) * (uint32_t)(h >> 6);
     int log2c = 0;
     while (log2c < 32 && ((uint64_t)1 << log2c) < blocks)
@@ -182,6 +183,7 @@ void qm_cambi_spatial_mask(const uint16_t *img, ptrdiff_t img_stride, int w,
                            ptrdiff_t mask_stride, uint8_t *scratch)
 {
     const int r = CAMBI_MASK_BOX / 2;
+    img_stride /= (ptrdiff_t)sizeof(*img);  /* in samples from here on */
     uint8_t *ring = scratch;                 /* flat rows, row y at y & 7 */
     uint8_t *colsum = scratch + 8 * (size_t)w; /* w + 2r, zero margins */
     uint8_t *cs = colsum + r;
@@ -224,6 +226,8 @@ void qm_cambi_spatial_mask(const uint16_t *img, ptrdiff_t img_stride, int w,
 void qm_cambi_decimate16(const uint16_t *src, ptrdiff_t src_stride,
                          uint16_t *dst, ptrdiff_t dst_stride, int w, int h)
 {
+    src_stride /= (ptrdiff_t)sizeof(*src);  /* in samples from here on */
+    dst_stride /= (ptrdiff_t)sizeof(*dst);
     for (int y = 0; y < h; y++) {
         const uint16_t *restrict s = src + 2 * y * src_stride;
         uint16_t *restrict d = dst + y * dst_stride;
@@ -269,6 +273,8 @@ void qm_cambi_filter_mode(const uint16_t *src, ptrdiff_t src_stride,
     /* libvmaf filter_mode: the first and last rows keep their values; the
      * others get the vertical mode of the horizontal modes of three rows
      * (horizontal modes keep the first and last columns). */
+    src_stride /= (ptrdiff_t)sizeof(*src);  /* in samples from here on */
+    dst_stride /= (ptrdiff_t)sizeof(*dst);
     memcpy(dst, src, (size_t)w * sizeof(*dst));
     if (h > 1)
         memcpy(dst + (h - 1) * dst_stride, src + (h - 1) * src_stride,
@@ -445,12 +451,13 @@ static void hist_slide(uint16_t *restrict hist, size_t hs, int w, int win,
         run_apply(hist, hs, win, run_in, start_in, w - start_in, +1);
 }
 
-/* c-value of a pixel of code `code`, window counts at h0[k * s] for value
- * code + k, steps d + 1 with bit d of act (libvmaf c_value_pixel): the
- * largest w_d p0 q / (p0 + q), q the larger count d + 1 codes above or
- * below; computed in int, then float times the table's reciprocal of
- * p0 + q.  Every step's counts are in the band (zero rows at its ends), so
- * all are computed and the inactive ones dropped, without branches. */
+/* c-value of a pixel of value v (libvmaf c_value_pixel): h0[k * s] is the
+ * window's count of value v + k, p0 that of v; for the steps d + 1 whose
+ * bit d is set in act, the largest w_d p0 q / (p0 + q), q the larger count
+ * d + 1 codes above or below, computed in int, then float times the
+ * table's reciprocal of p0 + q.  The counts of every step lie in the band
+ * (or its zero rows), so all steps are computed and the inactive ones
+ * dropped, without branches. */
 static inline float c_pixel(const uint16_t *restrict h0, ptrdiff_t s,
                             uint32_t act, int nd, const int *restrict weight,
                             const float *restrict recip)
@@ -518,6 +525,7 @@ void qm_cambi_c_values(const uint16_t *img, ptrdiff_t img_stride,
 {
     const int pad = p->window >> 1, ring = code_ring(p);
     const unsigned band_n = (unsigned)p->band_n;
+    img_stride /= (ptrdiff_t)sizeof(*img);  /* in samples from here on */
     const size_t hs = hist_stride(p, w);
     uint16_t *hist = scratch;
     uint16_t *codes = hist + hist_rows(p) * hs;  /* row r at r % ring */
@@ -956,9 +964,10 @@ static int cambi_compute(void *priv, const QmFrame *f, QmRows *out)
     const QmPicture *pic = f->dist;
     const unsigned maxv = (1u << s->bpc) - 1;
 
+    const ptrdiff_t s16 = sizeof(uint16_t);  /* strides are in bytes */
     unsigned mx = qm_cambi_preprocess(pic->data[0], pic->stride[0], pic->bpc,
-                                      s->xmap, s->ymap, s->img[0], s->w,
-                                      s->w, s->h, s->anti_dither);
+                                      s->xmap, s->ymap, s->img[0],
+                                      s->w * s16, s->w, s->h, s->anti_dither);
     if (s->xmap) {  /* libvmaf validates the whole input plane */
         for (int y = 0; y < s->in_h; y++)
             for (int x = 0; x < s->in_w; x++) {
@@ -969,7 +978,7 @@ static int cambi_compute(void *priv, const QmFrame *f, QmRows *out)
     if (s->bpc < 16 && mx > maxv)
         return QM_EINVAL;  /* libvmaf validate_image: samples out of range */
 
-    qm_cambi_spatial_mask(s->img[0], s->w, s->w, s->h, s->mask_index,
+    qm_cambi_spatial_mask(s->img[0], s->w * s16, s->w, s->h, s->mask_index,
                           s->mask[0], s->w, s->mask_scratch);
 
     /* a: the picture of the current scale, b: its mode-filtered version */
@@ -982,18 +991,18 @@ static int cambi_compute(void *priv, const QmFrame *f, QmRows *out)
             const int nw = (w + 1) >> 1, nh = (h + 1) >> 1;
             /* scale 0 with the speed-up decimates the unfiltered picture */
             if (sc == 0) {
-                qm_cambi_decimate16(a, w, b, nw, nw, nh);
+                qm_cambi_decimate16(a, w * s16, b, nw * s16, nw, nh);
                 uint16_t *t = a; a = b; b = t;
             } else {
-                qm_cambi_decimate16(b, w, a, nw, nw, nh);
+                qm_cambi_decimate16(b, w * s16, a, nw * s16, nw, nh);
             }
             qm_cambi_decimate8(m, w, m2, nw, nw, nh);
             uint8_t *t = m; m = m2; m2 = t;
             w = nw;
             h = nh;
         }
-        qm_cambi_filter_mode(a, w, b, w, w, h, s->mode_scratch);
-        qm_cambi_c_values(b, w, m, w, w, h, &s->par, s->c, &s->cstats,
+        qm_cambi_filter_mode(a, w * s16, b, w * s16, w, h, s->mode_scratch);
+        qm_cambi_c_values(b, w * s16, m, w, w, h, &s->par, s->c, &s->cstats,
                           s->cscratch);
         pooled[sc] = qm_cambi_pool_topk(s->c, (size_t)w * h, &s->cstats,
                                         s->topk, s->pool);

@@ -20,9 +20,9 @@
  *        pooling      mean of the topk fraction of largest c-values;
  *   4. score        sum_s weight_s * pooled_s / window^2 (host side).
  *
- * Every stage works on compact planes (stride = width unless given), and is
- * a natural GPU kernel boundary; cambi.c runs them in that order.  Stage
- * functions return nothing: their inputs are checked once in init().
+ * Strides are in bytes.  Every stage is a natural GPU kernel boundary;
+ * cambi.c runs them in that order.  Stage functions return nothing: their
+ * inputs are checked once in init().
  */
 #ifndef QM_CAMBI_H
 #define QM_CAMBI_H
@@ -56,8 +56,8 @@ typedef struct QmCambiParams {
 /* ---- stage functions ---- */
 
 /**
- * Stage 1: luma plane (uint8_t when bpc == 8, else uint16_t; stride in
- * bytes) -> 10-bit picture dst (w x h, stride dst_stride samples).
+ * Stage 1: luma plane (uint8_t when bpc == 8, else uint16_t) -> 10-bit
+ * picture dst (w x h).
  * xmap/ymap give the source column/row of each output column/row (nearest
  * neighbour), or are NULL when the sizes are equal.  anti_dither applies
  * the 2x2 average of encodes below 10 bits.  Returns the largest input
@@ -102,7 +102,7 @@ typedef struct QmCambiCStats {
 
 /**
  * Stage 5: c-value of every pixel (0 where the mask is 0) into c
- * (w x h, stride w), and their statistics.  scratch holds
+ * (w x h, rows of w floats), and their statistics.  scratch holds
  * qm_cambi_c_scratch_size(p, w) bytes.
  */
 typedef void (*QmCambiCValuesFn)(const uint16_t *img, ptrdiff_t img_stride,
