@@ -44,14 +44,14 @@ static uint32_t rnd(void)
     return (uint32_t)((rng_state * 2685821657736338717ULL) >> 32);
 }
 
-enum { PAT_RANDOM, PAT_ZERO, PAT_MAX, PAT_CHECKER, PAT_SAME, PAT_N,
+enum { PAT_RANDOM, PAT_ZERO, PAT_MAX, PAT_CHECKER, PAT_SAME, PAT_NOISY, PAT_N,
        /* reference sequences of temporal metrics only */
        PAT_CHECKER_INV = PAT_N,
        /* options pass only: the reference with its contrast doubled
         * (gains above 1, for limits such as VIF's enhancement gain) */
        PAT_GAIN };
 static const char *const pat_name[] = { "random", "zero", "max", "checker", "identical",
-                                        "checker-inverse", "gain" };
+                                        "noisy", "checker-inverse", "gain" };
 
 typedef struct Layout {
     const char *name;
@@ -74,9 +74,13 @@ static const Layout layouts[] = {
     { "400-8", QM_CHROMA_400, 8, false, 0, false, 0 },
 };
 
+/* 11x11: smallest float_ssim; 176x176: smallest float_ms_ssim (1x1 valid
+ * region at its last scale); 401x385, 643x641: float_ssim's decimation by
+ * 2 and 3 on odd sizes (577x323 has none, 1920x1080 4) */
 static const int sizes[][2] = {
-    { 1, 1 }, { 2, 2 }, { 3, 5 }, { 17, 9 }, { 16, 16 }, { 35, 19 },
-    { 64, 48 }, { 577, 323 }, { 1920, 1080 },
+    { 1, 1 }, { 2, 2 }, { 3, 5 }, { 11, 11 }, { 16, 16 }, { 17, 9 }, { 35, 19 },
+    { 64, 48 }, { 176, 176 }, { 401, 385 }, { 577, 323 }, { 643, 641 },
+    { 1920, 1080 },
 };
 
 #define GUARD 64
@@ -120,6 +124,11 @@ static void fill(Pic *pc, const Layout *l, int w, int h, int pat, const Pic *lik
                         v = 2 * v - (max + 1) / 2;
                         v = v < 0 ? 0 : v > max ? max : v;
                     }
+                } else if (pat == PAT_NOISY && like) {
+                    /* the reference plus small noise: realistic scores
+                     * (e.g. a positive structure term for MS-SSIM) */
+                    const int e = ((int)(rnd() % 9) - 4) << (l->bpc - 8);
+                    v = QM_MAX(0, QM_MIN(max, qm_sample(&like->cpu, p, x, y) + e));
                 } else if (pat == PAT_ZERO) {
                     v = 0;
                 } else if (pat == PAT_MAX) {
