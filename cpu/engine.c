@@ -201,41 +201,47 @@ static int add_inst(QmEngine *e, const QmMetricDesc *d, const QmOptValues *o,
     return 0;
 }
 
+/* Next name of a comma/space-separated list: its start and length, or
+ * NULL at the end. */
+static const char *next_name(const char **p, size_t *len)
+{
+    const char *s = *p;
+    while (s && (*s == ',' || *s == ' '))
+        s++;
+    if (!s || !*s)
+        return NULL;
+    const char *q = s;
+    while (*q && *q != ',' && *q != ' ')
+        q++;
+    *len = (size_t)(q - s);
+    *p = q;
+    return s;
+}
+
 static bool name_in_list(const char *list, const char *name)
 {
-    size_t l = strlen(name);
-    for (const char *p = list; p && *p;) {
-        while (*p == ',' || *p == ' ')
-            p++;
-        const char *q = p;
-        while (*q && *q != ',' && *q != ' ')
-            q++;
-        if ((size_t)(q - p) == l && !strncmp(p, name, l))
+    size_t l = strlen(name), n;
+    for (const char *s; (s = next_name(&list, &n));)
+        if (n == l && !strncmp(s, name, l))
             return true;
-        p = q;
-    }
     return false;
 }
 
 static int check_metric_list(QmEngine *e, const char *list)
 {
-    for (const char *p = list; p && *p;) {
-        while (*p == ',' || *p == ' ')
-            p++;
-        const char *q = p;
-        while (*q && *q != ',' && *q != ' ')
-            q++;
-        if (q > p) {
-            char name[64];
-            snprintf(name, sizeof(name), "%.*s", (int)(q - p), p);
-            if (strcmp(name, "all") && strcmp(name, "default") &&
-                !qm_metric_describe(name)) {
-                set_error(e, "unknown metric '%s' (known: %s)", name,
-                          "see qm_metric_names()");
-                return QM_EINVAL;
-            }
+    size_t n;
+    for (const char *s; (s = next_name(&list, &n));) {
+        char name[64];
+        snprintf(name, sizeof(name), "%.*s", (int)n, s);
+        if (strcmp(name, "all") && strcmp(name, "default") &&
+            !qm_metric_describe(name)) {
+            char known[512] = "";
+            for (const char *const *k = qm_metric_names(); *k; k++)
+                snprintf(known + strlen(known), sizeof(known) - strlen(known),
+                         "%s%s", known[0] ? ", " : "", *k);
+            set_error(e, "unknown metric '%s' (known: all, %s)", name, known);
+            return QM_EINVAL;
         }
-        p = q;
     }
     return 0;
 }

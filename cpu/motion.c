@@ -268,10 +268,7 @@ double qm_motion3(uint64_t index, double motion2, double next_score,
 
 /* ---- the metric ---- */
 
-enum { F_SAD, F_MOTION2, F_MOTION3, F_MOTION_COMPAT, N_FEATURES };
-
-/* Option indices: alphabetical by libvmaf name (metric.h). */
-enum { O_BLEND_FACTOR, O_BLEND_OFFSET, O_FORCE_ZERO, O_FPS_WEIGHT, O_MAX_VAL };
+/* Feature and option indices: motion.h (shared with the CUDA twin). */
 
 typedef struct MotionState {
     int w, h, bpc, bytes;
@@ -307,11 +304,11 @@ static int motion_init(void *priv, const QmMetricConfig *cfg)
     s->bpc = cfg->bpc;
     s->bytes = cfg->bpc == 8 ? 1 : 2;
     s->row_sad_fn = qm_motion_row_sad_fn(cfg->bpc);
-    s->blend_factor = cfg->opt->v[O_BLEND_FACTOR];
-    s->blend_offset = cfg->opt->v[O_BLEND_OFFSET];
-    s->force_zero = cfg->opt->v[O_FORCE_ZERO] != 0;
-    s->fps_weight = cfg->opt->v[O_FPS_WEIGHT];
-    s->max_val = cfg->opt->v[O_MAX_VAL];
+    s->blend_factor = cfg->opt->v[QM_MOTION_OPT_BLEND_FACTOR];
+    s->blend_offset = cfg->opt->v[QM_MOTION_OPT_BLEND_OFFSET];
+    s->force_zero = cfg->opt->v[QM_MOTION_OPT_FORCE_ZERO] != 0;
+    s->fps_weight = cfg->opt->v[QM_MOTION_OPT_FPS_WEIGHT];
+    s->max_val = cfg->opt->v[QM_MOTION_OPT_MAX_VAL];
 
     s->prev_stride = (ptrdiff_t)s->w * s->bytes;
     s->prev = malloc((size_t)s->prev_stride * (size_t)s->h);
@@ -348,8 +345,8 @@ static int motion_compute(void *priv, const QmFrame *f, QmRows *out)
                    len);
         s->have_prev = 1;
     }
-    qm_rows_set(out, 0, F_SAD, score);
-    qm_rows_set(out, 0, F_MOTION_COMPAT, score);
+    qm_rows_set(out, 0, QM_MOTION_FEAT_SAD, score);
+    qm_rows_set(out, 0, QM_MOTION_FEAT_COMPAT, score);
     return 0;
 }
 
@@ -360,16 +357,16 @@ static int write_temporal(const MotionState *s, QmRows *rows, unsigned back,
                           int has_next)
 {
     double score, next = 0.;
-    if (qm_rows_get(rows, back, F_SAD, &score))
+    if (qm_rows_get(rows, back, QM_MOTION_FEAT_SAD, &score))
         return QM_EINVAL;
-    if (has_next && qm_rows_get(rows, back - 1, F_SAD, &next))
+    if (has_next && qm_rows_get(rows, back - 1, QM_MOTION_FEAT_SAD, &next))
         return QM_EINVAL;
     const uint64_t index = rows->index - back;
     const double m2 = qm_motion2(index, score, next, has_next);
     const double m3 = qm_motion3(index, m2, next, has_next, s->blend_factor,
                                  s->blend_offset, s->max_val);
-    qm_rows_set(rows, back, F_MOTION2, m2);
-    qm_rows_set(rows, back, F_MOTION3, m3);
+    qm_rows_set(rows, back, QM_MOTION_FEAT_MOTION2, m2);
+    qm_rows_set(rows, back, QM_MOTION_FEAT_MOTION3, m3);
     return 0;
 }
 
@@ -387,6 +384,8 @@ static int motion_flush(void *priv, QmRows *rows)
     return write_temporal(priv, rows, 0, 0);
 }
 
+extern const struct QmCudaFuncs qm_cuda_motion;  /* cuda/motion.cu */
+
 static const char *const motion_features[] = {
     "VMAF_integer_feature_motion_sad_score",
     "integer_motion2",
@@ -398,19 +397,19 @@ static const char *const motion_features[] = {
 /* libvmaf integer_motion.c options[]: names, aliases, defaults and ranges;
  * all are VMAF_OPT_FLAG_FEATURE_PARAM (non-default values go into keys). */
 static const QmOptionDesc motion_options[] = {
-    [O_BLEND_FACTOR] = { "motion_blend_factor", "mbf",
+    [QM_MOTION_OPT_BLEND_FACTOR] = { "motion_blend_factor", "mbf",
                          "blend motion score given an offset",
                          1.0, 0.0, 1.0, QM_OPT_IN_KEY },
-    [O_BLEND_OFFSET] = { "motion_blend_offset", "mbo",
+    [QM_MOTION_OPT_BLEND_OFFSET] = { "motion_blend_offset", "mbo",
                          "blend motion score starting from this offset",
                          40.0, 0.0, 1000.0, QM_OPT_IN_KEY },
-    [O_FORCE_ZERO] = { "motion_force_zero", "force_0",
+    [QM_MOTION_OPT_FORCE_ZERO] = { "motion_force_zero", "force_0",
                        "forcing motion score to zero",
                        0.0, 0.0, 1.0, QM_OPT_IN_KEY | QM_OPT_BOOL },
-    [O_FPS_WEIGHT] = { "motion_fps_weight", "mfw",
+    [QM_MOTION_OPT_FPS_WEIGHT] = { "motion_fps_weight", "mfw",
                        "fps-aware multiplicative weight/correction",
                        1.0, 0.0, 5.0, QM_OPT_IN_KEY },
-    [O_MAX_VAL] = { "motion_max_val", "mmxv",
+    [QM_MOTION_OPT_MAX_VAL] = { "motion_max_val", "mmxv",
                     "maximum value allowed; larger values will be clipped "
                     "to this value",
                     10000.0, 0.0, 10000.0, QM_OPT_IN_KEY },
@@ -436,4 +435,7 @@ const QmMetricDesc qm_metric_motion = {
         .flush = motion_flush,
         .close = motion_close,
     },
+    /* integer stages and exact sums: the twin gives the same scores */
+    .cuda = QM_CUDA_TWIN(qm_cuda_motion),
+    .cuda_tol = 0,
 };

@@ -77,6 +77,27 @@ size_t qm_motion_scratch_len(int w);
 /** Stage 2: the frame's SAD, the exact uint64 sum of the row SADs. */
 uint64_t qm_motion_sum_rows(const uint32_t *row_sad, int h);
 
+/* ---- the metric's feature and option indices (qm_metric_motion), shared
+ *      with the CUDA twin ---- */
+
+/* Features, in the order of the descriptor's key list. */
+enum {
+    QM_MOTION_FEAT_SAD,      /* VMAF_integer_feature_motion_sad_score */
+    QM_MOTION_FEAT_MOTION2,  /* integer_motion2 */
+    QM_MOTION_FEAT_MOTION3,  /* integer_motion3 */
+    QM_MOTION_FEAT_COMPAT,   /* integer_motion */
+    QM_MOTION_N_FEATURES
+};
+
+/* Options: alphabetical by libvmaf name (metric.h). */
+enum {
+    QM_MOTION_OPT_BLEND_FACTOR,
+    QM_MOTION_OPT_BLEND_OFFSET,
+    QM_MOTION_OPT_FORCE_ZERO,
+    QM_MOTION_OPT_FPS_WEIGHT,
+    QM_MOTION_OPT_MAX_VAL
+};
+
 /* ---- host-side formulas, shared by every backend ---- */
 
 /** Per-frame score from the SAD (libvmaf integer_motion.c, extract()). */

@@ -10,28 +10,24 @@
  */
 #include <math.h>
 
-#include "metric.h"
+#include "psnr.h"
 
-typedef struct PsnrState {
-    int nplanes;
-    int pw[3], ph[3];
-    double peak2;
-    double cap;
-} PsnrState;
-
-static int psnr_init(void *priv, const QmMetricConfig *cfg)
+void qm_psnr_setup(const QmMetricConfig *cfg, QmPsnrParams *s)
 {
-    PsnrState *s = priv;
     s->nplanes = qm_n_planes(cfg->chroma);
     for (int p = 0; p < s->nplanes; p++)
         qm_plane_size(cfg->w, cfg->h, cfg->chroma, p, &s->pw[p], &s->ph[p]);
     const double peak = (double)((1 << cfg->bpc) - 1);
     s->peak2 = peak * peak;
     s->cap = 6.0 * cfg->bpc + 12.0;
+}
+
+static int psnr_init(void *priv, const QmMetricConfig *cfg)
+{
+    qm_psnr_setup(cfg, priv);
     return 0;
 }
 
-/* Exact sum of squared differences of one plane. */
 uint64_t qm_psnr_sse(const QmPicture *ref, const QmPicture *dist, int p,
                      int w, int h)
 {
@@ -64,7 +60,7 @@ double qm_psnr_from_sse(uint64_t sse, int w, int h, double peak2, double cap)
 
 static int psnr_compute(void *priv, const QmFrame *f, QmRows *out)
 {
-    PsnrState *s = priv;
+    const QmPsnrParams *s = priv;
     for (int p = 0; p < s->nplanes; p++) {
         const uint64_t sse = qm_psnr_sse(f->ref, f->dist, p, s->pw[p], s->ph[p]);
         qm_rows_set(out, 0, (unsigned)p,
@@ -85,7 +81,7 @@ const QmMetricDesc qm_metric_psnr = {
     .min_w = 1,
     .min_h = 1,
     .cpu = {
-        .priv_size = sizeof(PsnrState),
+        .priv_size = sizeof(QmPsnrParams),
         .init = psnr_init,
         .compute = psnr_compute,
     },

@@ -6,14 +6,10 @@
 #include <math.h>
 
 #include "common.cuh"
-
-extern "C" double qm_psnr_from_sse(uint64_t sse, int w, int h, double peak2,
-                                   double cap);
+#include "psnr.h"
 
 typedef struct {
-    int nplanes;
-    int pw[3], ph[3];
-    double peak2, cap;
+    QmPsnrParams prm;
     unsigned long long *d_sse;  /* [slot][3] */
     unsigned long long *h_sse;  /* pinned copy */
 } PsnrGpu;
@@ -41,12 +37,7 @@ static int psnr_gpu_init(void *priv, const QmMetricConfig *cfg,
                          unsigned n_slots, QmStream st)
 {
     PsnrGpu *s = (PsnrGpu *)priv;
-    s->nplanes = qm_n_planes(cfg->chroma);
-    for (int p = 0; p < s->nplanes; p++)
-        qm_plane_size(cfg->w, cfg->h, cfg->chroma, p, &s->pw[p], &s->ph[p]);
-    const double peak = (double)((1 << cfg->bpc) - 1);
-    s->peak2 = peak * peak;
-    s->cap = 6.0 * cfg->bpc + 12.0;
+    qm_psnr_setup(cfg, &s->prm);
     QM_CU_TRY(cudaMalloc(&s->d_sse, n_slots * 3 * sizeof(unsigned long long)));
     QM_CU_TRY(cudaMallocHost(&s->h_sse, n_slots * 3 * sizeof(unsigned long long)));
     return 0;
@@ -61,8 +52,8 @@ static int psnr_gpu_submit(void *priv, const QmGpuFrame *f, unsigned slot,
     QM_CU_TRY(cudaMemsetAsync(d, 0, 3 * sizeof(*d), cs));
     /* enough blocks to fill the GPU at 1080p; grid-stride beyond */
     const int threads = 256;
-    int blocks = (s->pw[0] * s->ph[0] + threads * 8 - 1) / (threads * 8);
-    dim3 grid(blocks < 1 ? 1 : (blocks > 1024 ? 1024 : blocks), s->nplanes);
+    int blocks = (s->prm.pw[0] * s->prm.ph[0] + threads * 8 - 1) / (threads * 8);
+    dim3 grid(blocks < 1 ? 1 : (blocks > 1024 ? 1024 : blocks), s->prm.nplanes);
     if (f->ref.bpc == 8)
         psnr_sse_kernel<uint8_t><<<grid, threads, 0, cs>>>(*f, d);
     else
@@ -76,10 +67,11 @@ static int psnr_gpu_submit(void *priv, const QmGpuFrame *f, unsigned slot,
 static int psnr_gpu_collect(void *priv, unsigned slot, QmRows *out)
 {
     PsnrGpu *s = (PsnrGpu *)priv;
-    for (int p = 0; p < s->nplanes; p++)
+    const QmPsnrParams *m = &s->prm;
+    for (int p = 0; p < m->nplanes; p++)
         qm_rows_set(out, 0, (unsigned)p,
-                    qm_psnr_from_sse(s->h_sse[3 * slot + p], s->pw[p], s->ph[p],
-                                     s->peak2, s->cap));
+                    qm_psnr_from_sse(s->h_sse[3 * slot + p], m->pw[p], m->ph[p],
+                                     m->peak2, m->cap));
     return 0;
 }
 

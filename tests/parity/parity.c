@@ -7,7 +7,12 @@
  * checkerboard, identical pictures; sizes from the smallest the metric
  * accepts to 1080p, odd sizes, strides wider than the picture (with guard
  * bytes that must stay untouched), chroma interleaved as in NV12/P010
- * (MSB-aligned) and pictures already in device memory.
+ * (MSB-aligned) and pictures already in device memory.  Temporal metrics
+ * (QM_METRIC_SEQUENTIAL, e.g. motion on consecutive reference pictures) get
+ * longer sequences whose reference pictures follow the pattern too: frames
+ * alternating between all 0 and all max, a checkerboard then its inverse,
+ * and a reference that does not change; every run starts a new engine, so
+ * frame 0 checks the first-frame convention.
  *
  *   parity [--seed N] [--metric NAME] [--bench]
  * Exit: 0 pass, 1 fail, 77 no CUDA device (skip).
@@ -36,7 +41,8 @@ static uint32_t rnd(void)
     return (uint32_t)((rng_state * 2685821657736338717ULL) >> 32);
 }
 
-enum { PAT_RANDOM, PAT_ZERO, PAT_MAX, PAT_CHECKER, PAT_SAME, PAT_N };
+enum { PAT_RANDOM, PAT_ZERO, PAT_MAX, PAT_CHECKER, PAT_SAME, PAT_N,
+       PAT_CHECKER_INV = PAT_N /* reference sequences only */ };
 static const char *const pat_name[] = { "random", "zero", "max", "checker", "identical" };
 
 typedef struct Layout {
@@ -108,6 +114,8 @@ static void fill(Pic *pc, const Layout *l, int w, int h, int pat, const Pic *lik
                     v = max;
                 } else if (pat == PAT_CHECKER) {
                     v = ((x ^ y) & 1) ? max : 0;
+                } else if (pat == PAT_CHECKER_INV) {
+                    v = ((x ^ y) & 1) ? 0 : max;
                 } else {
                     v = (int)(rnd() % (uint32_t)(max + 1));
                 }
@@ -235,6 +243,27 @@ static int run(const char *metric, const Layout *l, int w, int h, Pic *ref,
     return err;
 }
 
+#define MAX_FRAMES 6
+
+/* Pattern of reference frame i of a temporal metric's case `pat`: the frame
+ * to frame differences are then the worst cases (largest positive and
+ * negative steps, alternating signs at every sample, none at all). */
+static int ref_pattern(int pat, int i)
+{
+    switch (pat) {
+    case PAT_ZERO:
+        return i & 1 ? PAT_MAX : PAT_ZERO;
+    case PAT_MAX:
+        return i & 1 ? PAT_ZERO : PAT_MAX;
+    case PAT_CHECKER:
+        return i == 0 ? PAT_CHECKER : i == 1 ? PAT_CHECKER_INV : PAT_RANDOM;
+    case PAT_SAME:
+        return i == 0 ? PAT_RANDOM : PAT_SAME;  /* a copy of frame 0 */
+    default:
+        return PAT_RANDOM;
+    }
+}
+
 int main(int argc, char **argv)
 {
     uint64_t seed = (uint64_t)time(NULL);
@@ -269,17 +298,22 @@ int main(int argc, char **argv)
                 const int w = sizes[si][0], h = sizes[si][1];
                 if (w < d->min_w || h < d->min_h)
                     continue;
-                const int n = w * h > 100000 ? 2 : 3;
+                /* temporal metrics: enough frames to reuse every GPU slot
+                 * (the engine has 4) and come back to each history buffer */
+                const bool temporal = (d->flags & QM_METRIC_SEQUENTIAL) != 0;
+                const int n = temporal ? (w * h > 100000 ? 3 : MAX_FRAMES)
+                                       : (w * h > 100000 ? 2 : 3);
                 for (int pat = 0; pat < PAT_N; pat++) {
                     rng_state = seed ^ ((uint64_t)(m + 1) << 40) ^ ((uint64_t)li << 32) ^
                                 ((uint64_t)si << 16) ^ (uint64_t)pat ^ 0x9E3779B97F4A7C15ULL;
-                    Pic ref[3], dis[3];
+                    Pic ref[MAX_FRAMES], dis[MAX_FRAMES];
                     for (int i = 0; i < n; i++) {
-                        fill(&ref[i], l, w, h, PAT_RANDOM, NULL);
+                        const int rp = temporal ? ref_pattern(pat, i) : PAT_RANDOM;
+                        fill(&ref[i], l, w, h, rp, rp == PAT_SAME ? &ref[0] : NULL);
                         fill(&dis[i], l, w, h, pat, &ref[i]);
                     }
-                    double a[3 * QM_MAX_FEATURES * 4], b[3 * QM_MAX_FEATURES * 4];
-                    uint8_t sa[3 * QM_MAX_FEATURES * 4], sb[3 * QM_MAX_FEATURES * 4];
+                    double a[MAX_FRAMES * QM_MAX_FEATURES * 4], b[MAX_FRAMES * QM_MAX_FEATURES * 4];
+                    uint8_t sa[MAX_FRAMES * QM_MAX_FEATURES * 4], sb[MAX_FRAMES * QM_MAX_FEATURES * 4];
                     unsigned nfa = 0, nfb = 0;
                     int ea = run(d->name, l, w, h, ref, dis, n, QM_BACKEND_CPU, a, sa, &nfa, NULL);
                     int eb = run(d->name, l, w, h, ref, dis, n, QM_BACKEND_CUDA, b, sb, &nfb, NULL);

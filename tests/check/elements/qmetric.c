@@ -114,6 +114,28 @@ GST_START_TEST (test_identical_psnr_at_cap)
 }
 GST_END_TEST;
 
+/* SSIM and MS-SSIM of identical pictures are exactly 1 (the MS-SSIM picture
+ * must be at least 176x176). */
+GST_START_TEST (test_identical_ssim_one)
+{
+  const gchar *caps = "video/x-raw,format=I420,width=192,height=180,"
+      "framerate=25/1";
+  QmRig *rig = qm_rig_new ("metrics=float_ssim,float_ms_ssim,psnr", caps,
+      NULL);
+  guint i;
+
+  push_pairs (rig, caps, 2, 0, 255);
+  qm_rig_run (rig);
+  fail_unless (rig->eos && !rig->error, "%s", rig->error);
+  for (i = 0; i < 2; i++) {
+    fail_unless_equals_float (qm_rig_score (rig, i, "float_ssim"), 1.0);
+    fail_unless_equals_float (qm_rig_score (rig, i, "float_ms_ssim"), 1.0);
+    fail_unless_equals_float (qm_rig_score (rig, i, "psnr_y"), 60.0);
+  }
+  qm_rig_free (rig);
+}
+GST_END_TEST;
+
 GST_START_TEST (test_known_distortion)
 {
   static const gchar *caps_10 =
@@ -506,8 +528,27 @@ GST_START_TEST (test_bad_settings)
       NULL);
   push_pairs (rig, I420_64, 2, 1, 255);
   qm_rig_run (rig);
-  fail_unless (rig->error != NULL, "a missing model must be an error");
+  fail_unless (rig->error && strstr (rig->error, "/nonexistent/model.json"),
+      "a missing model must be an error naming it: %s", rig->error);
   qm_rig_free (rig);
+
+  {
+    /* a malformed model file: an error naming the file, no crash */
+    gchar *path = g_build_filename (g_get_tmp_dir (), "qm-bad-model.json",
+        NULL);
+    gchar *props = g_strdup_printf ("metrics=vmaf model=%s", path);
+    fail_unless (g_file_set_contents (path, "{\"model_dict\": [1, 2", -1,
+            NULL));
+    rig = qm_rig_new (props, I420_64, NULL);
+    push_pairs (rig, I420_64, 2, 1, 255);
+    qm_rig_run (rig);
+    fail_unless (rig->error && strstr (rig->error, "qm-bad-model.json"),
+        "a malformed model must be an error naming it: %s", rig->error);
+    qm_rig_free (rig);
+    g_unlink (path);
+    g_free (path);
+    g_free (props);
+  }
 }
 GST_END_TEST;
 
@@ -599,6 +640,7 @@ qmetric_suite (void)
   suite_add_tcase (s, tc);
   tcase_set_timeout (tc, 120);
   tcase_add_test (tc, test_identical_psnr_at_cap);
+  tcase_add_test (tc, test_identical_ssim_one);
   tcase_add_test (tc, test_known_distortion);
   tcase_add_test (tc, test_layouts_agree);
   tcase_add_test (tc, test_odd_size);

@@ -1,0 +1,214 @@
+/* gst-qmetric: ADM (Additive impairment and Detail loss Measure) stage
+ * functions, as libvmaf's integer "adm" feature extractor (integer_adm.c,
+ * libvmaf 3.2.0) computes them.  Shared by the CPU code and its CUDA twin,
+ * which mirrors every stage so that a parity harness can compare them.
+ *
+ * Four scales.  At each scale both pictures go through one level of a 2-D
+ * Daubechies-2 wavelet transform in fixed point, giving an approximation
+ * band "a" (the next scale's input) and three detail bands h, v, d (the
+ * orientations, index theta = 0, 1, 2 everywhere below).  Then:
+ *
+ *   1. DWT (QmAdmDwtFn), for both pictures;
+ *   2. decouple (QmAdmDecoupleFn): the distorted detail bands are split
+ *      into a "restored" part r = k * ref (k = dis / ref per sample,
+ *      clipped to [0, 1], limited by the enhancement gain where the
+ *      orientation of (h, v) is kept) and an "additive impairment" part
+ *      a = dis - r; then, per sample, the CSF weighting of both parts and
+ *      the contrast-masking terms derived from them;
+ *   3. numerator sums (QmAdmNumFn, contrast masking): CSF-weighted samples
+ *      of one part minus the masking threshold of the other, cubed and
+ *      summed; the detail-loss measure (DLM) masks r by a, the additive
+ *      impairment measure (AIM) masks a by r;
+ *   4. denominator sums (QmAdmDenFn): cubes of the reference detail bands;
+ *   5. host: the per-scale numerator and denominator in float
+ *      (qm_adm_num_scale(), qm_adm_den_scale()) and the final scores
+ *      (qm_adm_scores()).
+ *
+ * Scale 0 runs a 16-bit pipeline (the reference stores its bands in int16
+ * and uses 16-bit CSF weights); scales 1-3 run a 32-bit pipeline with other
+ * Q formats.  Every band is stored here in int32 planes; at scale 0 the
+ * values are those of the reference's int16 arrays (the truncations to 16
+ * bits are applied where the reference applies them).  All fixed-point
+ * constants of a scale live in QmAdmScaleQ, computed once on the host.
+ *
+ * Strides are in bytes.
+ */
+#ifndef QM_ADM_H
+#define QM_ADM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define QM_ADM_SCALES 4
+/* Smallest picture: every scale's DWT needs an input of >= 5 rows/columns
+ * (the reference's mirrored index tables break below that: at 32 rows the
+ * last scale reads row -1), i.e. ceil(n / 8) >= 5. */
+#define QM_ADM_MIN_SIZE 33
+
+/* Reciprocal table of the decoupling step: recip[m] = 2^30 / m, m in
+ * 1 .. 32768 (libvmaf integer_adm.h: div_lookup, positive half). */
+#define QM_ADM_RECIP_SIZE 32769
+
+/* Sample rectangle [x0, x1) x [y0, y1) of a band. */
+typedef struct QmAdmRect {
+    int x0, y0, x1, y1;
+} QmAdmRect;
+
+/* Fixed-point recipe of one scale, filled by qm_adm_scale_setup(). */
+typedef struct QmAdmScaleQ {
+    int scale;      /* 0 .. 3 */
+    int in_w, in_h; /* DWT input size */
+    int w, h;       /* band size: ceil(in / 2) */
+    QmAdmRect work; /* decouple and mask region (the sums' region plus the
+                       masking filter's taps) */
+    QmAdmRect roi;  /* region summed by numerator and denominator */
+
+    /* DWT: vertical pass (acc + v_add) >> v_shift after subtracting
+     * v_offset from the low-pass sum (scale 0 only: centres the unsigned
+     * samples), horizontal pass (acc + h_add) >> h_shift. */
+    int64_t v_offset, v_add, h_add;
+    int v_shift, h_shift;
+
+    /* Truncate CSF values and masking terms to int16 (scale 0). */
+    int narrow16;
+    /* CSF weighting: y = (csf_mul[t] * x + csf_add) >> csf_shift[t] */
+    int64_t csf_mul[3], csf_add[3];
+    int csf_shift[3];
+    /* masking terms of a CSF value y: |y| / 30 and |y| / 15 */
+    int64_t flt_mul, flt_add, ctr_mul, ctr_add;
+    int flt_shift, ctr_shift;
+
+    /* numerator: x = (csf_mul[t] * src + x_add) >> x_shift;
+     * x = max(|x| - (thr << thr_shift[t]), 0);
+     * x2 = (x * x + sq_add[t]) >> sq_shift[t] (int32);
+     * sample term (x2 * x + cub_add[t]) >> cub_shift[t]; each row's sum
+     * is rounded by (row_add, row_shift) before it is added. */
+    int64_t x_add;
+    int x_shift;
+    int thr_shift[3];
+    int64_t sq_add[3], cub_add[3], row_add;
+    int sq_shift[3], cub_shift[3], row_shift;
+    int num_exp[3];    /* the sum is a float scaled by 2^num_exp */
+    int num_float_div; /* scales 1-3 divide in float, scale 0 in double */
+
+    /* denominator: u = |ref|; ((((u * u + dsq_add) >> dsq_shift) * u
+     * + dcub_add) >> dcub_shift), rows rounded by (drow_add, drow_shift). */
+    uint64_t dsq_add, dcub_add, drow_add;
+    int dsq_shift, dcub_shift, drow_shift;
+    int den_exp;
+
+    float rfactor[3]; /* the CSF weights (h, v, d) as floats */
+} QmAdmScaleQ;
+
+/* Options that change the computation (libvmaf's adm options). */
+typedef struct QmAdmParams {
+    int csf_mode;            /* 0 Watson, 1 Barten, 2/3 Barten-Watson blend */
+    double norm_view_dist;   /* viewing distance / display height */
+    int ref_display_height;  /* pixels */
+} QmAdmParams;
+
+/* Fill the recipe of scale `scale` for a DWT input of in_w x in_h (bpc: the
+ * picture's bit depth, used at scale 0).
+ * Returns 0, or QM_EINVAL for a CSF that the reference cannot compute
+ * (viewing distance x display height below 3 x 1080, or a blended CSF for a
+ * display it has no table for). */
+int qm_adm_scale_setup(QmAdmScaleQ *q, int scale, int in_w, int in_h,
+                       int bpc, const QmAdmParams *p);
+
+/* 2^30 / m for m = 1 .. 32768 (entry 0 unused). */
+void qm_adm_recip_table(int32_t *recip);
+
+/**
+ * Stage DWT: one level of the 2-D transform of one picture.  At scale 0 src
+ * holds samples (uint8_t when bpc == 8, else uint16_t); at scales 1-3 it
+ * holds the previous scale's int32 band a (bpc ignored).  Writes the four
+ * bands band[0..3] = a, h, v, d of q->w x q->h samples: a low-pass in both
+ * directions, h high-pass vertically and low-pass horizontally, v the
+ * converse, d high-pass in both.  tmp holds 4 * q->in_w int32.
+ */
+typedef void (*QmAdmDwtFn)(const void *src, ptrdiff_t src_stride, int bpc,
+                           const QmAdmScaleQ *q, int32_t *const band[4],
+                           ptrdiff_t band_stride, int32_t *restrict tmp);
+
+/**
+ * Stage decouple, over q->work: ref[t], dis[t] are the detail bands of
+ * orientation t (h, v, d) of both pictures; writes rst[t] (restored) and
+ * add[t] (additive impairment), and the masking planes of both parts,
+ * mask_r[0..1] and mask_a[0..1] (all pointwise, hence one stage): with
+ * y_t the CSF-weighted samples of a part,
+ *   mask[0][i][j] = sum_t |y_t| / 30    (summed over 3x3 neighbourhoods)
+ *   mask[1][i][j] = sum_t |y_t| / 15 - mask[0][i][j]   (the centre's term)
+ * so that the masking threshold at (i, j) is the 3x3 box sum of mask[0]
+ * plus mask[1] (the reference adds, per orientation, the 8 neighbours'
+ * |y| / 30 and the centre's |y| / 15; integer sums, so regrouping them is
+ * exact).  egl is the enhancement gain limit (>= 1).
+ */
+typedef void (*QmAdmDecoupleFn)(const int32_t *const ref[3],
+                                const int32_t *const dis[3],
+                                ptrdiff_t stride, const QmAdmScaleQ *q,
+                                double egl, const int32_t *recip,
+                                int32_t *const rst[3], int32_t *const add[3],
+                                int32_t *const mask_r[2],
+                                int32_t *const mask_a[2]);
+
+/**
+ * Stage numerator sums, over q->roi: CSF-weighted src[t] minus the masking
+ * threshold built from the other part's masking planes (sum = mask[0],
+ * ctr = mask[1]), cubed, summed per row, rows rounded and added: acc[t]
+ * for t = h, v, d.  The 3x3 box sum
+ * mirrors its taps: row/column -1 reads 1, row h reads h - 1, column w
+ * reads w - 1 (the reference's edge cases).
+ */
+typedef void (*QmAdmNumFn)(const int32_t *const src[3], const int32_t *sum,
+                           const int32_t *ctr, ptrdiff_t stride,
+                           const QmAdmScaleQ *q, int64_t acc[3]);
+
+/**
+ * Stage denominator sums, over q->roi: cubes of |ref[t]| (the reference's
+ * detail bands), summed per row, rows rounded and added.
+ */
+typedef void (*QmAdmDenFn)(const int32_t *const ref[3], ptrdiff_t stride,
+                           const QmAdmScaleQ *q, uint64_t acc[3]);
+
+void qm_adm_dwt_c(const void *src, ptrdiff_t src_stride, int bpc,
+                  const QmAdmScaleQ *q, int32_t *const band[4],
+                  ptrdiff_t band_stride, int32_t *restrict tmp);
+void qm_adm_decouple_c(const int32_t *const ref[3], const int32_t *const dis[3],
+                       ptrdiff_t stride, const QmAdmScaleQ *q, double egl,
+                       const int32_t *recip, int32_t *const rst[3],
+                       int32_t *const add[3], int32_t *const mask_r[2],
+                       int32_t *const mask_a[2]);
+void qm_adm_num_c(const int32_t *const src[3], const int32_t *sum,
+                  const int32_t *ctr, ptrdiff_t stride, const QmAdmScaleQ *q,
+                  int64_t acc[3]);
+void qm_adm_den_c(const int32_t *const ref[3], ptrdiff_t stride,
+                  const QmAdmScaleQ *q, uint64_t acc[3]);
+
+/* ---- host side, shared by both backends ---- */
+
+/* Numerator of a scale from its sums: sum_t cbrt(acc_t) + cbrt(area * nw),
+ * in float as the reference. */
+float qm_adm_num_scale(const QmAdmScaleQ *q, const int64_t acc[3],
+                       double noise_weight);
+/* Denominator of a scale from its sums (CSF weight applied after cubing). */
+float qm_adm_den_scale(const QmAdmScaleQ *q, const uint64_t acc[3],
+                       double noise_weight);
+
+/* The features, in this order. */
+enum {
+    QM_ADM_ADM2 = 0,
+    QM_ADM_SCALE0, /* .. QM_ADM_SCALE0 + 3 */
+    QM_ADM_AIM = QM_ADM_SCALE0 + 4,
+    QM_ADM_ADM3,
+    QM_ADM_NFEATURES
+};
+
+/**
+ * Final scores from the per-scale numerators (DLM and AIM) and denominators;
+ * w, h: the picture size.  out[QM_ADM_NFEATURES].
+ */
+void qm_adm_scores(const float num[4], const float aim[4], const float den[4],
+                   int w, int h, double dlm_weight, double min_val,
+                   double *out);
+
+#endif /* QM_ADM_H */
