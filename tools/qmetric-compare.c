@@ -1332,6 +1332,26 @@ static void describe_input(App *app, Side *s)
     printf("\n");
 }
 
+/* A feature VMAF computes for its model (integer_vif_scale0, integer_adm2,
+ * integer_motion2, ...), when the user asked for VMAF but not for that
+ * metric itself: it would bury the scores asked for. */
+static gboolean vmaf_input_hidden(App *app, const char *f)
+{
+    static const struct { const char *metric, *mark; } inputs[] = {
+        { "vif", "vif" }, { "adm", "adm" }, { "adm", "integer_aim" }, { "motion", "motion" },
+    };
+    char **asked = g_strsplit(app->o.metrics->str, ",", -1);
+    gboolean hide = FALSE;
+
+    for (guint i = 0; i < G_N_ELEMENTS(inputs) && !hide; i++) {
+        if (strstr(f, inputs[i].mark))
+            hide = !g_strv_contains((const char *const *)asked, inputs[i].metric) &&
+                   !g_strv_contains((const char *const *)asked, "all");
+    }
+    g_strfreev(asked);
+    return hide;
+}
+
 static void print_summary(App *app)
 {
     static const struct { const char *field, *title; } cols[] = {
@@ -1339,6 +1359,8 @@ static void print_summary(App *app)
         { "harmonic-mean", "harmonic mean" }, { "p1", "1st pct" }, { "p5", "5th pct" },
     };
     gboolean show[G_N_ELEMENTS(cols)] = { FALSE };
+    GPtrArray *rows = g_ptr_array_new();
+    int hidden = 0;
     guint64 frames = 0, pairs = 0, ur = 0, ud = 0, unreadable = 0;
     int n = gst_structure_n_fields(app->summary), width = 8;
     double secs = (g_get_monotonic_time() - app->t0) / 1e6;
@@ -1364,32 +1386,43 @@ static void print_summary(App *app)
                "(as libvmaf does), which lowers the scores\n");
     printf("\n");
 
-    for (int i = 0; i < n; i++) {
-        const char *f = gst_structure_nth_field_name(app->summary, i);
-        const GValue *v = gst_structure_get_value(app->summary, f);
-        if (!GST_VALUE_HOLDS_STRUCTURE(v))
-            continue;
-        width = MAX(width, (int)strlen(f));
-        for (guint c = 0; c < G_N_ELEMENTS(cols); c++)
-            if (gst_structure_has_field(gst_value_get_structure(v), cols[c].field))
-                show[c] = TRUE;
+    /* VMAF first (the headline), then the rest in the element's order;
+     * VMAF's own inputs only when their metric was asked for */
+    for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; i < n; i++) {
+            const char *f = gst_structure_nth_field_name(app->summary, i);
+            const GValue *v = gst_structure_get_value(app->summary, f);
+            gboolean vmaf = !strcmp(f, "vmaf") || g_str_has_prefix(f, "vmaf_");
+            if (!GST_VALUE_HOLDS_STRUCTURE(v) || vmaf != (pass == 0))
+                continue;
+            if (vmaf_input_hidden(app, f)) {
+                hidden++;
+                continue;
+            }
+            g_ptr_array_add(rows, (gpointer)f);
+            width = MAX(width, (int)strlen(f));
+            for (guint c = 0; c < G_N_ELEMENTS(cols); c++)
+                if (gst_structure_has_field(gst_value_get_structure(v), cols[c].field))
+                    show[c] = TRUE;
+        }
     }
     printf("%-*s", width, "feature");
     for (guint c = 0; c < G_N_ELEMENTS(cols); c++)
         if (show[c])
             printf(" %12s", cols[c].title);
     printf("\n");
-    for (int i = 0; i < n; i++) {
-        const char *f = gst_structure_nth_field_name(app->summary, i);
-        const GValue *v = gst_structure_get_value(app->summary, f);
-        if (!GST_VALUE_HOLDS_STRUCTURE(v))
-            continue;
+    for (guint r = 0; r < rows->len; r++) {
+        const char *f = g_ptr_array_index(rows, r);
         printf("%-*s", width, f);
         for (guint c = 0; c < G_N_ELEMENTS(cols); c++)
             if (show[c])
                 print_value(pooled(app->summary, f, cols[c].field));
         printf("\n");
     }
+    if (hidden)
+        printf("(%d VMAF input features not shown%s; add vif,adm,motion to --metrics to "
+               "see them)\n", hidden, app->o.output ? ", they are in the log" : "");
+    g_ptr_array_free(rows, TRUE);
     if (app->o.output)
         printf("\nper-frame log: %s (%s)\n", app->o.output, app->o.log_format);
     fflush(stdout);

@@ -20,7 +20,6 @@ static const char *const palette[] = {
 /* Layout, in pixels. */
 #define MARGIN_L 84     /* y tick labels and the rotated axis title */
 #define MARGIN_R 28
-#define PANEL_H 230
 #define PANEL_GAP 26
 #define LEGEND_ROW 20
 #define CHAR_W 7.0      /* average advance of a 12 px DejaVu Sans glyph */
@@ -389,6 +388,8 @@ char *qm_plot_svg_string(const QmPlotSeries *series, size_t n,
         lx += wdt;
     }
     const double panels_top = ly + 22;
+    /* one panel gets room to read the line; stacked ones share the page */
+    const double PANEL_H = n_panels <= 1 ? 300 : n_panels == 2 ? 240 : 200;
     const double plot_w = W - MARGIN_L - MARGIN_R;
     const double last_bottom = panels_top + n_panels * PANEL_H +
                                (n_panels ? n_panels - 1 : 0) * PANEL_GAP;
