@@ -1333,8 +1333,8 @@ static void describe_input(App *app, Side *s)
 }
 
 /* A feature VMAF computes for its model (integer_vif_scale0, integer_adm2,
- * integer_motion2, ...), when the user asked for VMAF but not for that
- * metric itself: it would bury the scores asked for. */
+ * integer_motion2, ...), unless that metric was named in --metrics ("all"
+ * does not name them either): they would bury the scores asked for. */
 static gboolean vmaf_input_hidden(App *app, const char *f)
 {
     static const struct { const char *metric, *mark; } inputs[] = {
@@ -1345,8 +1345,7 @@ static gboolean vmaf_input_hidden(App *app, const char *f)
 
     for (guint i = 0; i < G_N_ELEMENTS(inputs) && !hide; i++) {
         if (strstr(f, inputs[i].mark))
-            hide = !g_strv_contains((const char *const *)asked, inputs[i].metric) &&
-                   !g_strv_contains((const char *const *)asked, "all");
+            hide = !g_strv_contains((const char *const *)asked, inputs[i].metric);
     }
     g_strfreev(asked);
     return hide;
@@ -1450,6 +1449,8 @@ static void write_plot(App *app)
         g_string_append(names, c->name);
     }
     title = g_strdup_printf("Per-frame quality of %s", dist);
+    if (app->cols->len > 4)
+        g_string_printf(names, "%u features", app->cols->len); /* the legend names them */
     subtitle = g_strdup_printf("against %s, %u frames scored%s; %s", ref, app->x->len,
                                app->o.subsample > 1 ? " (subsampled)" : "", names->str);
     po.title = title;

@@ -44,7 +44,7 @@ void qm_plot_feature_info(const char *name, QmPlotFeatureInfo *info)
         info->group = "ssim";
         info->axis = "SSIM index";
         info->hi = 1;
-    } else if (strstr(name, "vif") || strstr(name, "adm")) {
+    } else if (strstr(name, "vif") || strstr(name, "adm") || strstr(name, "_aim")) {
         info->group = "ratio";
         info->axis = "VIF / ADM [ratio]";
         info->lo = 0;
@@ -355,6 +355,15 @@ char *qm_plot_svg_string(const QmPlotSeries *series, size_t n,
             x1 = MAX(x1, series[i].x[j]);
         }
     }
+    /* the VMAF panel first: it is the score people look for */
+    for (size_t p = 1; p < n_panels; p++) {
+        if (!strcmp(panels[p].group, "vmaf")) {
+            Panel v = panels[p];
+            memmove(&panels[1], &panels[0], p * sizeof(Panel));
+            panels[0] = v;
+            break;
+        }
+    }
     if (!isfinite(x0)) {
         x0 = 0;
         x1 = 1;
@@ -445,7 +454,7 @@ char *qm_plot_svg_string(const QmPlotSeries *series, size_t n,
         double lo = INFINITY, hi = -INFINITY, ystep;
         int better = 1;
         Label *labels = g_new(Label, n);
-        size_t n_labels = 0;
+        size_t n_labels = 0, in_panel = 0;
 
         for (size_t i = panels[p].first; i < n; i++) {
             QmPlotFeatureInfo fi;
@@ -453,6 +462,7 @@ char *qm_plot_svg_string(const QmPlotSeries *series, size_t n,
             if (strcmp(fi.group, panels[p].group))
                 continue;
             better = fi.better;
+            in_panel++;
             for (size_t j = 0; j < series[i].n; j++) {
                 if (isfinite(series[i].y[j])) {
                     lo = MIN(lo, series[i].y[j]);
@@ -542,6 +552,10 @@ char *qm_plot_svg_string(const QmPlotSeries *series, size_t n,
 
         /* mean labels, right-aligned above their dashed line, with a white
          * halo so that they stay legible over the lines */
+        /* beyond four lines the labels would cover the panel: the legend
+         * has the means */
+        if (in_panel > 4)
+            n_labels = 0;
         place_labels(labels, n_labels, f.top + 12, f.top + f.h - 4);
         for (size_t l = 0; l < n_labels; l++) {
             const QmPlotSeries *se = &series[labels[l].series];
@@ -567,6 +581,10 @@ char *qm_plot_svg_string(const QmPlotSeries *series, size_t n,
             /* about one mark per 20 frames at most, and neighbours never both */
             int kk = (int)MIN((size_t)n_worst, MAX((size_t)1, series[i].n / 20));
             size_t k = worst_frames(&series[i], fi.better, kk, MAX((x1 - x0) / 40, 2.0), w);
+            /* marks for up to four lines, words for up to two: more would
+             * hide the lines (the circles keep a tooltip) */
+            if (in_panel > 4)
+                k = 0;
             for (size_t j = 0; j < k; j++) {
                 double cx = px(&f, series[i].x[w[j]]), cy = py(&f, series[i].y[w[j]]);
                 g_string_append_printf(s, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%s\" "
@@ -576,7 +594,7 @@ char *qm_plot_svg_string(const QmPlotSeries *series, size_t n,
                 fmt_value(buf, sizeof(buf), series[i].y[w[j]]);
                 g_string_append_printf(s, "%s, frame %.0f: %s</title></circle>\n",
                                        series[i].name, series[i].x[w[j]], buf);
-                if (j == 0) {
+                if (j == 0 && in_panel <= 2) {
                     /* label beside the circle, turned inwards at the right
                      * edge and away from the panel border */
                     gboolean right = cx > f.left + f.w - 170;
@@ -592,7 +610,7 @@ char *qm_plot_svg_string(const QmPlotSeries *series, size_t n,
                                            "paint-order=\"stroke\">",
                                            right ? cx - 9 : cx + 9, ty, right ? "end" : "start");
                     g_string_append(s, "worst: ");
-                    if (n_labels > 1) {
+                    if (in_panel > 1) {
                         xml_text(s, series[i].name);
                         g_string_append(s, " ");
                     }
