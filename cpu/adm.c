@@ -17,6 +17,14 @@
 #define M_PI 3.14159265358979323846
 #endif
 
+/* Loops with 64-bit products stay scalar: without SSE4/AVX, GCC's vector
+ * emulation of 64-bit multiplies is slower than scalar code. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define QM_SCALAR_LOOPS __attribute__((noinline, optimize("no-tree-vectorize")))
+#else
+#define QM_SCALAR_LOOPS __attribute__((noinline))
+#endif
+
 /* ------------------------------------------------------------------------ */
 /* Constants                                                                 */
 /* ------------------------------------------------------------------------ */
@@ -431,11 +439,6 @@ static inline int dwt_mirror(int i, int n)
     return i < 0 ? -i : (i >= n ? 2 * n - 1 - i : i);
 }
 
-static inline int32_t narrow(int64_t v, int narrow16)
-{
-    return narrow16 ? (int16_t)v : (int32_t)v;
-}
-
 /* Scale 0 works in int16/int32 (vectorisable, 16-bit multiplies).  The
  * reference subtracts DB2_LO_SUM * 2^(bpc-1) from the low-pass sum to
  * centre the unsigned samples; since the low-pass taps sum to DB2_LO_SUM
@@ -602,9 +605,8 @@ void qm_adm_dwt_c(const void *src, ptrdiff_t src_stride, int bpc,
 
 #define ROW(p, stride, i) ((p) + (i) * ((stride) / (ptrdiff_t)sizeof(*(p))))
 
-/* Scales 1-3: 64-bit products.  Kept scalar: the vectoriser's emulation
- * of 64-bit multiplies without SSE4/AVX is slower than scalar code. */
-static __attribute__((noinline, optimize("no-tree-vectorize"))) void
+/* Scales 1-3: 64-bit products (scalar, see QM_SCALAR_LOOPS). */
+static QM_SCALAR_LOOPS void
 mask_row_wide(const int32_t *restrict x, int n, const QmAdmScaleQ *q, int t,
               int32_t *restrict fs, int32_t *restrict cs)
 {
@@ -789,7 +791,7 @@ void qm_adm_decouple_c(const int32_t *const ref[3], const int32_t *const dis[3],
 
 /* Sum over a row chunk of the cubed masked terms of one orientation,
  * the reference's arithmetic as is (64-bit products, scalar). */
-static __attribute__((noinline, optimize("no-tree-vectorize"))) int64_t
+static QM_SCALAR_LOOPS int64_t
 num_row(const int32_t *restrict src, const int32_t *restrict thr, int n,
         const QmAdmScaleQ *q, int t)
 {
@@ -1158,7 +1160,7 @@ static const QmOptionDesc adm_options[] = {
       DEF_RDH, 1, 4320, QM_OPT_IN_KEY },
     { "adm_skip_scale0", "ssz", "skip the calculation of scale 0", 0, 0, 1,
       QM_OPT_IN_KEY | QM_OPT_BOOL },
-    { NULL },
+    { NULL, NULL, NULL, 0, 0, 0, 0 },
 };
 
 const QmMetricDesc qm_metric_adm = {

@@ -368,6 +368,8 @@ static int ciede_compute(void *priv, const QmFrame *f, QmRows *out)
     return 0;
 }
 
+extern const struct QmCudaFuncs qm_cuda_ciede;  /* cuda/ciede.cu */
+
 static const char *const ciede_features[] = { "ciede2000", NULL };
 
 const QmMetricDesc qm_metric_ciede = {
@@ -382,4 +384,10 @@ const QmMetricDesc qm_metric_ciede = {
         .compute = ciede_compute,
         .close = ciede_close,
     },
+    .cuda = QM_CUDA_TWIN(qm_cuda_ciede),
+    /* CUDA's pow/atan2/sin/cos/exp may differ from glibc's in the last bit of
+     * a double, which reaches a pixel's float difference only rarely, and the
+     * frame's sum is a tree instead of a loop: expected |diff| ~1e-12; a
+     * single pixel's last-bit change in a tiny picture stays below 1e-5 */
+    .cuda_tol = 1e-5,
 };

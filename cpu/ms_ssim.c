@@ -114,6 +114,8 @@ static int ms_ssim_compute(void *priv, const QmFrame *f, QmRows *out)
     return 0;
 }
 
+extern const struct QmCudaFuncs qm_cuda_float_ms_ssim;  /* cuda/ssim.cu */
+
 static const char *const ms_ssim_features[] = { "float_ms_ssim", NULL };
 
 const QmMetricDesc qm_metric_float_ms_ssim = {
@@ -130,4 +132,10 @@ const QmMetricDesc qm_metric_float_ms_ssim = {
         .compute = ms_ssim_compute,
         .close = ms_ssim_close,
     },
+    .cuda = QM_CUDA_TWIN(qm_cuda_float_ms_ssim),
+    /* As float_ssim (cpu/ssim.c): each of the float means l, c, s of a
+     * scale is equal or one ulp apart (relative <= 2^-23); the product of
+     * their powers moves by at most the sum of the exponents (2.1335) times
+     * that, 2.6e-7 of a score <= 1. */
+    .cuda_tol = 3e-7,
 };

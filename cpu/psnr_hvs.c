@@ -459,6 +459,8 @@ static int hvs_compute(void *priv, const QmFrame *f, QmRows *out)
     return 0;
 }
 
+extern const struct QmCudaFuncs qm_cuda_psnr_hvs;  /* cuda/psnr_hvs.cu */
+
 static const char *const hvs_features[] = {
     "psnr_hvs_y", "psnr_hvs_cb", "psnr_hvs_cr", "psnr_hvs", NULL
 };
@@ -478,4 +480,8 @@ const QmMetricDesc qm_metric_psnr_hvs = {
         .compute = hvs_compute,
         .close = hvs_close,
     },
+    .cuda = QM_CUDA_TWIN(qm_cuda_psnr_hvs),
+    /* bit-exact: same per-block float operations, and the ordered float
+     * accumulation reproduced exactly (cuda/fsum.h) */
+    .cuda_tol = 0,
 };

@@ -101,6 +101,8 @@ static int ssim_compute(void *priv, const QmFrame *f, QmRows *out)
     return 0;
 }
 
+extern const struct QmCudaFuncs qm_cuda_float_ssim;  /* cuda/ssim.cu */
+
 static const char *const ssim_features[] = { "float_ssim", NULL };
 
 const QmMetricDesc qm_metric_float_ssim = {
@@ -119,4 +121,11 @@ const QmMetricDesc qm_metric_float_ssim = {
         .compute = ssim_compute,
         .close = ssim_close,
     },
+    .cuda = QM_CUDA_TWIN(qm_cuda_float_ssim),
+    /* The twin's per-pixel terms are bit-identical; only the order of the
+     * double sums over a row differs (a tree per 32 columns), which moves
+     * the mean by far less than a float ulp (< 1e-9 relative even at
+     * 1080p), so the float score is equal or one ulp apart: at most 2^-24
+     * below 1, 2^-23 at 1. */
+    .cuda_tol = 0x1p-23,
 };

@@ -141,6 +141,10 @@ int qm_ssim_auto_scale(int w, int h);
  * 1.0f / (factor * factor)); k holds factor * factor floats. */
 void qm_ssim_box_kernel(float *k, int factor);
 
+/* The 11 taps of the 1-D Gaussian window of stages 3 and 4 (the C code's
+ * own table, so that a CUDA twin filters with the same floats). */
+void qm_ssim_gauss_taps(float taps[QM_SSIM_WIN]);
+
 /* MS-SSIM's 9x9 low-pass filter (libvmaf ms_ssim.c, g_lpf); k: 81 floats. */
 #define QM_MS_SSIM_LPF_TAPS 9
 void qm_ms_ssim_lpf_kernel(float *k);

@@ -40,6 +40,11 @@ static const float gauss[QM_SSIM_WIN] = {
     0.213006f, 0.109361f, 0.036001f, 0.007599f, 0.001028f,
 };
 
+void qm_ssim_gauss_taps(float taps[QM_SSIM_WIN])
+{
+    memcpy(taps, gauss, sizeof(gauss));
+}
+
 /* Pixels per block of a row in stage 4: the five filtered values and the
  * terms of a block stay in L1 between the filter and the term loops. */
 #define BLOCK 64

@@ -49,6 +49,12 @@ static const uint16_t vif_filter[QM_VIF_SCALES][17] = {
     { 10904, 43728, 10904 },
 };
 
+const uint16_t *qm_vif_filter(int scale, int *taps)
+{
+    *taps = vif_taps[scale];
+    return vif_filter[scale];
+}
+
 /* libvmaf integer_vif.c: sigma_nsq = 65536 << 1, the noise variance 2.0
  * (as in the float VIF) in the Q16 variance unit. */
 #define VIF_SIGMA_NSQ (2 << 16)
@@ -471,7 +477,7 @@ double qm_vif_scale_score(const QmVifAccum *a)
 /* ---- the metric ---- */
 
 /* Index of each option in vif_options[] (alphabetical, see metric.h). */
-enum { OPT_EGL = 0, OPT_SKIP_SCALE0 = 1 };
+enum { OPT_EGL = QM_VIF_OPT_EGL, OPT_SKIP_SCALE0 = QM_VIF_OPT_SKIP_SCALE0 };
 
 /* Smallest picture: 16 x 16, so that scale 3 (w / 8 x h / 8) is at least
  * 2 x 2.  On a 1-sample-wide scale libvmaf's mirrored padding reads a
@@ -569,6 +575,8 @@ static int vif_compute(void *priv, const QmFrame *fr, QmRows *out)
     return 0;
 }
 
+extern const struct QmCudaFuncs qm_cuda_vif;  /* cuda/vif.cu */
+
 static const char *const vif_features[] = {
     "integer_vif_scale0", "integer_vif_scale1", "integer_vif_scale2",
     "integer_vif_scale3", NULL,
@@ -599,4 +607,8 @@ const QmMetricDesc qm_metric_vif = {
         .compute = vif_compute,
         .close = vif_close,
     },
+    .cuda = QM_CUDA_TWIN(qm_cuda_vif),
+    /* the four sums of every scale are integers (exact in any order) and
+     * the per-pixel terms repeat the C arithmetic: bit-identical */
+    .cuda_tol = 0,
 };

@@ -87,6 +87,14 @@ void qm_vif_decimate_cpu(const void *ref, ptrdiff_t ref_stride,
                          uint16_t *ref_out, uint16_t *dis_out,
                          ptrdiff_t out_stride, void *scratch);
 
+/** The Q16 low-pass filter of a scale (libvmaf vif_filter1d_table), its
+ *  tap count (17, 9, 5, 3) in *taps; for backends that cannot call the CPU
+ *  stages (the CUDA twin). */
+const uint16_t *qm_vif_filter(int scale, int *taps);
+
+/* Indices of the options in the descriptor (vif.c vif_options[]). */
+enum { QM_VIF_OPT_EGL = 0, QM_VIF_OPT_SKIP_SCALE0 = 1 };
+
 /** Bytes of scratch the CPU stages need for pictures up to w samples wide. */
 size_t qm_vif_scratch_size(int w);
 

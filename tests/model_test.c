@@ -9,7 +9,7 @@
  *    a message naming the file.
  *
  * Exit status: 0 pass, 1 fail, 77 skip (golden data absent).
- * Environment: QMETRIC_GOLDEN_DIR (default QM_SOURCE_ROOT/../shared/golden).
+ * Environment: QMETRIC_GOLDEN_DIR (default QM_GOLDEN_DIR, set by meson).
  *
  * Tolerance of part 1: the golden JSON prints every value with 6 decimals,
  * so each input we feed is off by up to 5e-7 from what libvmaf predicted
@@ -42,8 +42,8 @@
 #include "json.h"
 #include "model.h"
 
-#ifndef QM_SOURCE_ROOT
-#define QM_SOURCE_ROOT "."
+#ifndef QM_GOLDEN_DIR
+#define QM_GOLDEN_DIR "../shared/golden"
 #endif
 
 #define ABS_LIMIT 3e-4  /* see the header comment */
@@ -413,7 +413,7 @@ int main(void)
 {
     const char *golden = getenv("QMETRIC_GOLDEN_DIR");
     if (!golden || !*golden)
-        golden = QM_SOURCE_ROOT "/../shared/golden";
+        golden = QM_GOLDEN_DIR;
 
     check_errors(golden);
     int r = check_golden(golden);
