@@ -165,6 +165,7 @@ static GstFlowReturn gst_qmetric_aggregate (GstAggregator * agg,
 static void gst_qmetric_set_context (GstElement * element,
     GstContext * context);
 static gboolean gst_qmetric_src_query (GstAggregator * agg, GstQuery * query);
+static GstClockTime gst_qmetric_get_next_time (GstAggregator * agg);
 
 /* ---- enums ---- */
 
@@ -347,8 +348,7 @@ gst_qmetric_class_init (GstQmetricClass * klass)
   agg_class->sink_event = GST_DEBUG_FUNCPTR (gst_qmetric_sink_event);
   agg_class->sink_query = GST_DEBUG_FUNCPTR (gst_qmetric_sink_query);
   agg_class->aggregate = GST_DEBUG_FUNCPTR (gst_qmetric_aggregate);
-  agg_class->get_next_time =
-      GST_DEBUG_FUNCPTR (gst_aggregator_simple_get_next_time);
+  agg_class->get_next_time = GST_DEBUG_FUNCPTR (gst_qmetric_get_next_time);
   /* the output caps are the distorted input's, set from its CAPS event */
   agg_class->negotiate = NULL;
 
@@ -952,6 +952,38 @@ buffer_running_time (GstAggregatorPad * pad, GstBuffer * buf)
   if (!GST_CLOCK_TIME_IS_VALID (ts) || pad->segment.format != GST_FORMAT_TIME)
     return GST_CLOCK_TIME_NONE;
   return gst_segment_to_running_time (&pad->segment, GST_FORMAT_TIME, ts);
+}
+
+/* Live mode: GstAggregator calls aggregate(timeout=TRUE) once the clock
+ * passes this running time plus the latency.  What can time out is the
+ * oldest queued frame: when it is older than the latency its partner is not
+ * coming.  (The default, the src segment's position, is never advanced by
+ * this element: frames leave after scoring, out of step with the pads, so
+ * every frame would have timed out.)  Nothing queued: nothing to wait for,
+ * unless a pad has ended. */
+static GstClockTime
+gst_qmetric_get_next_time (GstAggregator * agg)
+{
+  GstQmetric *self = GST_QMETRIC (agg);
+  GstAggregatorPad *pads[2] = { self->ref_pad, self->dist_pad };
+  GstClockTime next = GST_CLOCK_TIME_NONE;
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (pads); i++) {
+    GstBuffer *buf = gst_aggregator_pad_peek_buffer (pads[i]);
+    /* a pad at EOS ends the comparison: time out at once so that
+     * aggregate() sees it (a live partner may never send EOS) */
+    if (!buf && gst_aggregator_pad_is_eos (pads[i]))
+      return 0;
+    if (buf) {
+      GstClockTime rt = buffer_running_time (pads[i], buf);
+      if (GST_CLOCK_TIME_IS_VALID (rt) && (!GST_CLOCK_TIME_IS_VALID (next)
+              || rt < next))
+        next = rt;
+      gst_buffer_unref (buf);
+    }
+  }
+  return next;
 }
 
 static GstClockTime

@@ -631,6 +631,96 @@ GST_START_TEST (test_threads_keep_order)
 }
 GST_END_TEST;
 
+/* Run a live pipeline description to EOS (or 30 s); the summary or NULL. */
+static GstStructure *
+run_live (const gchar * desc, gchar ** error)
+{
+  GstElement *pipe = gst_parse_launch (desc, NULL);
+  GstBus *bus;
+  GstStructure *summary = NULL;
+  gboolean done = FALSE;
+
+  fail_unless (pipe != NULL, "%s", desc);
+  bus = gst_element_get_bus (pipe);
+  gst_element_set_state (pipe, GST_STATE_PLAYING);
+  while (!done) {
+    GstMessage *m = gst_bus_timed_pop_filtered (bus, 30 * GST_SECOND,
+        GST_MESSAGE_EOS | GST_MESSAGE_ERROR | GST_MESSAGE_ELEMENT);
+    if (!m)
+      break;
+    switch (GST_MESSAGE_TYPE (m)) {
+      case GST_MESSAGE_ELEMENT:
+        if (gst_structure_has_name (gst_message_get_structure (m),
+                "qmetric-summary"))
+          summary = gst_structure_copy (gst_message_get_structure (m));
+        break;
+      case GST_MESSAGE_ERROR:{
+        GError *err;
+        gst_message_parse_error (m, &err, NULL);
+        *error = g_strdup (err->message);
+        g_error_free (err);
+        done = TRUE;
+        break;
+      }
+      default:
+        done = TRUE;
+        break;
+    }
+    gst_message_unref (m);
+  }
+  gst_element_set_state (pipe, GST_STATE_NULL);
+  gst_object_unref (bus);
+  gst_object_unref (pipe);
+  return summary;
+}
+
+/* Live: the distorted frames arrive 80 ms after their references (an
+ * encoder, a network).  With 200 ms of latency every frame is paired: the
+ * wait runs from each queued frame's own running time, not from the start
+ * of the stream. */
+GST_START_TEST (test_live_late_partner)
+{
+  gchar *error = NULL;
+  guint64 frames = 0, unmatched = 1;
+  GstStructure *sum = run_live ("videotestsrc is-live=true num-buffers=25 ! "
+      I420_64 " ! tee name=t "
+      "t. ! queue ! q.ref_sink "
+      "t. ! queue min-threshold-time=80000000 max-size-time=0 "
+      "max-size-buffers=0 max-size-bytes=0 ! q.dist_sink "
+      "qmetric name=q metrics=psnr latency=200000000 ! fakesink sync=false",
+      &error);
+
+  fail_unless (sum != NULL, "no summary: %s", error ? error : "timeout");
+  gst_structure_get_uint64 (sum, "frames", &frames);
+  gst_structure_get_uint64 (sum, "unmatched", &unmatched);
+  fail_unless_equals_int (frames, 25);
+  fail_unless_equals_int (unmatched, 0);
+  gst_structure_free (sum);
+  g_free (error);
+}
+GST_END_TEST;
+
+/* Live: the reference ends, the distorted source (a network receiver, say)
+ * never sends EOS.  The comparison still ends, with its summary. */
+GST_START_TEST (test_live_eos_one_side)
+{
+  gchar *error = NULL;
+  guint64 frames = 0;
+  GstStructure *sum = run_live ("videotestsrc is-live=true num-buffers=10 ! "
+      I420_64 " ! q.ref_sink "
+      "videotestsrc is-live=true ! " I420_64 " ! q.dist_sink "
+      "qmetric name=q metrics=psnr latency=100000000 ! fakesink sync=false",
+      &error);
+
+  fail_unless (sum != NULL, "no summary: %s", error ? error : "timeout");
+  gst_structure_get_uint64 (sum, "frames", &frames);
+  fail_unless (frames >= 5 && frames <= 10, "%" G_GUINT64_FORMAT " frames",
+      frames);
+  gst_structure_free (sum);
+  g_free (error);
+}
+GST_END_TEST;
+
 static Suite *
 qmetric_suite (void)
 {
@@ -657,6 +747,8 @@ qmetric_suite (void)
   tcase_add_test (tc, test_bad_settings);
   tcase_add_test (tc, test_properties);
   tcase_add_test (tc, test_threads_keep_order);
+  tcase_add_test (tc, test_live_late_partner);
+  tcase_add_test (tc, test_live_eos_one_side);
   return s;
 }
 

@@ -1,0 +1,50 @@
+/* gst-qmetric: an SVG chart of per-frame scores, written by hand.
+ *
+ * No plotting library: the chart is a few hundred lines of SVG text, so the
+ * tool stays a plain GStreamer application and the output is reproducible
+ * byte for byte.  Features are grouped into panels by unit (VMAF score, dB,
+ * SSIM index, ...), one line per feature, its pooled mean dashed, its worst
+ * frames circled.
+ */
+#ifndef QM_PLOT_H
+#define QM_PLOT_H
+
+#include <stddef.h>
+
+#include <glib.h>
+
+typedef struct QmPlotSeries {
+    const char *name;    /* feature key, e.g. "vmaf", "psnr_y" */
+    const double *x;     /* frame indices, ascending */
+    const double *y;     /* scores; NaN or +-inf: not drawn (a gap) */
+    size_t n;
+    double mean;         /* pooled mean to mark; NaN: the mean of the finite y */
+} QmPlotSeries;
+
+typedef struct QmPlotOptions {
+    const char *title;
+    const char *subtitle; /* NULL: none */
+    int width;            /* pixels; 0: 1000 */
+    int n_worst;          /* worst frames circled per line; 0: 5, <0: none */
+} QmPlotOptions;
+
+/* How a feature reads: which panel it shares, its axis label, whether a
+ * higher score is better (+1), worse (-1) or neither (0). */
+typedef struct QmPlotFeatureInfo {
+    const char *group;
+    const char *axis;
+    int better;
+    double lo, hi;        /* natural range (NaN: none), clamps the axis */
+} QmPlotFeatureInfo;
+
+void qm_plot_feature_info(const char *name, QmPlotFeatureInfo *info);
+
+/* Write the chart; FALSE with *error set when the file cannot be written. */
+gboolean qm_plot_svg(const char *path, const QmPlotSeries *series, size_t n,
+                     const QmPlotOptions *opts, GError **error);
+
+/* The same chart into a string (tests, other writers). */
+char *qm_plot_svg_string(const QmPlotSeries *series, size_t n,
+                         const QmPlotOptions *opts);
+
+#endif /* QM_PLOT_H */
