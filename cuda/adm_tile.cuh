@@ -237,19 +237,34 @@ ADM_HD bool angle_kept(int32_t oh, int32_t ov, int32_t th, int32_t tv, double co
 }
 
 /* The restored part of one orientation (cpu/adm.c decouple_gain and the
- * decouple loop).  WIDE: scales 1-3. */
+ * decouple loop).  WIDE: scales 1-3, where |o| may exceed 2^15. */
 template <bool WIDE>
 ADM_HD int32_t restore(int32_t ob, int32_t tb, bool angle, long long egl_int, double egl)
 {
+    if (!WIDE) {
+        /* Scale 0: the bands are int16, so |t| <= 2^15, k t < 2^46 and
+         * |k o| <= 2^30: the same values in 32-bit variables (and one
+         * 32 x 32 -> 64-bit product) */
+        const int32_t sm = ob >> 31;
+        const int32_t to = (tb ^ sm) - sm;
+        const uint32_t m = (uint32_t)((ob ^ sm) - sm);
+        int32_t k = (int32_t)(((long long)recip(m) * to + (1 << 14)) >> 15);
+        k = k < 0 ? 0 : (k > 32768 ? 32768 : k);
+        k = ob == 0 ? 32768 : k;
+        const int32_t rs = (k * ob + 16384) >> 15;
+        const long long g = egl_int ? rs * egl_int : (long long)(rs * egl);
+        const long long go = (g ^ sm) - sm;
+        const long long lim = ((go < to ? go : to) ^ sm) - sm;
+        const bool use = angle & (k > 0) & (ob != 0);
+        return use ? (int32_t)lim : rs;
+    }
     const long long sm = ob >> 31; /* 0 or -1 */
     const long long to = ((long long)tb ^ sm) - sm;
     uint32_t m = (uint32_t)((((long long)ob) ^ sm) - sm);
-    int sh = 0;
-    if (WIDE) {
-        const int s = 17 - clz32(m | 1);
-        sh = m >= 32768 ? s : 0;
-        m = (m + ((1u << sh) >> 1)) >> sh;
-    }
+    /* |o| >= 2^15 is rounded to 15 significant bits first */
+    const int s = 17 - clz32(m | 1);
+    const int sh = m >= 32768 ? s : 0;
+    m = (m + ((1u << sh) >> 1)) >> sh;
     long long k = ((long long)recip(m) * to + (1LL << (14 + sh))) >> (15 + sh);
     k = k < 0 ? 0 : (k > 32768 ? 32768 : k);
     k = ob == 0 ? 32768 : k;
