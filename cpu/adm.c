@@ -990,11 +990,6 @@ void qm_adm_scores(const float num[4], const float aim[4], const float den[4],
 /* The metric                                                                */
 /* ------------------------------------------------------------------------ */
 
-/* option indices (alphabetical, as the descriptor lists them) */
-enum {
-    OPT_CSF_MODE, OPT_DLM_WEIGHT, OPT_EGL, OPT_MIN_VAL, OPT_NOISE_WEIGHT,
-    OPT_NVD, OPT_RDH, OPT_SKIP_SCALE0
-};
 
 /* Band planes of one picture: a (ping-pong between scales) and h, v, d. */
 enum {
@@ -1037,15 +1032,15 @@ static int adm_init(void *priv, const QmMetricConfig *cfg)
     s->w = cfg->w;
     s->h = cfg->h;
     s->bpc = cfg->bpc;
-    s->egl = o[OPT_EGL];
-    s->dlm_weight = o[OPT_DLM_WEIGHT];
-    s->min_val = o[OPT_MIN_VAL];
-    s->noise_weight = o[OPT_NOISE_WEIGHT];
-    s->skip_scale0 = o[OPT_SKIP_SCALE0] != 0.0;
+    s->egl = o[QM_ADM_OPT_EGL];
+    s->dlm_weight = o[QM_ADM_OPT_DLM_WEIGHT];
+    s->min_val = o[QM_ADM_OPT_MIN_VAL];
+    s->noise_weight = o[QM_ADM_OPT_NOISE_WEIGHT];
+    s->skip_scale0 = o[QM_ADM_OPT_SKIP_SCALE0] != 0.0;
     const QmAdmParams par = {
-        .csf_mode = (int)o[OPT_CSF_MODE],
-        .norm_view_dist = o[OPT_NVD],
-        .ref_display_height = (int)o[OPT_RDH],
+        .csf_mode = (int)o[QM_ADM_OPT_CSF_MODE],
+        .norm_view_dist = o[QM_ADM_OPT_NVD],
+        .ref_display_height = (int)o[QM_ADM_OPT_RDH],
     };
     int in_w = cfg->w, in_h = cfg->h;
     for (int k = 0; k < QM_ADM_SCALES; k++) {
@@ -1129,6 +1124,8 @@ static int adm_compute(void *priv, const QmFrame *f, QmRows *out)
     return 0;
 }
 
+extern const struct QmCudaFuncs qm_cuda_adm; /* cuda/adm.cu */
+
 static const char *const adm_features[] = {
     "integer_adm2", "integer_adm_scale0", "integer_adm_scale1",
     "integer_adm_scale2", "integer_adm_scale3", "integer_aim",
@@ -1178,4 +1175,8 @@ const QmMetricDesc qm_metric_adm = {
         .compute = adm_compute,
         .close = adm_close,
     },
+    .cuda = QM_CUDA_TWIN(qm_cuda_adm),
+    /* every sum is an integer sum (exact in any order) and every per-sample
+     * operation the C code's: bit-identical */
+    .cuda_tol = 0,
 };

@@ -100,6 +100,14 @@ typedef struct QmAdmScaleQ {
     float rfactor[3]; /* the CSF weights (h, v, d) as floats */
 } QmAdmScaleQ;
 
+/* Indices of the descriptor's options (alphabetical, as it lists them),
+ * for both backends. */
+enum {
+    QM_ADM_OPT_CSF_MODE, QM_ADM_OPT_DLM_WEIGHT, QM_ADM_OPT_EGL,
+    QM_ADM_OPT_MIN_VAL, QM_ADM_OPT_NOISE_WEIGHT, QM_ADM_OPT_NVD,
+    QM_ADM_OPT_RDH, QM_ADM_OPT_SKIP_SCALE0
+};
+
 /* Options that change the computation (libvmaf's adm options). */
 typedef struct QmAdmParams {
     int csf_mode;            /* 0 Watson, 1 Barten, 2/3 Barten-Watson blend */

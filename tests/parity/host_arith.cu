@@ -13,7 +13,15 @@
  *   ciede      cuda/ciede_pixel.cuh against qm_ciede_lab() and
  *              qm_ciede_de2000() (with glibc on both sides: this checks the
  *              transcription, casts and overloads; CUDA's libm is the
- *              parity test's business).
+ *              parity test's business);
+ *   adm        the scale kernels of cuda/adm.cu (cuda/adm_tile.cuh: tiles,
+ *              halos, mirrored borders, per-row partial sums, the final
+ *              row rounding), emulated one thread and one block after the
+ *              other (shared memory and registers poisoned per block), on
+ *              pictures of many sizes, depths, layouts, patterns and
+ *              options, against the stage functions of cpu/adm.c (every
+ *              integer sum) and the descriptor's compute() (features, bit
+ *              for bit).
  *
  *   host_arith [--seed N]      exit 0 pass, 1 fail
  */
@@ -24,9 +32,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "adm_tile.cuh"
 #include "ciede_pixel.cuh"
 #include "fsum.h"
 #include "psnr_hvs_block.cuh"
+#include "metric.h"
 
 typedef unsigned long long u64;
 
@@ -389,6 +399,422 @@ static long ciede_tests(long n, long *pow7_diff)
     return bad;
 }
 
+/* ---- adm ---- */
+
+extern "C" const QmMetricDesc qm_metric_adm;
+
+namespace admtest {
+
+using namespace adm;
+
+/* One scale's kernel on the host: every block, each phase for every thread
+ * before the next phase (the kernel's __syncthreads()), the half-warp
+ * reduction as a plain sum. */
+template <typename T, bool S0, bool STATS, bool WRITE_A>
+static void emulate_scale(const ScaleArgs &a, int ntx, int nty)
+{
+    Tile<S0> *sm = (Tile<S0> *)malloc(sizeof(Tile<S0>));
+    Regs<S0> *r = (Regs<S0> *)malloc(sizeof(Regs<S0>) * kThreads);
+    Sums *s = (Sums *)malloc(sizeof(Sums) * kThreads);
+    for (int by = 0; by < nty; by++)
+        for (int bx = 0; bx < ntx; bx++) {
+            memset(sm, 0xA5, sizeof(*sm));
+            memset(r, 0x5A, sizeof(Regs<S0>) * kThreads);
+            for (int t = 0; t < kThreads; t++)
+                phase_v<T, S0>(a, bx, by, t, *sm);
+            for (int t = 0; t < kThreads; t++) {
+                memset(&s[t], 0, sizeof(s[t]));
+                phase_h<S0, STATS, WRITE_A>(a, bx, by, t, *sm, r[t], s[t]);
+            }
+            for (int t = 0; STATS && t < kThreads; t++)
+                phase_n<S0>(a, bx, by, t, *sm, r[t], s[t]);
+            for (int g = 0; STATS && g < kTH; g++) {
+                Sums row;
+                memset(&row, 0, sizeof(row));
+                for (int l = 0; l < kLanes; l++)
+                    for (int i = 0; i < kSums; i++)
+                        row.v[i] += s[g * kLanes + l].v[i];
+                write_partials(a, bx, by, g * kLanes, row);
+            }
+        }
+    free(sm);
+    free(r);
+    free(s);
+}
+
+/* The twin's frame: four scale kernels and the final kernel. */
+static void emulate_frame(const QmAdmScaleQ q[QM_ADM_SCALES], int bpc, double egl, int skip0,
+                          const void *const in0[2], const ptrdiff_t st0[2], const int step0[2],
+                          const int shift0[2], unsigned long long res[QM_ADM_SCALES * kSums])
+{
+    int32_t *band[QM_ADM_SCALES][2] = { { NULL } };
+    ptrdiff_t bst[QM_ADM_SCALES] = { 0 };
+    unsigned long long *part[QM_ADM_SCALES];
+    FinalScale fs[QM_ADM_SCALES];
+    for (int k = 0; k < QM_ADM_SCALES; k++) {
+        int ntx, nty;
+        tiles(&q[k], &ntx, &nty);
+        /* poisoned: every value read must have been written */
+        bst[k] = (ptrdiff_t)(((size_t)q[k].w + 3) * sizeof(int32_t));
+        for (int p = 0; p < 2; p++) {
+            band[k][p] = (int32_t *)malloc((size_t)bst[k] * q[k].h);
+            memset(band[k][p], 0xA5, (size_t)bst[k] * q[k].h);
+        }
+        const size_t pn = (size_t)q[k].h * ntx * kSums;
+        part[k] = (unsigned long long *)malloc(pn * sizeof(unsigned long long));
+        memset(part[k], 0xA5, pn * sizeof(unsigned long long));
+    }
+    for (int k = 0; k < QM_ADM_SCALES; k++) {
+        const void *in[2];
+        ptrdiff_t st[2];
+        int step[2], shift[2];
+        for (int p = 0; p < 2; p++) {
+            in[p] = k ? (const void *)band[k - 1][p] : in0[p];
+            st[p] = k ? bst[k - 1] : st0[p];
+            step[p] = k ? 1 : step0[p];
+            shift[p] = k ? 0 : shift0[p];
+        }
+        const bool last = k == QM_ADM_SCALES - 1;
+        const ScaleArgs a = scale_args(&q[k], bpc, egl, in, st, step, shift,
+                                       last ? NULL : band[k], bst[k], part[k]);
+        int ntx, nty;
+        tiles(&q[k], &ntx, &nty);
+        if (k == 0) {
+            if (bpc == 8) {
+                if (skip0)
+                    emulate_scale<uint8_t, true, false, true>(a, ntx, nty);
+                else
+                    emulate_scale<uint8_t, true, true, true>(a, ntx, nty);
+            } else {
+                if (skip0)
+                    emulate_scale<uint16_t, true, false, true>(a, ntx, nty);
+                else
+                    emulate_scale<uint16_t, true, true, true>(a, ntx, nty);
+            }
+        } else if (!last) {
+            emulate_scale<int32_t, false, true, true>(a, ntx, nty);
+        } else {
+            emulate_scale<int32_t, false, true, false>(a, ntx, nty);
+        }
+        fs[k] = final_scale(&q[k], part[k], ntx, !(k == 0 && skip0));
+    }
+    for (int k = 0; k < QM_ADM_SCALES; k++) {
+        unsigned long long acc[kSums] = { 0 };
+        if (fs[k].active)
+            for (int row = fs[k].y0; row < fs[k].y1; row++)
+                final_row(fs[k], row, acc);
+        memcpy(res + k * kSums, acc, sizeof(acc));
+        free(band[k][0]);
+        free(band[k][1]);
+        free(part[k]);
+    }
+}
+
+/* The C code's sums, through its stage functions (as cpu/adm.c
+ * adm_compute calls them). */
+static void c_sums(const QmAdmScaleQ q[QM_ADM_SCALES], int bpc, double egl, int skip0,
+                   const void *ref, ptrdiff_t rst_, const void *dis, ptrdiff_t dst_,
+                   unsigned long long res[QM_ADM_SCALES * kSums])
+{
+    const int bw = q[0].w, bh = q[0].h;
+    const size_t row = ((size_t)bw + 15) & ~(size_t)15;
+    const ptrdiff_t st = (ptrdiff_t)(row * sizeof(int32_t));
+    enum { NP = 20 };
+    int32_t *mem = (int32_t *)malloc(NP * row * bh * sizeof(int32_t));
+    int32_t *pl[NP];
+    for (int i = 0; i < NP; i++)
+        pl[i] = mem + (size_t)i * row * bh;
+    int32_t *recip = (int32_t *)malloc(QM_ADM_RECIP_SIZE * sizeof(int32_t));
+    int32_t *tmp = (int32_t *)malloc(4 * (size_t)q[0].in_w * sizeof(int32_t));
+    qm_adm_recip_table(recip);
+    memset(res, 0, QM_ADM_SCALES * kSums * sizeof(*res));
+    for (int k = 0; k < QM_ADM_SCALES; k++) {
+        const void *ri = ref, *di = dis;
+        ptrdiff_t rs = rst_, ds = dst_;
+        if (k > 0) {
+            ri = pl[0 + ((k - 1) & 1)];
+            di = pl[2 + ((k - 1) & 1)];
+            rs = ds = st;
+        }
+        int32_t *const rb[4] = { pl[0 + (k & 1)], pl[4], pl[5], pl[6] };
+        int32_t *const db[4] = { pl[2 + (k & 1)], pl[7], pl[8], pl[9] };
+        qm_adm_dwt_c(ri, rs, bpc, &q[k], rb, st, tmp);
+        qm_adm_dwt_c(di, ds, bpc, &q[k], db, st, tmp);
+        if (k == 0 && skip0)
+            continue;
+        const int32_t *const r3[3] = { rb[1], rb[2], rb[3] };
+        const int32_t *const d3[3] = { db[1], db[2], db[3] };
+        int32_t *const rsv[3] = { pl[10], pl[11], pl[12] };
+        int32_t *const adv[3] = { pl[13], pl[14], pl[15] };
+        int32_t *const mr[2] = { pl[16], pl[17] };
+        int32_t *const ma[2] = { pl[18], pl[19] };
+        qm_adm_decouple_c(r3, d3, st, &q[k], egl, recip, rsv, adv, mr, ma);
+        const int32_t *const crs[3] = { rsv[0], rsv[1], rsv[2] };
+        const int32_t *const cad[3] = { adv[0], adv[1], adv[2] };
+        int64_t n[3];
+        uint64_t d[3];
+        qm_adm_num_c(crs, ma[0], ma[1], st, &q[k], n);
+        for (int t = 0; t < 3; t++)
+            res[k * kSums + t] = (unsigned long long)n[t];
+        qm_adm_num_c(cad, mr[0], mr[1], st, &q[k], n);
+        for (int t = 0; t < 3; t++)
+            res[k * kSums + 3 + t] = (unsigned long long)n[t];
+        qm_adm_den_c(r3, st, &q[k], d);
+        for (int t = 0; t < 3; t++)
+            res[k * kSums + 6 + t] = d[t];
+    }
+    free(mem);
+    free(recip);
+    free(tmp);
+}
+
+typedef struct OptSet {
+    const char *name;
+    double v[8]; /* QM_ADM_OPT_*: csf, dlmw, egl, min, nw, nvd, rdh, ssz */
+} OptSet;
+
+static const OptSet opt_sets[] = {
+    { "default", { 0, 0.5, 100, 0, 0.03125, 3, 1080, 0 } },
+    { "egl=1", { 0, 0.5, 1, 0, 0.03125, 3, 1080, 0 } },
+    { "egl=1.5", { 0, 0.5, 1.5, 0, 0.03125, 3, 1080, 0 } },
+    { "csf=1", { 1, 0.5, 100, 0, 0.03125, 3, 1080, 0 } },
+    { "csf=2", { 2, 0.5, 100, 0, 0.03125, 3, 1080, 0 } },
+    { "csf=3,rdh=720,nvd=5", { 3, 0.5, 100, 0, 0.03125, 5, 720, 0 } },
+    { "nvd=24", { 0, 0.5, 100, 0, 0.03125, 24, 1080, 0 } },
+    { "rdh=4320", { 0, 0.5, 100, 0, 0.03125, 3, 4320, 0 } },
+    { "csf=1,rdh=4320,egl=2.7", { 1, 0.5, 2.7, 0, 0.03125, 3, 4320, 0 } },
+    { "ssz=1", { 0, 0.5, 100, 0, 0.03125, 3, 1080, 1 } },
+    { "nw=0,dlmw=1,min=1", { 0, 1, 100, 1, 0, 3, 1080, 0 } },
+    { "nw=1500,dlmw=0", { 0, 0, 100, 0, 1500, 3, 1080, 0 } },
+};
+enum { N_OPT_SETS = sizeof(opt_sets) / sizeof(opt_sets[0]) };
+
+enum { AP_RANDOM, AP_NOISY, AP_GAIN, AP_SAME, AP_ZERO, AP_MAX, AP_CHECKER, AP_DIS_ZERO,
+       AP_SMOOTH, AP_INVERSE, AP_FLAT_REF, AP_N };
+
+static int clampi(int v, int max)
+{
+    return v < 0 ? 0 : v > max ? max : v;
+}
+
+/* ref / dis samples of a pattern, w x h ints */
+static void adm_pattern(int pat, int w, int h, int bpc, int *ref, int *dis)
+{
+    const int max = (1 << bpc) - 1, sc = bpc - 8;
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            const int i = y * w + x;
+            int r = (int)(rnd() % (uint32_t)(max + 1));
+            if (pat == AP_SMOOTH) {
+                r = (int)((0.5 + 0.4 * sin(x * 0.13 + y * 0.07) * cos(y * 0.11)) * max) +
+                    (((int)(rnd() % 9) - 4) << (sc > 0 ? sc : 0));
+                r = clampi(r, max);
+            } else if (pat == AP_ZERO) {
+                r = 0;
+            } else if (pat == AP_MAX) {
+                r = max;
+            } else if (pat == AP_CHECKER) {
+                r = ((x ^ y) & 1) ? max : 0;
+            } else if (pat == AP_FLAT_REF) {
+                r = max / 3;
+            }
+            int d;
+            switch (pat) {
+            case AP_NOISY: d = clampi(r + (((int)(rnd() % 9) - 4) << sc), max); break;
+            case AP_GAIN: d = clampi(2 * r - (max + 1) / 2, max); break;
+            case AP_SAME: case AP_ZERO: case AP_MAX: d = r; break;
+            case AP_DIS_ZERO: d = 0; break;
+            case AP_INVERSE: d = max - r; break;
+            case AP_SMOOTH: d = r; break; /* blurred below */
+            default: d = (int)(rnd() % (uint32_t)(max + 1)); break;
+            }
+            ref[i] = r;
+            dis[i] = d;
+        }
+    if (pat == AP_SMOOTH) /* a blur and a contrast loss: realistic scores */
+        for (int y = 0; y < h; y++)
+            for (int x = 0; x < w; x++) {
+                const int x1 = x + 1 < w ? x + 1 : x, y1 = y + 1 < h ? y + 1 : y;
+                const int b = (ref[y * w + x] + ref[y * w + x1] + ref[y1 * w + x] +
+                               ref[y1 * w + x1]) / 4;
+                dis[y * w + x] = clampi((b * 7 + max / 2) / 8, max);
+            }
+}
+
+/* One case: C sums and features against the emulated twin's.  layout 1:
+ * the twin reads interleaved samples (step 2), MSB-aligned where the
+ * container has room (shift). */
+static int adm_case(int w, int h, int bpc, int pat, int os, int layout)
+{
+    const OptSet *o = &opt_sets[os];
+    const int bytes = bpc > 8 ? 2 : 1;
+    int *ref = (int *)malloc(sizeof(int) * w * h), *dis = (int *)malloc(sizeof(int) * w * h);
+    adm_pattern(pat, w, h, bpc, ref, dis);
+    /* planar for the C code, rows padded */
+    const ptrdiff_t cst = (ptrdiff_t)(w * bytes + 24);
+    uint8_t *cr = (uint8_t *)calloc((size_t)cst * h, 1), *cd = (uint8_t *)calloc((size_t)cst * h, 1);
+    /* the twin's layout */
+    const int step = layout ? 2 : 1, shift = layout && bpc > 8 ? 16 - bpc : 0;
+    const ptrdiff_t gst = (ptrdiff_t)(w * bytes * step + 40);
+    uint8_t *gr = (uint8_t *)calloc((size_t)gst * h, 1), *gd = (uint8_t *)calloc((size_t)gst * h, 1);
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            const int r = ref[y * w + x], d = dis[y * w + x];
+            if (bytes == 1) {
+                cr[y * cst + x] = (uint8_t)r;
+                cd[y * cst + x] = (uint8_t)d;
+                gr[y * gst + x * step] = (uint8_t)r;
+                gd[y * gst + x * step] = (uint8_t)d;
+                if (step == 2) {
+                    gr[y * gst + x * step + 1] = 0xFF; /* the other chroma */
+                    gd[y * gst + x * step + 1] = 0x11;
+                }
+            } else {
+                ((uint16_t *)(cr + y * cst))[x] = (uint16_t)r;
+                ((uint16_t *)(cd + y * cst))[x] = (uint16_t)d;
+                ((uint16_t *)(gr + y * gst))[x * step] = (uint16_t)(r << shift);
+                ((uint16_t *)(gd + y * gst))[x * step] = (uint16_t)(d << shift);
+                if (step == 2) {
+                    ((uint16_t *)(gr + y * gst))[x * step + 1] = 0xFFFF;
+                    ((uint16_t *)(gd + y * gst))[x * step + 1] = 0x1234;
+                }
+            }
+        }
+
+    QmAdmParams par;
+    par.csf_mode = (int)o->v[QM_ADM_OPT_CSF_MODE];
+    par.norm_view_dist = o->v[QM_ADM_OPT_NVD];
+    par.ref_display_height = (int)o->v[QM_ADM_OPT_RDH];
+    const double egl = o->v[QM_ADM_OPT_EGL];
+    const int skip0 = o->v[QM_ADM_OPT_SKIP_SCALE0] != 0;
+    QmAdmScaleQ q[QM_ADM_SCALES];
+    int in_w = w, in_h = h, bad = 0;
+    for (int k = 0; k < QM_ADM_SCALES; k++) {
+        if (qm_adm_scale_setup(&q[k], k, in_w, in_h, bpc, &par)) {
+            printf("  adm: setup failed (%s)\n", o->name);
+            bad = 1;
+        }
+        in_w = q[k].w;
+        in_h = q[k].h;
+    }
+    unsigned long long cs[QM_ADM_SCALES * kSums], gs[QM_ADM_SCALES * kSums];
+    if (!bad) {
+        c_sums(q, bpc, egl, skip0, cr, cst, cd, cst, cs);
+        const void *in[2] = { gr, gd };
+        const ptrdiff_t st[2] = { gst, gst };
+        const int steps[2] = { step, step }, shifts[2] = { shift, shift };
+        emulate_frame(q, bpc, egl, skip0, in, st, steps, shifts, gs);
+        for (int k = skip0; k < QM_ADM_SCALES; k++)
+            for (int i = 0; i < kSums; i++)
+                if (cs[k * kSums + i] != gs[k * kSums + i]) {
+                    if (!bad || getenv("ADM_VERBOSE"))
+                        printf("  adm %dx%d %d bits pattern %d %s layout %d: scale %d sum %d: "
+                               "c %lld twin %lld\n", w, h, bpc, pat, o->name, layout, k, i,
+                               (long long)cs[k * kSums + i], (long long)gs[k * kSums + i]);
+                    bad = 1;
+                }
+    }
+    /* the features: the descriptor's compute() against the twin's collect() */
+    if (!bad) {
+        QmOptValues ov;
+        memset(&ov, 0, sizeof(ov));
+        memcpy(ov.v, o->v, sizeof(o->v));
+        const QmMetricConfig cfg = { w, h, bpc, QM_CHROMA_400, &ov };
+        void *priv = calloc(1, qm_metric_adm.cpu.priv_size);
+        double cv[QM_MAX_FEATURES], tv[QM_ADM_NFEATURES];
+        uint8_t set[QM_MAX_FEATURES] = { 0 };
+        int err = qm_metric_adm.cpu.init(priv, &cfg);
+        if (!err) {
+            QmPicture pr, pd;
+            memset(&pr, 0, sizeof(pr));
+            pr.w = w;
+            pr.h = h;
+            pr.bpc = bpc;
+            pr.chroma = QM_CHROMA_400;
+            pd = pr;
+            pr.data[0] = cr;
+            pr.stride[0] = cst;
+            pd.data[0] = cd;
+            pd.stride[0] = cst;
+            QmRows rows;
+            memset(&rows, 0, sizeof(rows));
+            rows.v[0] = cv;
+            rows.set[0] = set;
+            const QmFrame fr = { &pr, &pd, 0 };
+            err = qm_metric_adm.cpu.compute(priv, &fr, &rows);
+            qm_metric_adm.cpu.close(priv);
+        }
+        free(priv);
+        features(q, gs, skip0, o->v[QM_ADM_OPT_NOISE_WEIGHT], o->v[QM_ADM_OPT_DLM_WEIGHT],
+                 o->v[QM_ADM_OPT_MIN_VAL], w, h, tv);
+        for (int f = 0; f < QM_ADM_NFEATURES && !err; f++) {
+            const bool same = memcmp(&cv[f], &tv[f], sizeof(double)) == 0 ||
+                              (isnan(cv[f]) && isnan(tv[f]));
+            if (!same && !bad) {
+                printf("  adm %dx%d %d bits pattern %d %s: feature %d: c %.17g twin %.17g\n",
+                       w, h, bpc, pat, o->name, f, cv[f], tv[f]);
+                bad = 1;
+            }
+        }
+        if (err) {
+            printf("  adm: compute failed (%d)\n", err);
+            bad = 1;
+        }
+    }
+    free(ref);
+    free(dis);
+    free(cr);
+    free(cd);
+    free(gr);
+    free(gd);
+    return bad;
+}
+
+static int adm_tests(long *cases)
+{
+    static const int sizes[][2] = {
+        { 33, 33 }, { 34, 33 }, { 33, 40 }, { 35, 37 }, { 47, 61 }, { 64, 48 }, { 65, 33 },
+        { 100, 77 }, { 129, 67 }, { 130, 131 }, { 257, 129 }, { 321, 243 }, { 577, 323 },
+    };
+    static const int depths[] = { 8, 10, 12, 16 };
+    const int ns = (int)(sizeof(sizes) / sizeof(sizes[0]));
+    int fails = 0;
+    *cases = 0;
+    /* every size with every pattern, options, depths and layouts rotating */
+    for (int si = 0; si < ns; si++)
+        for (int pat = 0; pat < AP_N; pat++) {
+            fails += adm_case(sizes[si][0], sizes[si][1], depths[(si * 3 + pat) % 4], pat,
+                              (si + pat) % N_OPT_SETS, (si + pat) & 1);
+            ++*cases;
+        }
+    /* every option set with the patterns that exercise the decoupling */
+    for (int os = 0; os < N_OPT_SETS; os++)
+        for (int pat = AP_NOISY; pat <= AP_GAIN; pat++)
+            for (int di = 0; di < 4; di++) {
+                const int si = (os + di + pat) % ns;
+                fails += adm_case(sizes[si][0], sizes[si][1], depths[di], pat, os, di & 1);
+                ++*cases;
+            }
+    /* Barten's weights (csf=1, above 1 and wrapped to 16 / 32 bits as the
+     * reference converts them) give the largest CSF values: extreme
+     * patterns with them */
+    static const int extreme[] = { AP_CHECKER, AP_INVERSE, AP_RANDOM, AP_DIS_ZERO, AP_GAIN };
+    for (int pi = 0; pi < 5; pi++)
+        for (int di = 0; di < 4; di++)
+            for (int si = 4; si < 9; si += 4) {
+                fails += adm_case(sizes[si][0], sizes[si][1], depths[di], extreme[pi], 3, di & 1);
+                ++*cases;
+            }
+    /* one 1080p frame of each depth */
+    for (int di = 0; di < 4; di++) {
+        fails += adm_case(1920, 1080, depths[di], di & 1 ? AP_SMOOTH : AP_NOISY, di == 3 ? 1 : 0, 0);
+        ++*cases;
+    }
+    return fails;
+}
+
+} /* namespace admtest */
+
 int main(int argc, char **argv)
 {
     uint64_t seed = (uint64_t)time(NULL);
@@ -422,6 +848,11 @@ int main(int argc, char **argv)
     printf("ciede: %ld of %ld pixel pairs differ (GPU x^7 vs glibc powf: %ld differ)\n",
            bad, nc, p7);
     fails += bad != 0;
+
+    long adm_cases;
+    const int adm_fails = admtest::adm_tests(&adm_cases);
+    printf("adm: %d of %ld cases differ\n", adm_fails, adm_cases);
+    fails += adm_fails != 0;
 
     printf("host_arith: %s\n", fails ? "FAIL" : "pass");
     return fails ? 1 : 0;

@@ -14,8 +14,11 @@
  * and a reference that does not change; every run starts a new engine, so
  * frame 0 checks the first-frame convention.
  * Metrics with options are also run with each option at its non-default
- * extremes, through their descriptors (the engine takes options only from
- * models).
+ * extremes, every value of a small integral range (a mode) or else the
+ * midpoint, and listed combinations, through their descriptors (the engine
+ * takes options only from models); an option vector both backends refuse
+ * alike (e.g. a viewing distance the reference has no CSF for) is counted
+ * with the refused combinations.
  *
  *   parity [--seed N] [--metric NAME] [--bench]
  * Exit: 0 pass, 1 fail, 77 no CUDA device (skip).
@@ -74,11 +77,12 @@ static const Layout layouts[] = {
     { "400-8", QM_CHROMA_400, 8, false, 0, false, 0 },
 };
 
-/* 11x11: smallest float_ssim; 176x176: smallest float_ms_ssim (1x1 valid
- * region at its last scale); 401x385, 643x641: float_ssim's decimation by
- * 2 and 3 on odd sizes (577x323 has none, 1920x1080 4) */
+/* 11x11: smallest float_ssim; 33x33: smallest adm (3x3 bands at its last
+ * scale, no border left out of its sums); 176x176: smallest float_ms_ssim
+ * (1x1 valid region at its last scale); 401x385, 643x641: float_ssim's
+ * decimation by 2 and 3 on odd sizes (577x323 has none, 1920x1080 4) */
 static const int sizes[][2] = {
-    { 1, 1 }, { 2, 2 }, { 3, 5 }, { 11, 11 }, { 16, 16 }, { 17, 9 }, { 35, 19 },
+    { 1, 1 }, { 2, 2 }, { 3, 5 }, { 11, 11 }, { 16, 16 }, { 17, 9 }, { 33, 33 }, { 35, 19 },
     { 64, 48 }, { 176, 176 }, { 401, 385 }, { 577, 323 }, { 643, 641 },
     { 1920, 1080 },
 };
@@ -385,95 +389,182 @@ static int direct_cuda(const QmMetricDesc *d, const QmMetricConfig *cfg, Pic *re
     return err;
 }
 
-/* Each option at each extreme that is not its default, the others at their
- * defaults; a few sizes and layouts.  Metrics with post()/flush() need the
- * engine's rows of earlier frames and are left to the engine runs. */
-static int check_options(const QmMetricDesc *d, int m, uint64_t seed, double *worst,
-                         int *checks)
+/* Values an option is tried at (besides its default, left out): both
+ * extremes; every value in between for a small integral range (e.g. a mode
+ * selector), else the midpoint (a non-integral value where the range
+ * allows, e.g. an enhancement gain limit of 50.5).  Returns the count. */
+static int option_values(const QmOptionDesc *od, double *v)
 {
-    static const int osizes[][2] = { { 16, 16 }, { 35, 19 }, { 64, 48 }, { 577, 323 } };
+    double c[8];
+    int nc = 0, n = 0;
+    c[nc++] = od->min;
+    c[nc++] = od->max;
+    if (!(od->flags & QM_OPT_BOOL)) {
+        const bool integral = od->min == floor(od->min) && od->max == floor(od->max);
+        if (integral && od->max - od->min <= 5)
+            for (double x = od->min + 1; x < od->max; x++)
+                c[nc++] = x;
+        else
+            c[nc++] = 0.5 * (od->min + od->max);
+    }
+    for (int i = 0; i < nc; i++) {
+        bool dup = c[i] == od->def;
+        for (int j = 0; j < n && !dup; j++)
+            dup = v[j] == c[i];
+        if (!dup)
+            v[n++] = c[i];
+    }
+    return n;
+}
+
+/* Combinations of options the one-at-a-time pass cannot reach (e.g. a CSF
+ * table that exists for other displays only): "name=value,..." */
+static const struct {
+    const char *metric, *set;
+} option_combos[] = {
+    { "adm", "adm_csf_mode=3,adm_ref_display_height=720,adm_norm_view_dist=5" },
+    { "adm", "adm_csf_mode=2,adm_ref_display_height=2160,adm_norm_view_dist=1.5" },
+    { "adm", "adm_csf_mode=1,adm_ref_display_height=4320,adm_enhn_gain_limit=2.7" },
+    { "adm", "adm_skip_scale0=1,adm_enhn_gain_limit=1,adm_noise_weight=0" },
+};
+
+/* One option vector through both backends' descriptors on a few sizes,
+ * layouts and patterns.  A vector both refuse with the same error (e.g.
+ * a viewing distance the reference cannot compute) is counted apart. */
+static int check_option_vector(const QmMetricDesc *d, int m, uint64_t seed, const QmOptValues *ov,
+                               const char *label, unsigned salt, double *worst, int *checks,
+                               int *refused)
+{
+    /* 33x33: the smallest adm */
+    static const int osizes[][2] = { { 16, 16 }, { 33, 33 }, { 35, 19 }, { 64, 48 }, { 577, 323 } };
     static const int opats[] = { PAT_RANDOM, PAT_GAIN, PAT_SAME };
-    int fails = 0;
-    if (!d->options || !d->options[0].name || d->cpu.post || d->cpu.flush)
-        return 0;
     unsigned nf = 0;
     while (d->features[nf])
         nf++;
-    for (int oi = 0; d->options[oi].name; oi++) {
-        const QmOptionDesc *od = &d->options[oi];
-        const double vals[2] = { od->min, od->max };
-        for (int vi = 0; vi < 2; vi++) {
-            if (vals[vi] == od->def || (vi == 1 && vals[1] == vals[0]))
+    int fails = 0;
+    for (size_t li = 0; li < sizeof(layouts) / sizeof(layouts[0]); li++) {
+        const Layout *l = &layouts[li];
+        if (l->chroma == QM_CHROMA_400 && !(d->flags & QM_METRIC_LUMA_ONLY))
+            continue;
+        for (size_t si = 0; si < sizeof(osizes) / sizeof(osizes[0]); si++) {
+            const int w = osizes[si][0], h = osizes[si][1];
+            if (w < d->min_w || h < d->min_h)
                 continue;
-            QmOptValues ov;
-            memset(&ov, 0, sizeof(ov));
-            for (int j = 0; d->options[j].name; j++)
-                ov.v[j] = d->options[j].def;
-            ov.v[oi] = vals[vi];
-            for (size_t li = 0; li < sizeof(layouts) / sizeof(layouts[0]); li++) {
-                const Layout *l = &layouts[li];
-                if (l->chroma == QM_CHROMA_400 && !(d->flags & QM_METRIC_LUMA_ONLY))
-                    continue;
-                for (size_t si = 0; si < sizeof(osizes) / sizeof(osizes[0]); si++) {
-                    const int w = osizes[si][0], h = osizes[si][1];
-                    if (w < d->min_w || h < d->min_h)
-                        continue;
-                    for (size_t pi = 0; pi < sizeof(opats) / sizeof(opats[0]); pi++) {
-                        const int pat = opats[pi], n = 2;
-                        rng_state = seed ^ ((uint64_t)(m + 1) << 40) ^ ((uint64_t)li << 32) ^
-                                    ((uint64_t)si << 16) ^ ((uint64_t)(oi * 2 + vi) << 8) ^
-                                    (uint64_t)pat ^ 0x51ED27FF2B7C1A93ULL;
-                        Pic ref[2], dis[2];
-                        for (int i = 0; i < n; i++) {
-                            fill(&ref[i], l, w, h, PAT_RANDOM, NULL);
-                            fill(&dis[i], l, w, h, pat, &ref[i]);
-                        }
-                        const QmMetricConfig cfg = { w, h, l->bpc, l->chroma, &ov };
-                        double a[2 * QM_MAX_FEATURES], b[2 * QM_MAX_FEATURES];
-                        uint8_t sa[2 * QM_MAX_FEATURES] = { 0 }, sb[2 * QM_MAX_FEATURES] = { 0 };
-                        int ea = direct_cpu(d, &cfg, ref, dis, n, nf, a, sa);
-                        int eb = direct_cuda(d, &cfg, ref, dis, n, nf, b, sb);
-                        (*checks)++;
-                        int bad = 0;
-                        if (ea || eb) {
-                            printf("  %s: cpu %s, cuda %s\n", d->name, qm_strerror(ea),
-                                   qm_strerror(eb));
+            for (size_t pi = 0; pi < sizeof(opats) / sizeof(opats[0]); pi++) {
+                const int pat = opats[pi], n = 2;
+                rng_state = seed ^ ((uint64_t)(m + 1) << 40) ^ ((uint64_t)li << 32) ^
+                            ((uint64_t)si << 16) ^ ((uint64_t)salt << 8) ^
+                            (uint64_t)pat ^ 0x51ED27FF2B7C1A93ULL;
+                Pic ref[2], dis[2];
+                for (int i = 0; i < n; i++) {
+                    fill(&ref[i], l, w, h, PAT_RANDOM, NULL);
+                    fill(&dis[i], l, w, h, pat, &ref[i]);
+                }
+                const QmMetricConfig cfg = { w, h, l->bpc, l->chroma, ov };
+                double a[2 * QM_MAX_FEATURES], b[2 * QM_MAX_FEATURES];
+                uint8_t sa[2 * QM_MAX_FEATURES] = { 0 }, sb[2 * QM_MAX_FEATURES] = { 0 };
+                int ea = direct_cpu(d, &cfg, ref, dis, n, nf, a, sa);
+                int eb = direct_cuda(d, &cfg, ref, dis, n, nf, b, sb);
+                int bad = 0;
+                if (ea && ea == eb) {
+                    (*refused)++;
+                } else {
+                    (*checks)++;
+                    if (ea || eb) {
+                        printf("  %s: cpu %s, cuda %s\n", d->name, qm_strerror(ea),
+                               qm_strerror(eb));
+                        bad = 1;
+                    }
+                }
+                for (int i = 0; i < n && !bad && !ea; i++) {
+                    for (unsigned f = 0; f < nf; f++) {
+                        double x = a[i * nf + f], y = b[i * nf + f];
+                        if (sa[i * nf + f] != sb[i * nf + f]) {
+                            printf("  %s frame %d feature %u: present on one side only\n",
+                                   d->name, i, f);
                             bad = 1;
+                            continue;
                         }
-                        for (int i = 0; i < n && !bad; i++) {
-                            for (unsigned f = 0; f < nf; f++) {
-                                double x = a[i * nf + f], y = b[i * nf + f];
-                                if (sa[i * nf + f] != sb[i * nf + f]) {
-                                    printf("  %s frame %d feature %u: present on one side only\n",
-                                           d->name, i, f);
-                                    bad = 1;
-                                    continue;
-                                }
-                                if (!sa[i * nf + f] || (isinf(x) && isinf(y) && x == y) ||
-                                    (isnan(x) && isnan(y)))
-                                    continue;
-                                double diff = fabs(x - y);
-                                *worst = diff > *worst ? diff : *worst;
-                                if (!(diff <= d->cuda_tol)) {
-                                    printf("  %s frame %d feature %u: cpu %.17g cuda %.17g\n",
-                                           d->name, i, f, x, y);
-                                    bad = 1;
-                                }
-                            }
-                        }
-                        for (int i = 0; i < n; i++) {
-                            pic_free(&ref[i]);
-                            pic_free(&dis[i]);
-                        }
-                        if (bad) {
-                            fails++;
-                            printf("FAIL %s %s=%g %s %dx%d %s (seed %" PRIu64 ")\n", d->name,
-                                   od->name, vals[vi], l->name, w, h, pat_name[pat], seed);
+                        if (!sa[i * nf + f] || (isinf(x) && isinf(y) && x == y) ||
+                            (isnan(x) && isnan(y)))
+                            continue;
+                        double diff = fabs(x - y);
+                        *worst = diff > *worst ? diff : *worst;
+                        if (!(diff <= d->cuda_tol)) {
+                            printf("  %s frame %d feature %u: cpu %.17g cuda %.17g\n",
+                                   d->name, i, f, x, y);
+                            bad = 1;
                         }
                     }
                 }
+                for (int i = 0; i < n; i++) {
+                    pic_free(&ref[i]);
+                    pic_free(&dis[i]);
+                }
+                if (bad) {
+                    fails++;
+                    printf("FAIL %s %s %s %dx%d %s (seed %" PRIu64 ")\n", d->name, label,
+                           l->name, w, h, pat_name[pat], seed);
+                }
             }
         }
+    }
+    return fails;
+}
+
+/* Each option at each value of option_values(), the others at their
+ * defaults, then the combinations of option_combos.  Metrics with
+ * post()/flush() need the engine's rows of earlier frames and are left to
+ * the engine runs. */
+static int check_options(const QmMetricDesc *d, int m, uint64_t seed, double *worst,
+                         int *checks, int *refused)
+{
+    int fails = 0;
+    if (!d->options || !d->options[0].name || d->cpu.post || d->cpu.flush)
+        return 0;
+    QmOptValues def;
+    memset(&def, 0, sizeof(def));
+    for (int j = 0; d->options[j].name; j++)
+        def.v[j] = d->options[j].def;
+    for (int oi = 0; d->options[oi].name; oi++) {
+        const QmOptionDesc *od = &d->options[oi];
+        double vals[16];
+        const int nv = option_values(od, vals);
+        for (int vi = 0; vi < nv; vi++) {
+            QmOptValues ov = def;
+            ov.v[oi] = vals[vi];
+            char label[96];
+            snprintf(label, sizeof(label), "%s=%g", od->name, vals[vi]);
+            fails += check_option_vector(d, m, seed, &ov, label, (unsigned)(oi * 16 + vi),
+                                         worst, checks, refused);
+        }
+    }
+    for (size_t ci = 0; ci < sizeof(option_combos) / sizeof(option_combos[0]); ci++) {
+        if (strcmp(option_combos[ci].metric, d->name))
+            continue;
+        QmOptValues ov = def;
+        char buf[256];
+        snprintf(buf, sizeof(buf), "%s", option_combos[ci].set);
+        for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
+             tok = strtok_r(NULL, ",", &save)) {
+            char *eq = strchr(tok, '=');
+            int oi = -1;
+            if (eq) {
+                *eq = 0;
+                for (int j = 0; d->options[j].name; j++)
+                    if (!strcmp(d->options[j].name, tok))
+                        oi = j;
+            }
+            if (oi < 0) {
+                printf("FAIL %s: option combination \"%s\": unknown option\n", d->name,
+                       option_combos[ci].set);
+                fails++;
+                break;
+            }
+            ov.v[oi] = strtod(eq + 1, NULL);
+        }
+        fails += check_option_vector(d, m, seed, &ov, option_combos[ci].set,
+                                     (unsigned)(200 + ci), worst, checks, refused);
     }
     return fails;
 }
@@ -579,7 +670,7 @@ int main(int argc, char **argv)
                 }
             }
         }
-        fails += check_options(d, m, seed, &worst, &checks);
+        fails += check_options(d, m, seed, &worst, &checks, &unsupported);
         printf("%-16s worst |cpu - cuda| %.3g (tolerance %.3g)\n", d->name, worst,
                d->cuda_tol);
     }
