@@ -20,12 +20,12 @@ if [[ $what == *build* ]]; then
 fi
 if [[ $what == *test* ]]; then
   log "meson test"
-  QMETRIC_GOLDEN_REQUIRED=0 meson test -C build-gpu --no-suite golden --print-errorlogs >"$OUT/test.log" 2>&1
+  QMETRIC_GOLDEN_REQUIRED=0 meson test -C build-gpu --no-suite golden --no-suite parity --print-errorlogs >"$OUT/test.log" 2>&1
   grep -E "^ *[0-9]+/[0-9]+ " "$OUT/test.log" | tee -a "$OUT/summary.txt"
 fi
 if [[ $what == *parity* ]]; then
   log parity
-  ./build-gpu/tests/parity/parity --seed 20261122 >"$OUT/parity.log" 2>&1; echo "parity rc=$?" | tee -a "$OUT/summary.txt"
+  ./build-gpu/tests/parity/parity --seed 20261122 ${PARITY_ARGS:-} >"$OUT/parity.log" 2>&1; echo "parity rc=$?" | tee -a "$OUT/summary.txt"
   grep -E "worst|FAIL|passed|SKIP" "$OUT/parity.log" | head -40 | tee -a "$OUT/summary.txt"
 fi
 if [[ $what == *golden* ]] && [ -f .golden/manifest.json ]; then
@@ -59,6 +59,6 @@ PY
 fi
 if [[ $what == *bench* ]] && [ -x build-gpu/bench/qmetric-bench ]; then
   log bench
-  ./build-gpu/bench/qmetric-bench --json "$OUT/bench.json" ${BENCH_ARGS:-} 2>&1 | tee "$OUT/bench.txt" | tail -40
+  ./build-gpu/bench/qmetric-bench --json "$OUT/bench.json" ${BENCH_ARGS:-} 2>&1 | tee "$OUT/bench.txt" | tail -60
 fi
 log done
