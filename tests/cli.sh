@@ -92,8 +92,10 @@ run 0 ref.y4m small.mp4 --metrics psnr --scale && expect out.txt 'scaled' "--sca
 run 2 ref.y4m short.mp4 --metrics psnr && expect err.txt 'frame counts differ: reference has 24 frames, distorted 20' "frame counts"
 run 0 ref.y4m short.mp4 --metrics psnr --shortest && expect out.txt '^frames     20 scored' "--shortest"
 run 2 notes.txt dis.mp4 && expect err.txt 'notes.txt: not a video format' "not a video"
-# no decoder: every H.264 decoder this machine might have, ranked out
-GST_PLUGIN_FEATURE_RANK=avdec_h264:NONE,openh264dec:NONE,nvh264dec:NONE,vah264dec:NONE,vaapih264dec:NONE,v4l2h264dec:NONE \
+# no decoder: every H.264 decoder this machine has (software, nvcodec's
+# nvh264dec and nvh264sldec, VA, V4L2, ...) ranked out
+h264decs=$(gst-inspect-1.0 2>/dev/null | awk -F': ' '/264/ && /[Dd]ecod/ {gsub(/ /, "", $2); print $2":NONE"}' | paste -sd, -)
+GST_PLUGIN_FEATURE_RANK=${h264decs:-avdec_h264:NONE} \
   run 2 ref.y4m dis.mp4 --metrics psnr && expect err.txt 'dis.mp4: no decoder for this format' "no decoder"
 run 2 ref.y4m dis.mp4 --bogus && expect err.txt 'unknown option --bogus' "bad option"
 run 2 ref.y4m && expect err.txt 'give two inputs' "one input"
