@@ -857,6 +857,14 @@ QmBackend qm_engine_backend(const QmEngine *e)
     return e->gpu ? QM_BACKEND_CUDA : QM_BACKEND_CPU;
 }
 
+bool qm_engine_reads_host(const QmEngine *e)
+{
+    for (int i = 0; i < e->ninst; i++)
+        if (!e->inst[i].gpu)
+            return true;
+    return false;
+}
+
 bool qm_have_cuda(void)
 {
     return qm_gpu_built();

@@ -119,6 +119,11 @@ int qm_engine_open(QmEngine **out, const QmSettings *s, char **errmsg);
 /** Backend actually in use (CPU or CUDA). */
 QmBackend qm_engine_backend(const QmEngine *e);
 
+/** Whether some metric runs on the CPU: pictures must then be planar host
+ *  memory (device pictures are accepted only when every metric is on the
+ *  GPU). */
+bool qm_engine_reads_host(const QmEngine *e);
+
 /** The features every result row carries, in a fixed order. */
 unsigned qm_engine_n_features(const QmEngine *e);
 const char *qm_engine_feature_name(const QmEngine *e, unsigned i);

@@ -1067,9 +1067,11 @@ compare_pair (GstQmetric * self, GstBuffer * rbuf, GstBuffer * dbuf,
       GST_CLOCK_TIME_NONE;
   p->matched = TRUE;
 
-  /* CUDA memory is read in place only when the engine runs on the GPU
-   * (mapping it for the CPU downloads it) */
-  gpu = qm_engine_backend (self->engine) == QM_BACKEND_CUDA;
+  /* CUDA memory is read in place only when every metric runs on the GPU
+   * (mapping it for the CPU downloads it, and then the GPU metrics upload
+   * it again) */
+  gpu = qm_engine_backend (self->engine) == QM_BACKEND_CUDA &&
+      !qm_engine_reads_host (self->engine);
   if (!gst_qmetric_side_map (&p->ref, &self->ref_info, rbuf, gpu &&
           gst_qmetric_cuda_is_device_buffer (rbuf)) ||
       !gst_qmetric_side_map (&p->dist, &self->dist_info, dbuf, gpu &&
