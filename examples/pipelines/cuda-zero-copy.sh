@@ -26,7 +26,9 @@ if ! gst-inspect-1.0 nvh264dec >/dev/null 2>&1; then
        "driver and gst-plugins-bad's nvcodec plugin): nothing to show here" >&2
   exit 77
 fi
-if ! gst-inspect-1.0 qmetric | grep -q 'memory:CUDAMemory'; then
+# (not `gst-inspect | grep -q`: with pipefail, grep's early exit fails the pipe)
+inspect=$(gst-inspect-1.0 qmetric 2>/dev/null || true)
+if [[ $inspect != *memory:CUDAMemory* ]]; then
   echo "cuda-zero-copy: this qmetric build has no CUDA memory support (build with" \
        "meson -Dcuda=enabled and gst-plugins-bad's CUDA library)" >&2
   exit 77
