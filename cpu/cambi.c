@@ -1039,6 +1039,8 @@ static int cambi_compute(void *priv, const QmFrame *f, QmRows *out)
 
 static const char *const cambi_features[] = { "cambi", NULL };
 
+extern const struct QmCudaFuncs qm_cuda_cambi;  /* cuda/cambi.cu */
+
 /* libvmaf's names, aliases, defaults and ranges (feature/cambi.c options);
  * alphabetical, as libvmaf orders them in feature keys.  Not offered:
  * topk (cambi_topk is its alias option), enc_bitdepth, max_log_contrast,
@@ -1082,5 +1084,8 @@ const QmMetricDesc qm_metric_cambi = {
         .compute = cambi_compute,
         .close = cambi_close,
     },
-    .cuda = NULL,
+    .cuda = QM_CUDA_TWIN(qm_cuda_cambi),
+    /* bit-exact: integer stages, the same float arithmetic per c-value,
+     * exact sums (see QM_CAMBI_FIX_ONE in cambi.h) */
+    .cuda_tol = 0,
 };
