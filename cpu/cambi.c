@@ -491,7 +491,7 @@ static inline void c_row_nd(const uint16_t *restrict hist, size_t hs, int w,
         weight[d] = p->weight[d];
     const ptrdiff_t s = (ptrdiff_t)hs;
     uint64_t nonzero = 0;
-    double sum = 0.0;
+    double sum = 0.0;  /* exact: one row (see QM_CAMBI_FIX_ONE) */
     for (int x = 0; x < w; x++) {
         const unsigned v = img[x];
         const uint32_t act = mask[x] ? active[v] : 0;
@@ -505,7 +505,7 @@ static inline void c_row_nd(const uint16_t *restrict hist, size_t hs, int w,
         c[x] = cv;
     }
     st->nonzero += nonzero;
-    st->sum += sum;
+    st->sum += qm_cambi_fix(sum);
 }
 
 static void c_row(const uint16_t *hist, size_t hs, int w,
@@ -535,7 +535,7 @@ void qm_cambi_c_values(const uint16_t *img, ptrdiff_t img_stride,
         none[x] = (uint16_t)band_n;
     uint16_t *h0 = hist + (size_t)p->num_diffs * hs;  /* code 0, padded */
     st->nonzero = 0;
-    st->sum = 0.0;
+    st->sum = 0;
 
     /* the window of row y: rows [y - pad, y + pad] */
     for (int y = 0; y < pad && y < h; y++) {
@@ -565,45 +565,55 @@ void qm_cambi_c_values(const uint16_t *img, ptrdiff_t img_stride,
 /* ---- stage 6: top-k pooling ---- */
 
 /* Of the m values of c: add those whose bin ((bits >> shift) & mask) is
- * above t to *sum, and move those of bin t to the front of c.  Returns how
- * many were moved. */
+ * above t to *sum (exact, units of 2^-24), and move those of bin t to the
+ * front of c.  Returns how many were moved. */
 static size_t split_at_bin(float *c, size_t m, int shift, uint32_t mask,
-                           uint32_t t, double *sum)
+                           uint32_t t, uint64_t *sum)
 {
-    double s0 = 0.0, s1 = 0.0;  /* two chains: half the add latency */
-    size_t j = 0, i = 0;
-    for (; i + 1 < m; i += 2) {
-        const float a = c[i], b = c[i + 1];
-        const uint32_t ba = (float_bits(a) >> shift) & mask;
-        const uint32_t bb = (float_bits(b) >> shift) & mask;
-        s0 += ba > t ? a : 0.0f;
-        s1 += bb > t ? b : 0.0f;
-        c[j] = a;
-        j += ba == t;
-        c[j] = b;
-        j += bb == t;
+    size_t j = 0;
+    for (size_t i0 = 0; i0 < m; i0 += QM_CAMBI_EXACT_RUN) {
+        const size_t e = m - i0 < QM_CAMBI_EXACT_RUN ? m : i0 + QM_CAMBI_EXACT_RUN;
+        double s0 = 0.0, s1 = 0.0;  /* two chains: half the add latency */
+        size_t i = i0;
+        for (; i + 1 < e; i += 2) {
+            const float a = c[i], b = c[i + 1];
+            const uint32_t ba = (float_bits(a) >> shift) & mask;
+            const uint32_t bb = (float_bits(b) >> shift) & mask;
+            s0 += ba > t ? a : 0.0f;
+            s1 += bb > t ? b : 0.0f;
+            c[j] = a;
+            j += ba == t;
+            c[j] = b;
+            j += bb == t;
+        }
+        for (; i < e; i++) {
+            const uint32_t ba = (float_bits(c[i]) >> shift) & mask;
+            s0 += ba > t ? c[i] : 0.0f;
+            c[j] = c[i];
+            j += ba == t;
+        }
+        *sum += qm_cambi_fix(s0 + s1);  /* a block of c-values: exact */
     }
-    for (; i < m; i++) {
-        const uint32_t ba = (float_bits(c[i]) >> shift) & mask;
-        s0 += ba > t ? c[i] : 0.0f;
-        c[j] = c[i];
-        j += ba == t;
-    }
-    *sum += s0 + s1;
     return j;
+}
+
+uint64_t qm_cambi_topk_count(uint64_t n, double topk)
+{
+    /* libvmaf spatial_pooling: k = (int)(topk * n) clipped to [1, n] */
+    long long k = (long long)(topk * (double)n);
+    return k < 1 ? 1 : (uint64_t)k > n ? n : (uint64_t)k;
 }
 
 double qm_cambi_pool_topk(float *c, size_t n, const QmCambiCStats *st,
                           double topk, QmCambiPoolScratch *sc)
 {
-    /* libvmaf spatial_pooling: k = (int)(topk * n) clipped to [1, n]; the
-     * mean of the k largest values (it finds them by quickselect). */
-    long long k = (long long)(topk * (double)n);
-    k = k < 1 ? 1 : k > (long long)n ? (long long)n : k;
+    /* libvmaf spatial_pooling: the mean of the k largest values (it finds
+     * them by quickselect) */
+    const long long k = (long long)qm_cambi_topk_count(n, topk);
 
     /* Usually most c-values are 0 and the k largest are all the others. */
     if (st->nonzero <= (uint64_t)k)
-        return st->sum / (double)k;
+        return qm_cambi_fix_mean(st->sum, (uint64_t)k);
 
     /* Radix select on the bits of the values: bits 30..20, then 19..10 and
      * 9..0 of those that share the higher bits of the k-th largest (moved
@@ -626,7 +636,7 @@ double qm_cambi_pool_topk(float *c, size_t n, const QmCambiCStats *st,
         cnt[b] += cnt[QM_CAMBI_POOL_BINS + b] + cnt[2 * QM_CAMBI_POOL_BINS + b] +
                   cnt[3 * QM_CAMBI_POOL_BINS + b];
     long long need = k;   /* values still to take */
-    double total = 0.0;   /* sum of the values taken */
+    uint64_t total = 0;   /* sum of the values taken (units of 2^-24) */
     /* bin 0 holds the zeros: more than k values are not, so t > 0 */
     uint32_t t = top;
     while (t > 0 && cnt[t] < need)
@@ -635,8 +645,13 @@ double qm_cambi_pool_topk(float *c, size_t n, const QmCambiCStats *st,
     uint32_t prefix = t;  /* bits 30..shift of the k-th largest so far */
     for (int shift = 10; ; shift -= 10) {
         if ((uint64_t)need == m) {  /* the whole bin is taken */
-            for (size_t j = 0; j < m; j++)
-                total += c[j];
+            for (size_t j0 = 0; j0 < m; j0 += QM_CAMBI_EXACT_RUN) {
+                const size_t e = m - j0 < QM_CAMBI_EXACT_RUN ? m : j0 + QM_CAMBI_EXACT_RUN;
+                double b = 0.0;  /* exact: a block */
+                for (size_t j = j0; j < e; j++)
+                    b += c[j];
+                total += qm_cambi_fix(b);
+            }
             break;
         }
         const uint32_t mask = (1u << 10) - 1;
@@ -651,11 +666,11 @@ double qm_cambi_pool_topk(float *c, size_t n, const QmCambiCStats *st,
         if (shift == 0) {  /* all 31 bits known: equal values */
             float v;
             memcpy(&v, &prefix, sizeof(v));
-            total += (double)need * v;
+            total += (uint64_t)need * qm_cambi_fix(v);
             break;
         }
     }
-    return total / (double)k;
+    return qm_cambi_fix_mean(total, (uint64_t)k);
 }
 
 /* ---- host side ---- */
@@ -750,13 +765,7 @@ enum {
 };
 
 typedef struct CambiState {
-    int in_w, in_h, bpc;
-    int w, h;              /* encoding size: the picture analysed */
-    int anti_dither;       /* the encode had fewer than 10 bits */
-    int hrs;               /* decimate once more before scale 0 */
-    double topk, max_val;
-    unsigned mask_index;
-    int *xmap, *ymap;      /* nearest-neighbour maps, NULL if w == in_w.. */
+    QmCambiConfig cf;      /* options resolved, tables */
     uint16_t *img[2];      /* w x h each, ping-pong */
     uint8_t *mask[2];
     uint8_t *mask_scratch;
@@ -765,16 +774,20 @@ typedef struct CambiState {
     void *cscratch;
     QmCambiCStats cstats;
     QmCambiPoolScratch *pool;
-    float *recip;
-    QmCambiParams par;
-    uint32_t active[QM_CAMBI_MAX_VALUE + 1];
 } CambiState;
+
+void qm_cambi_config_free(QmCambiConfig *c)
+{
+    free(c->xmap);
+    free(c->ymap);
+    free(c->recip);
+    memset(c, 0, sizeof(*c));
+}
 
 static void cambi_close(void *priv)
 {
     CambiState *s = priv;
-    free(s->xmap);
-    free(s->ymap);
+    qm_cambi_config_free(&s->cf);
     for (int i = 0; i < 2; i++) {
         free(s->img[i]);
         free(s->mask[i]);
@@ -784,7 +797,6 @@ static void cambi_close(void *priv)
     free(s->c);
     free(s->cscratch);
     free(s->pool);
-    free(s->recip);
     memset(s, 0, sizeof(*s));
 }
 
@@ -806,17 +818,15 @@ static int *nearest_map(int in, int out)
     return m;
 }
 
-/* ceil(n / 2^k) */
-static int halve(int n, int k)
+int qm_cambi_halve(int n, int k)
 {
     while (k-- > 0)
         n = (n + 1) >> 1;
     return n;
 }
 
-static int cambi_init(void *priv, const QmMetricConfig *cfg)
+int qm_cambi_configure(QmCambiConfig *s, const QmMetricConfig *cfg)
 {
-    CambiState *s = priv;
     const double *o = cfg->opt->v;
     memset(s, 0, sizeof(*s));
     s->in_w = cfg->w;
@@ -876,7 +886,8 @@ static int cambi_init(void *priv, const QmMetricConfig *cfg)
      * left in its buffers, or memory outside them (e.g. 1000x60 and 576x9
      * crash it); its value is not defined there. */
     for (int sc = 0; sc < QM_CAMBI_NUM_SCALES; sc++) {
-        const int ws = halve(s->w, sc + s->hrs), hs = halve(s->h, sc + s->hrs);
+        const int ws = qm_cambi_halve(s->w, sc + s->hrs);
+        const int hs = qm_cambi_halve(s->h, sc + s->hrs);
         if (ws < pad || hs < pad)
             return QM_ENOTSUP;
     }
@@ -937,18 +948,32 @@ static int cambi_init(void *priv, const QmMetricConfig *cfg)
         if (!s->xmap || !s->ymap)
             goto nomem;
     }
-    const size_t npix = (size_t)s->w * s->h;
+    return 0;
+nomem:
+    qm_cambi_config_free(s);
+    return QM_ENOMEM;
+}
+
+static int cambi_init(void *priv, const QmMetricConfig *cfg)
+{
+    CambiState *s = priv;
+    memset(s, 0, sizeof(*s));
+    const int err = qm_cambi_configure(&s->cf, cfg);
+    if (err)
+        return err;
+    const QmCambiConfig *cf = &s->cf;
+    const size_t npix = (size_t)cf->w * cf->h;
     for (int i = 0; i < 2; i++) {
         s->img[i] = malloc(npix * sizeof(uint16_t));
         s->mask[i] = malloc(npix);
         if (!s->img[i] || !s->mask[i])
             goto nomem;
     }
-    const int w0 = halve(s->w, s->hrs);
-    s->mask_scratch = malloc(qm_cambi_mask_scratch_size(s->w));
+    const int w0 = qm_cambi_halve(cf->w, cf->hrs);
+    s->mask_scratch = malloc(qm_cambi_mask_scratch_size(cf->w));
     s->mode_scratch = malloc(3 * (size_t)w0 * sizeof(uint16_t));
-    s->c = malloc((size_t)w0 * halve(s->h, s->hrs) * sizeof(float));
-    s->cscratch = malloc(qm_cambi_c_scratch_size(p, w0));
+    s->c = malloc((size_t)w0 * qm_cambi_halve(cf->h, cf->hrs) * sizeof(float));
+    s->cscratch = malloc(qm_cambi_c_scratch_size(&cf->par, w0));
     s->pool = malloc(sizeof(*s->pool));
     if (!s->mask_scratch || !s->mode_scratch || !s->c || !s->cscratch || !s->pool)
         goto nomem;
@@ -961,33 +986,34 @@ nomem:
 static int cambi_compute(void *priv, const QmFrame *f, QmRows *out)
 {
     CambiState *s = priv;
+    const QmCambiConfig *cf = &s->cf;
     const QmPicture *pic = f->dist;
-    const unsigned maxv = (1u << s->bpc) - 1;
+    const unsigned maxv = (1u << cf->bpc) - 1;
 
     const ptrdiff_t s16 = sizeof(uint16_t);  /* strides are in bytes */
     unsigned mx = qm_cambi_preprocess(pic->data[0], pic->stride[0], pic->bpc,
-                                      s->xmap, s->ymap, s->img[0],
-                                      s->w * s16, s->w, s->h, s->anti_dither);
-    if (s->xmap) {  /* libvmaf validates the whole input plane */
-        for (int y = 0; y < s->in_h; y++)
-            for (int x = 0; x < s->in_w; x++) {
+                                      cf->xmap, cf->ymap, s->img[0],
+                                      cf->w * s16, cf->w, cf->h, cf->anti_dither);
+    if (cf->xmap) {  /* libvmaf validates the whole input plane */
+        for (int y = 0; y < cf->in_h; y++)
+            for (int x = 0; x < cf->in_w; x++) {
                 const unsigned v = (unsigned)qm_sample(pic, 0, x, y);
                 mx = v > mx ? v : mx;
             }
     }
-    if (s->bpc < 16 && mx > maxv)
+    if (cf->bpc < 16 && mx > maxv)
         return QM_EINVAL;  /* libvmaf validate_image: samples out of range */
 
-    qm_cambi_spatial_mask(s->img[0], s->w * s16, s->w, s->h, s->mask_index,
-                          s->mask[0], s->w, s->mask_scratch);
+    qm_cambi_spatial_mask(s->img[0], cf->w * s16, cf->w, cf->h, cf->mask_index,
+                          s->mask[0], cf->w, s->mask_scratch);
 
     /* a: the picture of the current scale, b: its mode-filtered version */
     uint16_t *a = s->img[0], *b = s->img[1];
     uint8_t *m = s->mask[0], *m2 = s->mask[1];
-    int w = s->w, h = s->h;
+    int w = cf->w, h = cf->h;
     double pooled[QM_CAMBI_NUM_SCALES];
     for (int sc = 0; sc < QM_CAMBI_NUM_SCALES; sc++) {
-        if (sc > 0 || s->hrs) {
+        if (sc > 0 || cf->hrs) {
             const int nw = (w + 1) >> 1, nh = (h + 1) >> 1;
             /* scale 0 with the speed-up decimates the unfiltered picture */
             if (sc == 0) {
@@ -1002,16 +1028,18 @@ static int cambi_compute(void *priv, const QmFrame *f, QmRows *out)
             h = nh;
         }
         qm_cambi_filter_mode(a, w * s16, b, w * s16, w, h, s->mode_scratch);
-        qm_cambi_c_values(b, w * s16, m, w, w, h, &s->par, s->c, &s->cstats,
+        qm_cambi_c_values(b, w * s16, m, w, w, h, &cf->par, s->c, &s->cstats,
                           s->cscratch);
         pooled[sc] = qm_cambi_pool_topk(s->c, (size_t)w * h, &s->cstats,
-                                        s->topk, s->pool);
+                                        cf->topk, s->pool);
     }
-    qm_rows_set(out, 0, 0, qm_cambi_score(pooled, s->par.window, s->max_val));
+    qm_rows_set(out, 0, 0, qm_cambi_score(pooled, cf->par.window, cf->max_val));
     return 0;
 }
 
 static const char *const cambi_features[] = { "cambi", NULL };
+
+extern const struct QmCudaFuncs qm_cuda_cambi;  /* cuda/cambi.cu */
 
 /* libvmaf's names, aliases, defaults and ranges (feature/cambi.c options);
  * alphabetical, as libvmaf orders them in feature keys.  Not offered:
@@ -1056,5 +1084,8 @@ const QmMetricDesc qm_metric_cambi = {
         .compute = cambi_compute,
         .close = cambi_close,
     },
-    .cuda = NULL,
+    .cuda = QM_CUDA_TWIN(qm_cuda_cambi),
+    /* bit-exact: integer stages, the same float arithmetic per c-value,
+     * exact sums (see QM_CAMBI_FIX_ONE in cambi.h) */
+    .cuda_tol = 0,
 };

@@ -30,6 +30,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "metric.h"
+
 #define QM_CAMBI_NUM_SCALES 5
 #define QM_CAMBI_MAX_DIFFS 32  /* 1 << max_log_contrast, max_log_contrast <= 5 */
 
@@ -93,11 +95,43 @@ typedef void (*QmCambiModeFn)(const uint16_t *src, ptrdiff_t src_stride,
                               uint16_t *dst, ptrdiff_t dst_stride, int w,
                               int h, uint16_t *scratch);
 
+/* Exact sums of c-values.  A c-value is 0 or the float w p0 q / (p0 + q)
+ * with counts p0, q >= 1, weight w <= 9 and p0 + q <= window^2 <= 4225:
+ * at least 0.5 (p0 = q = 1; every other pair gives at least 2/3) and below
+ * 9 * 4225 / 4 < 2^14.  Floats in [0.5, 2^14) are multiples of 2^-24, so
+ * c * 2^24 is an integer below 2^38 and the sum of any of the c-values of a
+ * picture (at most 7680^2 < 2^26 of them) is exact in a uint64 with 24
+ * fractional bits.  Pooling sums that way: its result does not depend on
+ * the order of the additions (libvmaf's own order, after its quickselect,
+ * is arbitrary), which lets the CUDA twin reduce in parallel and still
+ * agree to the bit.  A double sum of at most 2^12 c-values (below 2^26)
+ * or of one row of up to 7680 (below 2^27) is exact too (53 bits hold
+ * multiples of 2^-24 up to 2^29), so loops may add in double and convert
+ * once per row or block. */
+#define QM_CAMBI_FIX_ONE 16777216.0  /* 2^24 */
+#define QM_CAMBI_EXACT_RUN 4096      /* c-values a double sum keeps exact */
+
+/** An exact double sum of c-values in units of 2^-24. */
+static inline uint64_t qm_cambi_fix(double exact_sum)
+{
+    return (uint64_t)(exact_sum * QM_CAMBI_FIX_ONE);
+}
+
+/** The mean of k c-values whose exact sum is `sum` (units of 2^-24). */
+static inline double qm_cambi_fix_mean(uint64_t sum, uint64_t k)
+{
+    return (double)sum / QM_CAMBI_FIX_ONE / (double)k;
+}
+
+/** How many c-values of n the pooling averages: libvmaf spatial_pooling's
+ *  (int)(topk * n), clipped to [1, n]. */
+uint64_t qm_cambi_topk_count(uint64_t n, double topk);
+
 /* What the c-value stage learns on the way: most c-values are 0, and when
  * no more than topk of them are not, pooling needs nothing else. */
 typedef struct QmCambiCStats {
     uint64_t nonzero;  /* c-values > 0 */
-    double sum;        /* of all c-values */
+    uint64_t sum;      /* of all c-values, exact, in units of 2^-24 */
 } QmCambiCStats;
 
 /**
@@ -111,10 +145,10 @@ typedef void (*QmCambiCValuesFn)(const uint16_t *img, ptrdiff_t img_stride,
                                  float *c, QmCambiCStats *st, void *scratch);
 
 /**
- * Stage 6: mean of the k largest of the n c-values, k = topk * n truncated
- * and clipped to [1, n].  When more than k are not 0, a radix select on the
- * bits of the (non-negative) floats finds them, 11 + 10 + 10 bits; it
- * reorders c.
+ * Stage 6: mean of the k largest of the n c-values, k =
+ * qm_cambi_topk_count(n, topk), summed exactly (see QM_CAMBI_FIX_ONE).
+ * When more than k are not 0, a radix select on the bits of the
+ * (non-negative) floats finds them, 11 + 10 + 10 bits; it reorders c.
  */
 #define QM_CAMBI_POOL_BINS 2048  /* bits 30..20 of a non-negative float */
 typedef struct QmCambiPoolScratch {
@@ -147,6 +181,32 @@ double qm_cambi_pool_topk(float *c, size_t n, const QmCambiCStats *st,
                           double topk, QmCambiPoolScratch *scratch);
 
 /* ---- host-side helpers shared by the backends ---- */
+
+/* Everything an instance resolves from its options and the picture size
+ * (cambi.c's init; the CUDA twin starts from the same).  par points into
+ * active[] and recip: do not move the struct once configured. */
+typedef struct QmCambiConfig {
+    int in_w, in_h, bpc;   /* the input luma */
+    int w, h;              /* encoding size: the picture analysed */
+    int anti_dither;       /* the encode had fewer than 10 bits */
+    int hrs;               /* decimate once more before scale 0 */
+    double topk, max_val;
+    unsigned mask_index;
+    int *xmap, *ymap;      /* nearest-neighbour maps (source column/row of
+                              each output one); NULL when the sizes agree */
+    float *recip;          /* window^2 + 1 entries */
+    QmCambiParams par;
+    uint32_t active[QM_CAMBI_MAX_VALUE + 1];
+} QmCambiConfig;
+
+/** Resolve the options of cfg: 0, QM_EINVAL (an option out of range),
+ *  QM_ENOTSUP (a size libvmaf does not define) or QM_ENOMEM.  On error
+ *  nothing is left to free. */
+int qm_cambi_configure(QmCambiConfig *c, const QmMetricConfig *cfg);
+void qm_cambi_config_free(QmCambiConfig *c);
+
+/** ceil(n / 2^k): a side after k decimations. */
+int qm_cambi_halve(int n, int k);
 
 /** Threshold of the spatial mask for an encode of w x h. */
 unsigned qm_cambi_mask_index(int w, int h);
