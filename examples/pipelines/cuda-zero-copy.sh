@@ -43,16 +43,17 @@ else
   ref=$tmp/ref.mp4 dist=$tmp/dist.mp4
   for pair in "$ref:40000" "$dist:1500"; do
     gst-launch-1.0 -q videotestsrc num-buffers="${FRAMES:-120}" pattern=zone-plate kx2=20 ky2=20 kt=1 ! \
-      video/x-raw,width=1920,height=1080,framerate=30/1 ! \
-      x264enc bitrate="${pair##*:}" speed-preset=veryfast ! h264parse ! mp4mux ! filesink location="${pair%%:*}"
+      video/x-raw,format=I420,width=1920,height=1080,framerate=30/1 ! \
+      x264enc bitrate="${pair##*:}" speed-preset=veryfast ! video/x-h264,profile=high ! h264parse ! mp4mux ! filesink location="${pair%%:*}"
   done
 fi
 
-# parsebin: any container (mp4, mkv, ts) to parsed H.264
+# mp4 input (for mkv/ts use matroskademux/tsdemux); NVDEC decodes 4:2:0
+# H.264 (profile high and below), not x264's 4:4:4 profiles
 cuda="video/x-raw(memory:CUDAMemory)"
 gst-launch-1.0 -m \
-  qmetric name=q backend=cuda metrics=psnr log-location="${LOG:-qmetric-cuda.json}" "$@" ! fakesink \
-  filesrc location="$ref" ! parsebin ! nvh264dec ! "$cuda" ! queue ! q.ref_sink \
-  filesrc location="$dist" ! parsebin ! nvh264dec ! "$cuda" ! queue ! q.dist_sink \
+  qmetric name=q backend=cuda metrics=vmaf,psnr log-location="${LOG:-qmetric-cuda.json}" "$@" ! fakesink \
+  filesrc location="$ref" ! qtdemux ! h264parse ! nvh264dec ! "$cuda" ! queue ! q.ref_sink \
+  filesrc location="$dist" ! qtdemux ! h264parse ! nvh264dec ! "$cuda" ! queue ! q.dist_sink \
   | grep -E 'qmetric-summary|ERROR|WARNING' | sed 's/;/;\n/g'
 echo "per-frame log: ${LOG:-qmetric-cuda.json}"
