@@ -100,8 +100,8 @@ typedef void (*QmCambiModeFn)(const uint16_t *src, ptrdiff_t src_stride,
  * at least 0.5 (p0 = q = 1; every other pair gives at least 2/3) and below
  * 9 * 4225 / 4 < 2^14.  Floats in [0.5, 2^14) are multiples of 2^-24, so
  * c * 2^24 is an integer below 2^38 and the sum of any of the c-values of a
- * picture (at most 7680^2 < 2^26 of them) is exact in a uint64 with 24
- * fractional bits.  Pooling sums that way: its result does not depend on
+ * picture (at most 7680^2 of them: below 7680^2 * 9507 * 2^24 < 2^63.1) is
+ * exact in a uint64 with 24 fractional bits.  Pooling sums that way: its result does not depend on
  * the order of the additions (libvmaf's own order, after its quickselect,
  * is arbitrary), which lets the CUDA twin reduce in parallel and still
  * agree to the bit.  A double sum of at most 2^12 c-values (below 2^26)
