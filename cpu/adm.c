@@ -1166,7 +1166,7 @@ const QmMetricDesc qm_metric_adm = {
                    "per-scale, AIM and adm3",
     .features = adm_features,
     .options = adm_options,
-    .flags = QM_METRIC_LUMA_ONLY | QM_METRIC_MODEL_INPUT,
+    .flags = QM_METRIC_LUMA_ONLY | QM_METRIC_NO_CHROMA | QM_METRIC_MODEL_INPUT,
     .min_w = QM_ADM_MIN_SIZE,
     .min_h = QM_ADM_MIN_SIZE,
     .cpu = {

@@ -1073,7 +1073,7 @@ const QmMetricDesc qm_metric_cambi = {
     .description = "CAMBI banding index of the distorted luma (libvmaf cambi)",
     .features = cambi_features,
     .options = cambi_options,
-    .flags = QM_METRIC_LUMA_ONLY,
+    .flags = QM_METRIC_LUMA_ONLY | QM_METRIC_NO_CHROMA,
     .delay = 0,
     /* the real limits depend on both sides, see cambi_init() */
     .min_w = 1,

@@ -689,6 +689,8 @@ static int open_gpu(QmEngine *e)
         .w = e->s.w, .h = e->s.h, .bpc = e->s.bpc, .chroma = e->s.chroma,
         .device = e->s.cuda_device, .context = e->s.cuda_context,
         .n_slots = e->gpu_slots, .inst = gi, .n_inst = n,
+        /* a few threads saturate the memory bus; more only contend */
+        .copy_threads = e->nthreads > 4 ? 4 : e->nthreads > 1 ? (unsigned)e->nthreads : 1,
         .log = e->s.log, .log_opaque = e->s.log_opaque,
     };
     char *msg = NULL;

@@ -103,6 +103,9 @@ enum {
     /* a VMAF model input (vif, adm, motion): part of "all" through the
      * model, with the model's options, not on its own */
     QM_METRIC_MODEL_INPUT = 1 << 4,
+    /* reads nothing but the luma plane, on any input (the GPU backend then
+     * uploads no chroma when every metric on it says so) */
+    QM_METRIC_NO_CHROMA = 1 << 5,
 };
 
 typedef int (*QmInitFn)(void *priv, const QmMetricConfig *cfg);

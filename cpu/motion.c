@@ -423,7 +423,7 @@ const QmMetricDesc qm_metric_motion = {
     .features = motion_features,
     .options = motion_options,
     .flags = QM_METRIC_SEQUENTIAL | QM_METRIC_EVERY_FRAME |
-             QM_METRIC_LUMA_ONLY | QM_METRIC_MODEL_INPUT,
+             QM_METRIC_LUMA_ONLY | QM_METRIC_NO_CHROMA | QM_METRIC_MODEL_INPUT,
     .delay = 1,
     .min_w = QM_MOTION_MIN_SIZE,
     .min_h = QM_MOTION_MIN_SIZE,

@@ -123,7 +123,7 @@ const QmMetricDesc qm_metric_float_ms_ssim = {
     .description = "MS-SSIM of luma (5 scales, Wang's exponents), as "
                    "libvmaf's float_ms_ssim",
     .features = ms_ssim_features,
-    .flags = QM_METRIC_LUMA_ONLY,
+    .flags = QM_METRIC_LUMA_ONLY | QM_METRIC_NO_CHROMA,
     .min_w = MS_SSIM_MIN,
     .min_h = MS_SSIM_MIN,
     .cpu = {

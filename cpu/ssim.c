@@ -110,7 +110,7 @@ const QmMetricDesc qm_metric_float_ssim = {
     .description = "SSIM of luma (11x11 Gaussian window, auto downscale), "
                    "as libvmaf's float_ssim",
     .features = ssim_features,
-    .flags = QM_METRIC_LUMA_ONLY,
+    .flags = QM_METRIC_LUMA_ONLY | QM_METRIC_NO_CHROMA,
     /* the 11x11 window must fit at least once (below that the reference's
      * score is NaN) */
     .min_w = QM_SSIM_WIN,

@@ -75,6 +75,7 @@ typedef struct QmGpuSetup {
     int device;         /* -1: any */
     void *context;      /* optional CUcontext to share (e.g. GStreamer's) */
     unsigned n_slots;   /* frames in flight */
+    unsigned copy_threads; /* threads copying host pictures into staging */
     const QmGpuInst *inst;
     unsigned n_inst;
     QmLogFn log;
