@@ -3,6 +3,8 @@
 # .gpu (Debian's GStreamer) and .golden (a subset of the golden data, made by
 # tools/golden-subset.sh).  Everything it measures goes to $OUT.
 #   tools/gpu-run.sh [what...]   what: build test parity golden pipeline bench (default all)
+# env: GPU_ARCHS (e.g. 90: build for this GPU only, faster), PARITY_ARGS,
+#      GOLDEN_FEATURES, GOLDEN_EXTRA, PIPE_METRICS, BENCH_ARGS
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/out}
@@ -14,7 +16,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | 
 export GST_PLUGIN_PATH=$PWD/build-gpu/gst/qmetric QMETRIC_MODEL_PATH=$PWD/data/models
 if [[ $what == *build* ]]; then
   log build
-  meson setup build-gpu -Dcuda=enabled -Dgolden_dir=$PWD/.golden >"$OUT/setup.log" 2>&1 || { tail -30 "$OUT/setup.log"; exit 1; }
+  meson setup build-gpu -Dcuda=enabled ${GPU_ARCHS:+-Dgpu_archs=$GPU_ARCHS} -Dgolden_dir=$PWD/.golden >"$OUT/setup.log" 2>&1 || { tail -30 "$OUT/setup.log"; exit 1; }
   ninja -C build-gpu >"$OUT/build.log" 2>&1 || { grep -E "error|FAILED" "$OUT/build.log" | head -30; exit 1; }
   gst-inspect-1.0 qmetric >"$OUT/inspect.txt" 2>&1 || { tail "$OUT/inspect.txt"; exit 1; }
 fi
