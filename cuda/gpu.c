@@ -4,7 +4,6 @@
  * plugin loads on machines without a GPU or a driver; qm_gpu_open() then
  * fails with QM_EDEVICE and the engine falls back to the CPU.
  */
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +12,7 @@
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
+#include "copypool.h"
 #include "qm_cuda.h"
 
 typedef CUresult (*CtxFn)(CUcontext);
@@ -32,31 +32,7 @@ typedef struct Slot {
     bool busy;
 } Slot;
 
-/* Rows to copy from a host picture into pinned staging. */
-typedef struct CopyRun {
-    uint8_t *dst;
-    const uint8_t *src;
-    size_t dpitch, row;
-    ptrdiff_t spitch;
-    int rows;
-} CopyRun;
-
 #define MAX_RUNS 6  /* 3 planes x 2 pictures */
-
-/* Threads sharing the staging copy: one core's memcpy cannot keep up with
- * the kernels at HD and above (about 1,000 frame pairs/s at 1080p). The
- * submitting thread copies part 0 and waits for the others' parts. */
-typedef struct CopyPool {
-    pthread_t th[7];
-    unsigned n_th, parts;
-    pthread_mutex_t lock;
-    pthread_cond_t go, done;
-    uint64_t gen;
-    unsigned pending;
-    bool quit, inited;
-    const CopyRun *runs;
-    int n_runs, total_rows;
-} CopyPool;
 
 struct QmGpu {
     int device;
@@ -72,7 +48,7 @@ struct QmGpu {
     QmChroma chroma;
     size_t pic_bytes;                /* staging bytes reserved per picture */
     bool luma_only;                  /* no instance reads chroma */
-    CopyPool copy;
+    QmCopyPool copy;
     CUcontext ctx;                   /* shared context, or NULL */
     CtxFn push;
     CtxPopFn pop;
@@ -115,130 +91,6 @@ static void ctx_pop(QmGpu *g)
         g->pop(&c);
 }
 
-/* Copy global rows [r0, r1) of the runs (their rows counted back to back). */
-static void copy_rows(const CopyRun *runs, int n_runs, int r0, int r1)
-{
-    for (int i = 0; i < n_runs && r0 < r1; i++) {
-        const CopyRun *c = &runs[i];
-        if (r0 >= c->rows) {
-            r0 -= c->rows;
-            r1 -= c->rows;
-            continue;
-        }
-        const int end = r1 < c->rows ? r1 : c->rows;
-        for (int y = r0; y < end; y++)
-            memcpy(c->dst + (size_t)y * c->dpitch, c->src + (ptrdiff_t)y * c->spitch, c->row);
-        r0 = 0;
-        r1 -= c->rows;
-    }
-}
-
-static void copy_part(CopyPool *cp, unsigned k)
-{
-    const int r0 = (int)((int64_t)cp->total_rows * k / cp->parts);
-    const int r1 = (int)((int64_t)cp->total_rows * (k + 1) / cp->parts);
-    copy_rows(cp->runs, cp->n_runs, r0, r1);
-}
-
-static void *copy_thread(void *arg)
-{
-    CopyPool *cp = arg;
-    pthread_mutex_lock(&cp->lock);
-    const unsigned k = 1 + cp->pending++;  /* this thread's part */
-    pthread_cond_signal(&cp->done);
-    uint64_t seen = cp->gen;
-    for (;;) {
-        while (cp->gen == seen && !cp->quit)
-            pthread_cond_wait(&cp->go, &cp->lock);
-        if (cp->quit)
-            break;
-        seen = cp->gen;
-        pthread_mutex_unlock(&cp->lock);
-        copy_part(cp, k);
-        pthread_mutex_lock(&cp->lock);
-        if (--cp->pending == 0)
-            pthread_cond_signal(&cp->done);
-    }
-    pthread_mutex_unlock(&cp->lock);
-    return NULL;
-}
-
-static void copy_pool_start(CopyPool *cp, unsigned threads)
-{
-    cp->parts = 1;
-    if (threads <= 1 || pthread_mutex_init(&cp->lock, NULL))
-        return;
-    if (pthread_cond_init(&cp->go, NULL)) {
-        pthread_mutex_destroy(&cp->lock);
-        return;
-    }
-    if (pthread_cond_init(&cp->done, NULL)) {
-        pthread_cond_destroy(&cp->go);
-        pthread_mutex_destroy(&cp->lock);
-        return;
-    }
-    cp->inited = true;
-    if (threads > 1 + sizeof(cp->th) / sizeof(cp->th[0]))
-        threads = 1 + sizeof(cp->th) / sizeof(cp->th[0]);
-    pthread_mutex_lock(&cp->lock);
-    for (unsigned i = 0; i + 1 < threads; i++) {
-        if (pthread_create(&cp->th[i], NULL, copy_thread, cp))
-            break;
-        cp->n_th++;
-    }
-    /* each thread takes its part number on start */
-    while (cp->pending < cp->n_th)
-        pthread_cond_wait(&cp->done, &cp->lock);
-    cp->pending = 0;
-    pthread_mutex_unlock(&cp->lock);
-    cp->parts = 1 + cp->n_th;
-}
-
-static void copy_pool_stop(CopyPool *cp)
-{
-    if (!cp->inited)
-        return;
-    pthread_mutex_lock(&cp->lock);
-    cp->quit = true;
-    pthread_cond_broadcast(&cp->go);
-    pthread_mutex_unlock(&cp->lock);
-    for (unsigned i = 0; i < cp->n_th; i++)
-        pthread_join(cp->th[i], NULL);
-    pthread_cond_destroy(&cp->go);
-    pthread_cond_destroy(&cp->done);
-    pthread_mutex_destroy(&cp->lock);
-    cp->inited = false;
-}
-
-/* Run the copies; returns when all rows are in staging. Small pictures are
- * copied by the caller alone: waking threads would cost more. */
-static void copy_run(CopyPool *cp, const CopyRun *runs, int n_runs)
-{
-    size_t bytes = 0;
-    int rows = 0;
-    for (int i = 0; i < n_runs; i++) {
-        bytes += runs[i].row * (size_t)runs[i].rows;
-        rows += runs[i].rows;
-    }
-    if (cp->parts <= 1 || bytes < ((size_t)1 << 20)) {
-        copy_rows(runs, n_runs, 0, rows);
-        return;
-    }
-    pthread_mutex_lock(&cp->lock);
-    cp->runs = runs;
-    cp->n_runs = n_runs;
-    cp->total_rows = rows;
-    cp->pending = cp->n_th;
-    cp->gen++;
-    pthread_cond_broadcast(&cp->go);
-    pthread_mutex_unlock(&cp->lock);
-    copy_part(cp, 0);
-    pthread_mutex_lock(&cp->lock);
-    while (cp->pending)
-        pthread_cond_wait(&cp->done, &cp->lock);
-    pthread_mutex_unlock(&cp->lock);
-}
-
 static int open_locked(QmGpu *g, const QmGpuSetup *s)
 {
     int n = 0;
@@ -279,7 +131,7 @@ static int open_locked(QmGpu *g, const QmGpuSetup *s)
     for (unsigned i = 0; i < g->n_inst; i++)
         if (!(g->inst[i].in.desc->flags & QM_METRIC_NO_CHROMA))
             g->luma_only = false;
-    copy_pool_start(&g->copy, s->copy_threads);
+    qm_copy_pool_start(&g->copy, s->copy_threads);
 
     g->ev = calloc(g->n_slots, sizeof(*g->ev));
     g->slot = calloc(g->n_slots, sizeof(*g->slot));
@@ -380,7 +232,7 @@ const char *qm_gpu_error(const QmGpu *g)
  * to 256 bytes); its rows are added to runs[] and *up is the number of
  * staging bytes to upload.  Device pictures are read in place. */
 static void stage(QmGpu *g, Slot *sl, int which, const QmPicture *pic,
-                  QmGpuPicture *gp, CopyRun *runs, int *n_runs, size_t *up)
+                  QmGpuPicture *gp, QmCopyRun *runs, int *n_runs, size_t *up)
 {
     const size_t bytes = pic->bpc > 8 ? 2 : 1;
     const int np = qm_n_planes(pic->chroma);
@@ -416,7 +268,7 @@ static void stage(QmGpu *g, Slot *sl, int which, const QmPicture *pic,
         }
         const size_t row = (size_t)pw * (inter && p == 1 ? 2 : 1) * bytes;
         const size_t pitch = (row + 255) & ~(size_t)255;
-        runs[(*n_runs)++] = (CopyRun){ host + off, pic->data[p], pitch, row,
+        runs[(*n_runs)++] = (QmCopyRun){ host + off, pic->data[p], pitch, row,
                                        pic->stride[p], ph };
         gp->p[p].data = dev + off;
         gp->p[p].stride = (ptrdiff_t)pitch;
@@ -434,7 +286,7 @@ int qm_gpu_submit(QmGpu *g, unsigned slot, const QmPicture *ref,
         snprintf(g->err, sizeof(g->err), "GPU slot %u still busy", slot);
         return QM_EINVAL;
     }
-    CopyRun runs[MAX_RUNS];
+    QmCopyRun runs[MAX_RUNS];
     int n_runs = 0;
     size_t up[2];
     stage(g, sl, 0, ref, &sl->frame.ref, runs, &n_runs, &up[0]);
@@ -442,7 +294,7 @@ int qm_gpu_submit(QmGpu *g, unsigned slot, const QmPicture *ref,
     sl->frame.index = index;
     /* the slot is free (its previous frame was collected), so its staging
      * can be written while the stream works on the other slots */
-    copy_run(&g->copy, runs, n_runs);
+    qm_copy_run(&g->copy, runs, n_runs);
     ctx_push(g);
     for (int k = 0; k < 2; k++) {
         if (!up[k])
@@ -519,7 +371,7 @@ void qm_gpu_close(QmGpu **pg)
     QmGpu *g = *pg;
     if (!g)
         return;
-    copy_pool_stop(&g->copy);
+    qm_copy_pool_stop(&g->copy);
     ctx_push(g);
     if (g->st)
         cudaStreamSynchronize(g->st);
