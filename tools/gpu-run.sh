@@ -2,9 +2,10 @@
 # Build and test on the GPU machine (see ../shared/gpu/README.md): carries
 # .gpu (Debian's GStreamer) and .golden (a subset of the golden data, made by
 # tools/golden-subset.sh).  Everything it measures goes to $OUT.
-#   tools/gpu-run.sh [what...]   what: build test parity golden pipeline bench (default all)
+#   tools/gpu-run.sh [what...]   what: build test parity golden pipeline bench benchpipe
+#                                (default: all but benchpipe)
 # env: GPU_ARCHS (e.g. 90: build for this GPU only, faster), PARITY_ARGS,
-#      GOLDEN_FEATURES, GOLDEN_EXTRA, PIPE_METRICS, BENCH_ARGS
+#      GOLDEN_FEATURES, GOLDEN_EXTRA, PIPE_METRICS, BENCH_ARGS, PIPE_BENCH_ARGS
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/out}
@@ -62,5 +63,16 @@ fi
 if [[ $what == *bench* ]] && [ -x build-gpu/bench/qmetric-bench ]; then
   log bench
   ./build-gpu/bench/qmetric-bench --json "$OUT/bench.json" ${BENCH_ARGS:-} 2>&1 | tee "$OUT/bench.txt" | tail -60
+fi
+if [[ $what == *benchpipe* ]] && [ -x build-gpu/bench/qmetric-bench-pipeline ]; then
+  log "pipeline bench (element in real pipelines vs a baseline without it)"
+  for x in r:40000 d:1500; do
+    [ -f /tmp/${x%%:*}.mp4 ] || gst-launch-1.0 -q videotestsrc num-buffers=600 pattern=zone-plate kx2=20 ky2=20 kt=1 ! \
+      video/x-raw,width=1920,height=1080,framerate=30/1 ! x264enc bitrate=${x#*:} speed-preset=veryfast ! \
+      video/x-h264,profile=high ! h264parse ! mp4mux ! filesink location=/tmp/${x%%:*}.mp4
+  done
+  ./build-gpu/bench/qmetric-bench-pipeline --ref-file /tmp/r.mp4 --dist-file /tmp/d.mp4 --json "$OUT/pipeline.json" \
+    ${PIPE_BENCH_ARGS:---variants system,cuda,decode-cuda,decode-system --sizes 1920x1080 --bits 8 --metrics psnr,default,combined --backends cuda} \
+    2>&1 | tee "$OUT/pipeline.txt" | tail -30
 fi
 log done
