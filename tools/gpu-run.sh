@@ -60,11 +60,11 @@ d = max(abs(x["metrics"][k] - y["metrics"][k]) for x, y in zip(a["frames"], b["f
 print("cuda-memory vs system-memory scores: %d vs %d frames, max abs diff %.3g" % (len(a["frames"]), len(b["frames"]), d))
 PY
 fi
-if [[ $what == *bench* ]] && [ -x build-gpu/bench/qmetric-bench ]; then
+if [[ " $what " == *" bench "* ]] && [ -x build-gpu/bench/qmetric-bench ]; then
   log bench
   ./build-gpu/bench/qmetric-bench --json "$OUT/bench.json" ${BENCH_ARGS:-} 2>&1 | tee "$OUT/bench.txt" | tail -60
 fi
-if [[ $what == *benchpipe* ]] && [ -x build-gpu/bench/qmetric-bench-pipeline ]; then
+if [[ " $what " == *" benchpipe "* ]] && [ -x build-gpu/bench/qmetric-bench-pipeline ]; then
   log "pipeline bench (element in real pipelines vs a baseline without it)"
   for x in r:40000 d:1500; do
     [ -f /tmp/${x%%:*}.mp4 ] || gst-launch-1.0 -q videotestsrc num-buffers=600 pattern=zone-plate kx2=20 ky2=20 kt=1 ! \
