@@ -45,6 +45,18 @@
  * last scale reads row -1), i.e. ceil(n / 8) >= 5. */
 #define QM_ADM_MIN_SIZE 33
 
+/* Daubechies-2 analysis filters in Q15 (libvmaf integer_adm.h:
+ * dwt2_db2_coeffs_lo / _hi), low-pass and high-pass. */
+static const int32_t QM_ADM_DB2_LO[4] = { 15826, 27411, 7345, -4240 };
+static const int32_t QM_ADM_DB2_HI[4] = { -4240, -7345, 27411, -15826 };
+
+/* Largest |sample| of a scale-0 detail or approximation band: the DWT's
+ * gains bound them, whatever the bit depth (the vertical pass drops bpc
+ * bits: 2^15 * 54822 / 2^16 = 27411 after it, 27411 * 54822 / 2^16 after
+ * the horizontal pass; 54822 = sum of |taps|).  Scale 0's 16-bit
+ * pipeline relies on it: the decoupled parts obey it too. */
+#define QM_ADM_BAND0_MAX 22931
+
 /* Reciprocal table of the decoupling step: recip[m] = 2^30 / m, m in
  * 1 .. 32768 (libvmaf integer_adm.h: div_lookup, positive half). */
 #define QM_ADM_RECIP_SIZE 32769
@@ -191,6 +203,98 @@ void qm_adm_num_c(const int32_t *const src[3], const int32_t *sum,
                   int64_t acc[3]);
 void qm_adm_den_c(const int32_t *const ref[3], ptrdiff_t stride,
                   const QmAdmScaleQ *q, uint64_t acc[3]);
+
+/* ---- row kernels ----
+ * The stages above, one band row at a time (the plane stages loop over
+ * them; the CPU engine runs them in one pass over the rows, see adm.c).
+ * Row pointers point at column 0 of their row.  Accelerated twins
+ * (cpu/x86/adm_<isa>.c) replace them through QmAdmDsp and must give the
+ * same outputs bit for bit, for any input the C kernel accepts. */
+
+/**
+ * DWT of band row i: src[k] is input row 2i - 1 + k mirrored at the
+ * picture's edges (qm_adm_dwt_rows()); writes row i of the four bands
+ * (band[0..3] = a, h, v, d, q->w samples each).  tmp: 4 * q->in_w int32.
+ */
+typedef void (*QmAdmDwtRowFn)(const void *const src[4], int bpc,
+                              const QmAdmScaleQ *q, int32_t *const band[4],
+                              int32_t *restrict tmp);
+
+/** Input rows of band row i (mirrored), for QmAdmDwtRowFn. */
+void qm_adm_dwt_rows(const void *src, ptrdiff_t src_stride, const QmAdmScaleQ *q,
+                     int i, const void *rows[4]);
+
+/**
+ * Decouple of one band row over columns [x0, x1): QmAdmDecoupleFn's
+ * outputs for that row.
+ */
+typedef void (*QmAdmDecoupleRowFn)(const int32_t *const ref[3],
+                                   const int32_t *const dis[3], int x0, int x1,
+                                   const QmAdmScaleQ *q, double egl,
+                                   const int32_t *recip, int32_t *const rst[3],
+                                   int32_t *const add[3],
+                                   int32_t *const mask_r[2],
+                                   int32_t *const mask_a[2]);
+
+/**
+ * Numerator sums of band row i over q->roi's columns: src[t] row i,
+ * sum[0..2] the masking sum plane's rows i - 1, i, i + 1 (mirrored as in
+ * QmAdmNumFn), ctr row i.  in[t]: the row's sums before the row rounding
+ * (acc[t] += (in[t] + q->row_add) >> q->row_shift).
+ */
+typedef void (*QmAdmNumRowFn)(const int32_t *const src[3],
+                              const int32_t *const sum[3], const int32_t *ctr,
+                              const QmAdmScaleQ *q, int64_t in[3]);
+
+/**
+ * Denominator sums of one band row over q->roi's columns, before the row
+ * rounding (acc[t] += (in[t] + q->drow_add) >> q->drow_shift).
+ */
+typedef void (*QmAdmDenRowFn)(const int32_t *const ref[3], const QmAdmScaleQ *q,
+                              uint64_t in[3]);
+
+void qm_adm_dwt_row_c(const void *const src[4], int bpc, const QmAdmScaleQ *q,
+                      int32_t *const band[4], int32_t *restrict tmp);
+void qm_adm_decouple_row_c(const int32_t *const ref[3], const int32_t *const dis[3],
+                           int x0, int x1, const QmAdmScaleQ *q, double egl,
+                           const int32_t *recip, int32_t *const rst[3],
+                           int32_t *const add[3], int32_t *const mask_r[2],
+                           int32_t *const mask_a[2]);
+void qm_adm_num_row_c(const int32_t *const src[3], const int32_t *const sum[3],
+                      const int32_t *ctr, const QmAdmScaleQ *q, int64_t in[3]);
+void qm_adm_den_row_c(const int32_t *const ref[3], const QmAdmScaleQ *q,
+                      uint64_t in[3]);
+
+/* The row kernels the engine runs: [0] for scale 0 (the 16-bit pipeline),
+ * [1] for scales 1-3. */
+typedef struct QmAdmDsp {
+    QmAdmDwtRowFn dwt_row[2];
+    QmAdmDecoupleRowFn decouple_row[2];
+    QmAdmNumRowFn num_row[2];
+    QmAdmDenRowFn den_row[2];
+} QmAdmDsp;
+
+/* Fill dsp with the C kernels, then the twins that cpu_flags (QM_CPU_*)
+ * allow. */
+void qm_adm_dsp_init(QmAdmDsp *dsp, unsigned cpu_flags);
+/* Twins' overrides (cpu/x86/adm_<isa>.c), called by qm_adm_dsp_init(). */
+void qm_adm_dsp_init_avx2(QmAdmDsp *dsp);
+void qm_adm_dsp_init_avx512(QmAdmDsp *dsp);
+
+/* ---- options and scales of a picture size (both backends' init) ---- */
+
+typedef struct QmAdmSetup {
+    int w, h, bpc;
+    double egl, dlm_weight, min_val, noise_weight;
+    int skip_scale0;
+    QmAdmScaleQ q[QM_ADM_SCALES];
+} QmAdmSetup;
+
+struct QmMetricConfig;
+/* From the metric's configuration (options indexed by QM_ADM_OPT_*):
+ * 0, QM_ENOTSUP (bit depth outside 8..16, picture below QM_ADM_MIN_SIZE)
+ * or qm_adm_scale_setup()'s error. */
+int qm_adm_setup(QmAdmSetup *st, const struct QmMetricConfig *cfg);
 
 /* ---- host side, shared by both backends ---- */
 
