@@ -1100,6 +1100,91 @@ void qm_adm_dsp_init(QmAdmDsp *dsp, unsigned cpu_flags)
     (void)cpu_flags;
 }
 
+void qm_adm_features(const QmAdmSetup *st, const QmAdmSums *acc,
+                     double out[QM_ADM_NFEATURES])
+{
+    float num[QM_ADM_SCALES], aim[QM_ADM_SCALES], den[QM_ADM_SCALES];
+    for (int k = 0; k < QM_ADM_SCALES; k++) {
+        const QmAdmScaleQ *q = &st->q[k];
+        if (k == 0 && st->skip_scale0) {
+            /* adm_skip_scale0: no sums; the reference's denominator */
+            num[0] = aim[0] = 0.0f;
+            den[0] = 1e-10f;
+            continue;
+        }
+        den[k] = qm_adm_den_scale(q, acc->den[k], st->noise_weight);
+        num[k] = qm_adm_num_scale(q, acc->dlm[k], st->noise_weight);
+        /* AIM: no noise floor */
+        aim[k] = qm_adm_num_scale(q, acc->aim[k], 0.0);
+    }
+    qm_adm_scores(num, aim, den, st->w, st->h, st->dlm_weight, st->min_val, out);
+}
+
+/* Planes of qm_adm_planes_sums(): band a (ping-pong) of both pictures,
+ * their detail bands, the decoupled parts and the masking planes. */
+enum {
+    P_REF_A0, P_REF_A1, P_DIS_A0, P_DIS_A1,
+    P_REF_H, P_REF_V, P_REF_D, P_DIS_H, P_DIS_V, P_DIS_D,
+    P_RST_H, P_RST_V, P_RST_D, P_ADD_H, P_ADD_V, P_ADD_D,
+    P_SUM_A, P_CTR_A, P_SUM_R, P_CTR_R,
+    P_COUNT
+};
+
+static size_t planes_row(const QmAdmSetup *st)
+{
+    return ((size_t)st->q[0].w + 15) & ~(size_t)15;
+}
+
+size_t qm_adm_planes_scratch(const QmAdmSetup *st)
+{
+    return P_COUNT * planes_row(st) * (size_t)st->q[0].h + QM_ADM_RECIP_SIZE +
+           4 * (size_t)st->w;
+}
+
+void qm_adm_planes_sums(const QmAdmSetup *st, const void *ref, ptrdiff_t ref_stride,
+                        const void *dis, ptrdiff_t dis_stride, int32_t *scratch,
+                        QmAdmSums *acc)
+{
+    const size_t row = planes_row(st), plane = row * (size_t)st->q[0].h;
+    const ptrdiff_t bs = (ptrdiff_t)(row * sizeof(int32_t));
+    int32_t *p[P_COUNT];
+    for (int i = 0; i < P_COUNT; i++)
+        p[i] = scratch + i * plane;
+    int32_t *recip = scratch + P_COUNT * plane, *tmp = recip + QM_ADM_RECIP_SIZE;
+    qm_adm_recip_table(recip);
+    memset(acc, 0, sizeof(*acc));
+    for (int k = 0; k < QM_ADM_SCALES; k++) {
+        const QmAdmScaleQ *q = &st->q[k];
+        const void *ri = ref, *di = dis;
+        ptrdiff_t rs = ref_stride, ds = dis_stride;
+        if (k > 0) {
+            ri = p[P_REF_A0 + ((k - 1) & 1)];
+            di = p[P_DIS_A0 + ((k - 1) & 1)];
+            rs = ds = bs;
+        }
+        int32_t *const rb[4] = { p[P_REF_A0 + (k & 1)], p[P_REF_H], p[P_REF_V], p[P_REF_D] };
+        int32_t *const db[4] = { p[P_DIS_A0 + (k & 1)], p[P_DIS_H], p[P_DIS_V], p[P_DIS_D] };
+        qm_adm_dwt_c(ri, rs, st->bpc, q, rb, bs, tmp);
+        qm_adm_dwt_c(di, ds, st->bpc, q, db, bs, tmp);
+        if (k == 0 && st->skip_scale0)
+            continue;
+        const int32_t *const ref3[3] = { rb[1], rb[2], rb[3] };
+        const int32_t *const dis3[3] = { db[1], db[2], db[3] };
+        int32_t *const rst[3] = { p[P_RST_H], p[P_RST_V], p[P_RST_D] };
+        int32_t *const add[3] = { p[P_ADD_H], p[P_ADD_V], p[P_ADD_D] };
+        int32_t *const mask_r[2] = { p[P_SUM_R], p[P_CTR_R] };
+        int32_t *const mask_a[2] = { p[P_SUM_A], p[P_CTR_A] };
+        qm_adm_decouple_c(ref3, dis3, bs, q, st->egl, recip, rst, add, mask_r, mask_a);
+        qm_adm_den_c(ref3, bs, q, acc->den[k]);
+        /* DLM: the restored part, masked by the additive impairment */
+        const int32_t *const crst[3] = { rst[0], rst[1], rst[2] };
+        qm_adm_num_c(crst, mask_a[0], mask_a[1], bs, q, acc->dlm[k]);
+        /* AIM: the additive impairment, masked by the restored part */
+        const int32_t *const cadd[3] = { add[0], add[1], add[2] };
+        qm_adm_num_c(cadd, mask_r[0], mask_r[1], bs, q, acc->aim[k]);
+    }
+}
+
 /* The engine runs the row kernels band row by band row, so that every
  * intermediate row (detail bands, decoupled parts, masking terms) is used
  * while it is in cache; only the band a of each scale (the next scale's
@@ -1167,16 +1252,10 @@ static int adm_init(void *priv, const QmMetricConfig *cfg)
     return 0;
 }
 
-/* Sums of one scale. */
-typedef struct ScaleSums {
-    int64_t dlm[3], aim[3];
-    uint64_t den[3];
-} ScaleSums;
-
 /* Numerator rows of band row i: the DLM (restored part masked by the
  * additive impairment) and the AIM (the converse). */
 static void num_rows(AdmState *s, const QmAdmScaleQ *q, QmAdmNumRowFn num, int i,
-                     ScaleSums *acc)
+                     int64_t dlm[3], int64_t aim[3])
 {
     const int h = q->h;
     /* the threshold's taps: row -1 reads row 1, row h reads h - 1 */
@@ -1190,15 +1269,15 @@ static void num_rows(AdmState *s, const QmAdmScaleQ *q, QmAdmNumRowFn num, int i
     int64_t in[3];
     num(rst, sa, mid[S_MA + 1], q, in);
     for (int t = 0; t < 3; t++)
-        acc->dlm[t] += (in[t] + q->row_add) >> q->row_shift;
+        dlm[t] += (in[t] + q->row_add) >> q->row_shift;
     num(add, sr, mid[S_MR + 1], q, in);
     for (int t = 0; t < 3; t++)
-        acc->aim[t] += (in[t] + q->row_add) >> q->row_shift;
+        aim[t] += (in[t] + q->row_add) >> q->row_shift;
 }
 
 static void scale_rows(AdmState *s, int k, const void *const in[2],
                        const ptrdiff_t in_stride[2], int32_t *const out_a[2],
-                       int stats, ScaleSums *acc)
+                       int stats, QmAdmSums *acc)
 {
     const QmAdmScaleQ *q = &s->set.q[k];
     const QmAdmDsp *d = &s->dsp;
@@ -1208,7 +1287,6 @@ static void scale_rows(AdmState *s, int k, const void *const in[2],
     const int dy0 = QM_MAX(roi->y0 - 1, 0), dy1 = QM_MIN(roi->y1 + 1, q->h);
     const int dx0 = QM_MAX(roi->x0 - 1, 0), dx1 = QM_MIN(roi->x1 + 1, q->w);
     int next = roi->y0; /* next numerator row */
-    memset(acc, 0, sizeof(*acc));
     for (int i = 0; i < q->h; i++) {
         for (int p = 0; p < 2; p++) {
             const void *rows[4];
@@ -1231,46 +1309,34 @@ static void scale_rows(AdmState *s, int k, const void *const in[2],
             uint64_t in_d[3];
             d->den_row[v](ref3, q, in_d);
             for (int t = 0; t < 3; t++)
-                acc->den[t] += (in_d[t] + q->drow_add) >> q->drow_shift;
+                acc->den[k][t] += (in_d[t] + q->drow_add) >> q->drow_shift;
         }
         /* numerator rows whose lower neighbour (or its mirror) is done */
         for (; next < roi->y1 && (next + 1 <= i || next + 1 >= q->h); next++)
-            num_rows(s, q, d->num_row[v], next, acc);
+            num_rows(s, q, d->num_row[v], next, acc->dlm[k], acc->aim[k]);
     }
 }
 
 static int adm_compute(void *priv, const QmFrame *f, QmRows *out)
 {
     AdmState *s = priv;
-    const QmAdmSetup *st = &s->set;
-    float num[QM_ADM_SCALES], aim[QM_ADM_SCALES], den[QM_ADM_SCALES];
     const void *in[2] = { f->ref->data[0], f->dist->data[0] };
     ptrdiff_t in_stride[2] = { f->ref->stride[0], f->dist->stride[0] };
+    QmAdmSums acc;
+    memset(&acc, 0, sizeof(acc));
     for (int k = 0; k < QM_ADM_SCALES; k++) {
-        const QmAdmScaleQ *q = &st->q[k];
         /* band a ping-pongs between two planes; the last scale's is unused */
         int32_t *const out_a[2] = { k < QM_ADM_SCALES - 1 ? s->a[0][k & 1] : NULL,
                                     k < QM_ADM_SCALES - 1 ? s->a[1][k & 1] : NULL };
         /* adm_skip_scale0: only the approximation band is kept */
-        const int stats = !(k == 0 && st->skip_scale0);
-        ScaleSums acc;
-        scale_rows(s, k, in, in_stride, out_a, stats, &acc);
-        if (stats) {
-            den[k] = qm_adm_den_scale(q, acc.den, st->noise_weight);
-            num[k] = qm_adm_num_scale(q, acc.dlm, st->noise_weight);
-            /* AIM: no noise floor */
-            aim[k] = qm_adm_num_scale(q, acc.aim, 0.0);
-        } else {
-            num[k] = aim[k] = 0.0f;
-            den[k] = 1e-10f;
-        }
+        scale_rows(s, k, in, in_stride, out_a, !(k == 0 && s->set.skip_scale0), &acc);
         for (int p = 0; p < 2; p++) {
             in[p] = out_a[p];
             in_stride[p] = s->astride;
         }
     }
     double v[QM_ADM_NFEATURES];
-    qm_adm_scores(num, aim, den, st->w, st->h, st->dlm_weight, st->min_val, v);
+    qm_adm_features(&s->set, &acc, v);
     for (unsigned i = 0; i < QM_ADM_NFEATURES; i++)
         qm_rows_set(out, 0, i, v[i]);
     return 0;

@@ -204,6 +204,33 @@ void qm_adm_num_c(const int32_t *const src[3], const int32_t *sum,
 void qm_adm_den_c(const int32_t *const ref[3], ptrdiff_t stride,
                   const QmAdmScaleQ *q, uint64_t acc[3]);
 
+/* ---- host side, shared by both backends ---- */
+
+/* Numerator of a scale from its sums: sum_t cbrt(acc_t) + cbrt(area * nw),
+ * in float as the reference. */
+float qm_adm_num_scale(const QmAdmScaleQ *q, const int64_t acc[3],
+                       double noise_weight);
+/* Denominator of a scale from its sums (CSF weight applied after cubing). */
+float qm_adm_den_scale(const QmAdmScaleQ *q, const uint64_t acc[3],
+                       double noise_weight);
+
+/* The features, in this order. */
+enum {
+    QM_ADM_ADM2 = 0,
+    QM_ADM_SCALE0, /* .. QM_ADM_SCALE0 + 3 */
+    QM_ADM_AIM = QM_ADM_SCALE0 + 4,
+    QM_ADM_ADM3,
+    QM_ADM_NFEATURES
+};
+
+/**
+ * Final scores from the per-scale numerators (DLM and AIM) and denominators;
+ * w, h: the picture size.  out[QM_ADM_NFEATURES].
+ */
+void qm_adm_scores(const float num[4], const float aim[4], const float den[4],
+                   int w, int h, double dlm_weight, double min_val,
+                   double *out);
+
 /* ---- row kernels ----
  * The stages above, one band row at a time (the plane stages loop over
  * them; the CPU engine runs them in one pass over the rows, see adm.c).
@@ -280,6 +307,11 @@ void qm_adm_dsp_init(QmAdmDsp *dsp, unsigned cpu_flags);
 /* Twins' overrides (cpu/x86/adm_<isa>.c), called by qm_adm_dsp_init(). */
 void qm_adm_dsp_init_avx2(QmAdmDsp *dsp);
 void qm_adm_dsp_init_avx512(QmAdmDsp *dsp);
+/* The AVX2 decouple's int64 -> float conversion (to nearest, ties to even,
+ * as C's conversion), emulated since AVX2 has none: exported for
+ * tests/checkasm, which tests it on its own (its errors would show in the
+ * angle test only near the threshold). */
+void qm_adm_i64_to_float_avx2(const int64_t *x, float *out, int n);
 
 /* ---- options and scales of a picture size (both backends' init) ---- */
 
@@ -290,37 +322,31 @@ typedef struct QmAdmSetup {
     QmAdmScaleQ q[QM_ADM_SCALES];
 } QmAdmSetup;
 
+/* Integer sums of one frame, per scale and orientation (h, v, d). */
+typedef struct QmAdmSums {
+    int64_t dlm[QM_ADM_SCALES][3];  /* numerator, DLM (qm_adm_num_c) */
+    int64_t aim[QM_ADM_SCALES][3];  /* numerator, AIM */
+    uint64_t den[QM_ADM_SCALES][3]; /* denominator (qm_adm_den_c) */
+} QmAdmSums;
+
+/* The features of a frame from its sums (scale 0's are ignored under
+ * skip_scale0). */
+void qm_adm_features(const QmAdmSetup *st, const QmAdmSums *acc,
+                     double out[QM_ADM_NFEATURES]);
+
+/* One frame through the plane stages (qm_adm_dwt_c, qm_adm_decouple_c,
+ * qm_adm_den_c, qm_adm_num_c), in the reference's order: the plain
+ * specification that the CPU engine's fused row pass must match.  scratch:
+ * qm_adm_planes_scratch() int32. */
+size_t qm_adm_planes_scratch(const QmAdmSetup *st);
+void qm_adm_planes_sums(const QmAdmSetup *st, const void *ref, ptrdiff_t ref_stride,
+                        const void *dis, ptrdiff_t dis_stride, int32_t *scratch,
+                        QmAdmSums *acc);
+
 struct QmMetricConfig;
 /* From the metric's configuration (options indexed by QM_ADM_OPT_*):
  * 0, QM_ENOTSUP (bit depth outside 8..16, picture below QM_ADM_MIN_SIZE)
  * or qm_adm_scale_setup()'s error. */
 int qm_adm_setup(QmAdmSetup *st, const struct QmMetricConfig *cfg);
-
-/* ---- host side, shared by both backends ---- */
-
-/* Numerator of a scale from its sums: sum_t cbrt(acc_t) + cbrt(area * nw),
- * in float as the reference. */
-float qm_adm_num_scale(const QmAdmScaleQ *q, const int64_t acc[3],
-                       double noise_weight);
-/* Denominator of a scale from its sums (CSF weight applied after cubing). */
-float qm_adm_den_scale(const QmAdmScaleQ *q, const uint64_t acc[3],
-                       double noise_weight);
-
-/* The features, in this order. */
-enum {
-    QM_ADM_ADM2 = 0,
-    QM_ADM_SCALE0, /* .. QM_ADM_SCALE0 + 3 */
-    QM_ADM_AIM = QM_ADM_SCALE0 + 4,
-    QM_ADM_ADM3,
-    QM_ADM_NFEATURES
-};
-
-/**
- * Final scores from the per-scale numerators (DLM and AIM) and denominators;
- * w, h: the picture size.  out[QM_ADM_NFEATURES].
- */
-void qm_adm_scores(const float num[4], const float aim[4], const float den[4],
-                   int w, int h, double dlm_weight, double min_val,
-                   double *out);
 
 #endif /* QM_ADM_H */

@@ -9,13 +9,9 @@
 #include <immintrin.h>
 #include <math.h>
 #include <stdint.h>
-#include <stdlib.h>
 
 #include "adm.h"
-
-#ifndef M_PI
-#define M_PI 3.14159265358979323846
-#endif
+#include "adm_x86.h"
 
 #define AT(p, j) ((const __m256i *)((p) + (j)))
 
@@ -46,22 +42,71 @@ static inline int64_t hsum64(__m256i v)
     return _mm_cvtsi128_si64(s) + _mm_extract_epi64(s, 1);
 }
 
+/* The low 32 bits of four 64-bit lanes, packed. */
+static inline __m128i low32(__m256i v)
+{
+    return _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(v, _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6)));
+}
+
+/* The high 32 bits of four 64-bit lanes, packed. */
+static inline __m128i high32(__m256i v)
+{
+    return _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(v, _mm256_setr_epi32(1, 3, 5, 7, 1, 3, 5, 7)));
+}
+
+/* x >> s, arithmetic, for 64-bit lanes (AVX2 has the logical shift only):
+ * the complement of a negative lane is shifted instead. */
+static inline __m256i sra64(__m256i x, __m128i s)
+{
+    const __m256i sign = _mm256_cmpgt_epi64(_mm256_setzero_si256(), x);
+    return _mm256_xor_si256(_mm256_srl_epi64(_mm256_xor_si256(x, sign), s), sign);
+}
+
+/* Four uint32 as doubles (exact). */
+static inline __m256d u32_pd(__m128i x)
+{
+    return _mm256_add_pd(_mm256_cvtepi32_pd(_mm_xor_si128(x, _mm_set1_epi32(INT32_MIN))),
+                         _mm256_set1_pd(2147483648.0));
+}
+
+/* Four int64 rounded to float as the C code's conversion does (to
+ * nearest, ties to even), which AVX2 lacks: the exact sum hi * 2^32 + lo
+ * is rounded to double with round-to-odd (the rounding error of the
+ * double sum, exact by Fast2Sum since |hi * 2^32| > lo or hi = 0, moves
+ * an inexact even result one step towards the exact value); then double
+ * -> float rounds to nearest once more, which gives the correctly
+ * rounded float since 53 >= 2 * 24 + 2 (Boldo and Melquiond, "When double
+ * rounding is odd", 2005). */
+static inline __m128 i64_ps(__m256i x)
+{
+    const __m256d dh = _mm256_mul_pd(_mm256_cvtepi32_pd(high32(x)), _mm256_set1_pd(4294967296.0));
+    const __m256d dl = u32_pd(low32(x));
+    const __m256d s = _mm256_add_pd(dh, dl);
+    const __m256d err = _mm256_add_pd(_mm256_sub_pd(dh, s), dl);
+    const __m256i bits = _mm256_castpd_si256(s);
+    const __m256i inexact = _mm256_castpd_si256(_mm256_cmp_pd(err, _mm256_setzero_pd(), _CMP_NEQ_OQ));
+    const __m256i even = _mm256_cmpeq_epi64(_mm256_and_si256(bits, _mm256_set1_epi64x(1)),
+                                            _mm256_setzero_si256());
+    /* +1 ulp where err has the sign of s, else -1 */
+    const __m256i away = _mm256_cmpgt_epi64(_mm256_setzero_si256(),
+                                            _mm256_xor_si256(_mm256_castpd_si256(err), bits));
+    const __m256i step = _mm256_or_si256(away, _mm256_set1_epi64x(1));
+    const __m256i odd = _mm256_add_epi64(bits, _mm256_and_si256(step, _mm256_and_si256(inexact, even)));
+    return _mm256_cvtpd_ps(_mm256_castsi256_pd(odd));
+}
+
+void qm_adm_i64_to_float_avx2(const int64_t *x, float *out, int n)
+{
+    int i = 0;
+    for (; i + 4 <= n; i += 4)
+        _mm_storeu_ps(out + i, i64_ps(_mm256_loadu_si256((const __m256i *)(x + i))));
+    for (; i < n; i++)
+        out[i] = (float)x[i];
+}
+
 /* ------------------------------------------------------------------------ */
 /* DWT, scale 0                                                              */
 /* ------------------------------------------------------------------------ */
-
-static inline int mirror(int i, int n)
-{
-    return i < 0 ? -i : (i >= n ? 2 * n - 1 - i : i);
-}
-
-/* Centred sample j of a row (the C kernel's dwt0_centre). */
-static inline int32_t centred(const void *row, int bpc, int j)
-{
-    const int half = 1 << (bpc - 1);
-    return bpc == 8 ? (int16_t)(((const uint8_t *)row)[j] - half)
-                    : (int16_t)(((const uint16_t *)row)[j] - half);
-}
 
 static inline __m256i load_centred(const void *row, int bpc, int j, __m256i half)
 {
@@ -118,16 +163,7 @@ static void dwt0_row_avx2(const void *const src[4], int bpc, const QmAdmScaleQ *
         _mm256_storeu_si256((__m256i *)(lo + j), vpass16(a, b, c, d, l01, l23, vadd, vsh));
         _mm256_storeu_si256((__m256i *)(hi + j), vpass16(a, b, c, d, h01, h23, vadd, vsh));
     }
-    for (; j < n; j++) {
-        int32_t r[4], sl = 0, sh = 0;
-        for (int k = 0; k < 4; k++) {
-            r[k] = centred(src[k], bpc, j);
-            sl += L[k] * r[k];
-            sh += H[k] * r[k];
-        }
-        lo[j] = (int16_t)((sl + (int32_t)q->v_add) >> q->v_shift);
-        hi[j] = (int16_t)((sh + (int32_t)q->v_add) >> q->v_shift);
-    }
+    adm_dwt0_vtail(src, bpc, q, j, lo, hi);
 
     /* interior outputs 1 .. w - 3 read columns 2j - 1 .. 2j + 2 < n */
     const int end = w - 2;
@@ -143,20 +179,57 @@ static void dwt0_row_avx2(const void *const src[4], int bpc, const QmAdmScaleQ *
         _mm256_storeu_si256((__m256i *)(band[3] + j), hpass8(q0, q1, h01, h23));
     }
     /* column 0 and the tail, taps mirrored */
-    for (int jj = 0; jj < w; jj = (jj == 0 ? j : jj + 1)) {
-        int32_t sa = 0, sv = 0, sh = 0, sd = 0;
-        for (int k = 0; k < 4; k++) {
-            const int c = mirror(2 * jj - 1 + k, n);
-            sa += L[k] * lo[c];
-            sv += H[k] * lo[c];
-            sh += L[k] * hi[c];
-            sd += H[k] * hi[c];
-        }
-        band[0][jj] = (int16_t)((sa + 32768) >> 16);
-        band[2][jj] = (int16_t)((sv + 32768) >> 16);
-        band[1][jj] = (int16_t)((sh + 32768) >> 16);
-        band[3][jj] = (int16_t)((sd + 32768) >> 16);
+    adm_dwt0_hborder(lo, hi, q, j, band);
+}
+
+/* Scales 1-3: one filter over 4 values in 64-bit lanes (x0..x3 hold the
+ * int32 inputs in their low halves), 64-bit sums of exact 32x32 -> 64-bit
+ * products, (sum + add) >> sh truncated to int32 (the low half of a
+ * logical shift by sh <= 32 is that of the arithmetic one). */
+static inline __m128i fir4_64(__m256i x0, __m256i x1, __m256i x2, __m256i x3,
+                              const int32_t *f, __m256i add, __m128i sh)
+{
+    __m256i s = _mm256_add_epi64(_mm256_mul_epi32(x0, _mm256_set1_epi64x(f[0])),
+                                 _mm256_mul_epi32(x1, _mm256_set1_epi64x(f[1])));
+    s = _mm256_add_epi64(s, _mm256_add_epi64(_mm256_mul_epi32(x2, _mm256_set1_epi64x(f[2])),
+                                             _mm256_mul_epi32(x3, _mm256_set1_epi64x(f[3]))));
+    return low32(_mm256_srl_epi64(_mm256_add_epi64(s, add), sh));
+}
+
+static void dwt123_row_avx2(const void *const src[4], int bpc, const QmAdmScaleQ *q,
+                            int32_t *const band[4], int32_t *restrict tmp)
+{
+    (void)bpc;
+    const int n = q->in_w, w = q->w;
+    int32_t *lo = tmp, *hi = tmp + n;
+    const int32_t *L = QM_ADM_DB2_LO, *H = QM_ADM_DB2_HI;
+    const int32_t *r[4] = { src[0], src[1], src[2], src[3] };
+    const __m256i vadd = _mm256_set1_epi64x(q->v_add), hadd = _mm256_set1_epi64x(q->h_add);
+    const __m128i vsh = _mm_cvtsi32_si128(q->v_shift), hsh = _mm_cvtsi32_si128(q->h_shift);
+    int j = 0;
+    for (; j + 4 <= n; j += 4) {
+        __m256i x[4];
+        for (int k = 0; k < 4; k++)
+            x[k] = _mm256_cvtepi32_epi64(_mm_loadu_si128((const __m128i *)(r[k] + j)));
+        _mm_storeu_si128((__m128i *)(lo + j), fir4_64(x[0], x[1], x[2], x[3], L, vadd, vsh));
+        _mm_storeu_si128((__m128i *)(hi + j), fir4_64(x[0], x[1], x[2], x[3], H, vadd, vsh));
     }
+    adm_dwt123_vtail(r, q, j, lo, hi);
+    /* interior outputs: 64-bit lane e of a load at 2j - 1 holds the pair
+     * (x[2j-1+2e], x[2j+2e]); mul_epi32 reads the low half */
+    const int end = w - 2;
+    j = 1;
+    for (; j + 4 <= end; j += 4) {
+        const __m256i p0 = _mm256_loadu_si256(AT(lo, 2 * j - 1)), p2 = _mm256_loadu_si256(AT(lo, 2 * j + 1));
+        const __m256i q0 = _mm256_loadu_si256(AT(hi, 2 * j - 1)), q2 = _mm256_loadu_si256(AT(hi, 2 * j + 1));
+        const __m256i p1 = _mm256_srli_epi64(p0, 32), p3 = _mm256_srli_epi64(p2, 32);
+        const __m256i q1 = _mm256_srli_epi64(q0, 32), q3 = _mm256_srli_epi64(q2, 32);
+        _mm_storeu_si128((__m128i *)(band[0] + j), fir4_64(p0, p1, p2, p3, L, hadd, hsh));
+        _mm_storeu_si128((__m128i *)(band[2] + j), fir4_64(p0, p1, p2, p3, H, hadd, hsh));
+        _mm_storeu_si128((__m128i *)(band[1] + j), fir4_64(q0, q1, q2, q3, L, hadd, hsh));
+        _mm_storeu_si128((__m128i *)(band[3] + j), fir4_64(q0, q1, q2, q3, H, hadd, hsh));
+    }
+    adm_dwt123_hborder(lo, hi, q, j, band);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -231,7 +304,7 @@ static void decouple0_row_avx2(const int32_t *const ref[3], const int32_t *const
                                int32_t *const add[3], int32_t *const mask_r[2],
                                int32_t *const mask_a[2])
 {
-    const __m256d cos1sq = _mm256_set1_pd((float)(cos(1.0 * M_PI / 180.0) * cos(1.0 * M_PI / 180.0)));
+    const __m256d cos1sq = _mm256_set1_pd(adm_cos1sq());
     /* integral egl (1 and 100 in practice): |rs| * egl <= 22931 * 100 fits
      * int32; otherwise the C code's double product, truncated */
     const int egl_int = egl == floor(egl) && egl <= 100.0;
@@ -293,12 +366,146 @@ static void decouple0_row_avx2(const int32_t *const ref[3], const int32_t *const
     }
 }
 
+/* Four int32 sign-extended in 64-bit lanes, from 64-bit lanes whose low
+ * halves hold them. */
+static inline __m256i sext_low(__m256i v)
+{
+    const __m256i sign = _mm256_shuffle_epi32(_mm256_srai_epi32(v, 31), _MM_SHUFFLE(2, 2, 0, 0));
+    return _mm256_blend_epi32(v, sign, 0xAA);
+}
+
+/* CSF values of scales 1-3 (C: mask_row_wide, num_row): (int32)((mul * x
+ * + add) >> sh), mul < 2^32, x an int32: the product is exact in int64;
+ * formed as |x| * mul (unsigned) with x's sign, the low half of the
+ * shifted sum (sh <= 32) being the C code's truncation. */
+static inline __m128i csf4(__m128i x, __m256i mul, __m256i add, __m128i sh)
+{
+    const __m256i sign = _mm256_cvtepi32_epi64(_mm_srai_epi32(x, 31));
+    const __m256i p = _mm256_mul_epu32(_mm256_cvtepu32_epi64(_mm_abs_epi32(x)), mul);
+    const __m256i v = _mm256_sub_epi64(_mm256_xor_si256(p, sign), sign);
+    return low32(_mm256_srl_epi64(_mm256_add_epi64(v, add), sh));
+}
+
+/* |y| / 30 and |y| / 15 terms of scales 1-3 (C: mask_row_wide) for four
+ * samples: y the int32 CSF value, |y| <= 2^31 as uint32, (fm * |y| + fa)
+ * >> 32 in int64 truncated to int32: the high half. */
+static inline void mask_terms4(__m128i x, const QmAdmScaleQ *q, int t, __m128i *su, __m128i *ce)
+{
+    const __m128i y = csf4(x, _mm256_set1_epi64x(q->csf_mul[t]), _mm256_set1_epi64x(q->csf_add[t]),
+                           _mm_cvtsi32_si128(q->csf_shift[t]));
+    const __m256i ay = _mm256_cvtepu32_epi64(_mm_abs_epi32(y));
+    const __m256i f = _mm256_add_epi64(_mm256_mul_epu32(ay, _mm256_set1_epi64x(q->flt_mul)),
+                                       _mm256_set1_epi64x(q->flt_add));
+    const __m256i c = _mm256_add_epi64(_mm256_mul_epu32(ay, _mm256_set1_epi64x(q->ctr_mul)),
+                                       _mm256_set1_epi64x(q->ctr_add));
+    *su = _mm_add_epi32(*su, low32(sra64(f, _mm_cvtsi32_si128(q->flt_shift))));
+    *ce = _mm_add_epi32(*ce, low32(sra64(c, _mm_cvtsi32_si128(q->ctr_shift))));
+}
+
+static inline __m128i load4(const int32_t *p, __m128i m, int full)
+{
+    return full ? _mm_loadu_si128((const __m128i *)p) : _mm_maskload_epi32(p, m);
+}
+
+static inline void store4(int32_t *p, __m128i v, __m128i m, int full)
+{
+    if (full)
+        _mm_storeu_si128((__m128i *)p, v);
+    else
+        _mm_maskstore_epi32(p, m, v);
+}
+
+/* Scales 1-3, 4 samples per step in 64-bit lanes (C: decouple_row, wide). */
+static void decouple123_row_avx2(const int32_t *const ref[3], const int32_t *const dis[3],
+                                 int x0, int x1, const QmAdmScaleQ *q, double egl,
+                                 const int32_t *recip, int32_t *const rst[3],
+                                 int32_t *const add[3], int32_t *const mask_r[2],
+                                 int32_t *const mask_a[2])
+{
+    const __m256d c = _mm256_set1_pd(adm_cos1sq());
+    const __m256d egl_d = _mm256_set1_pd(egl);
+    const __m256i zero = _mm256_setzero_si256(), one = _mm256_set1_epi64x(1);
+    const __m256i k_one = _mm256_set1_epi64x(32768);
+    for (int j = x0; j < x1; j += 4) {
+        const int full = x1 - j >= 4;
+        const __m128i lm = _mm256_castsi256_si128(lane_mask(x1 - j));
+        __m128i o32[3], t32[3];
+        __m256i o[3], t[3];
+        for (int b = 0; b < 3; b++) {
+            o32[b] = load4(ref[b] + j, lm, full);
+            t32[b] = load4(dis[b] + j, lm, full);
+            o[b] = _mm256_cvtepi32_epi64(o32[b]);
+            t[b] = _mm256_cvtepi32_epi64(t32[b]);
+        }
+        /* the C kernel's 64-bit integers (wrapping), rounded to float */
+        const __m256i dot = _mm256_add_epi64(_mm256_mul_epi32(o[0], t[0]), _mm256_mul_epi32(o[1], t[1]));
+        const __m256i oo = _mm256_add_epi64(_mm256_mul_epi32(o[0], o[0]), _mm256_mul_epi32(o[1], o[1]));
+        const __m256i tt = _mm256_add_epi64(_mm256_mul_epi32(t[0], t[0]), _mm256_mul_epi32(t[1], t[1]));
+        const __m256d dd = _mm256_cvtps_pd(i64_ps(dot));
+        const __m256d rhs = _mm256_mul_pd(_mm256_mul_pd(c, _mm256_cvtps_pd(i64_ps(oo))),
+                                          _mm256_cvtps_pd(i64_ps(tt)));
+        const __m256i ang = _mm256_castpd_si256(_mm256_and_pd(
+            _mm256_cmp_pd(_mm256_mul_pd(dd, dd), rhs, _CMP_GE_OQ),
+            _mm256_cmp_pd(dd, _mm256_setzero_pd(), _CMP_GE_OQ)));
+        __m128i rv[3], av[3];
+        for (int b = 0; b < 3; b++) {
+            const __m256i ob = o[b];
+            const __m256i sm = _mm256_cmpgt_epi64(zero, ob);
+            const __m256i to = _mm256_sub_epi64(_mm256_xor_si256(t[b], sm), sm);
+            const __m256i ao = _mm256_sub_epi64(_mm256_xor_si256(ob, sm), sm);
+            /* |o| >= 2^15 is rounded to 15 significant bits first: shift
+             * by bit length - 15, the exponent of the exact double (|o| =
+             * 2^31 converts as -2^31: same exponent) */
+            const __m256i e = _mm256_sub_epi64(_mm256_and_si256(_mm256_srli_epi64(_mm256_castpd_si256(
+                _mm256_cvtepi32_pd(low32(ao))), 52), _mm256_set1_epi64x(0x7FF)), _mm256_set1_epi64x(1023 + 14));
+            const __m256i big = _mm256_cmpgt_epi64(ao, _mm256_set1_epi64x(32767));
+            const __m256i sh = _mm256_and_si256(big, e);
+            const __m256i m = _mm256_srlv_epi64(_mm256_add_epi64(ao, _mm256_srli_epi64(
+                _mm256_sllv_epi64(one, sh), 1)), sh);
+            const __m256i rc = _mm256_cvtepu32_epi64(_mm256_i64gather_epi32(recip, m, 4));
+            /* to <= 0 gives k <= 0, clipped to 0; for to > 0 (<= 2^31) the
+             * unsigned 32x32 product is the C code's */
+            __m256i k = _mm256_add_epi64(_mm256_mul_epu32(rc, to),
+                                         _mm256_sllv_epi64(_mm256_set1_epi64x(1 << 14), sh));
+            k = _mm256_srlv_epi64(k, _mm256_add_epi64(sh, _mm256_set1_epi64x(15)));
+            k = _mm256_blendv_epi8(k, k_one, _mm256_cmpgt_epi64(k, k_one));
+            k = _mm256_and_si256(k, _mm256_cmpgt_epi64(to, zero));
+            const __m256i oz = _mm256_cmpeq_epi64(ob, zero);
+            k = _mm256_blendv_epi8(k, k_one, oz);
+            /* rs = (k * o + 2^14) >> 15 fits int32 (|k * o| <= 2^46) */
+            const __m128i rs = low32(_mm256_srli_epi64(_mm256_add_epi64(_mm256_mul_epi32(k, ob),
+                                                                        _mm256_set1_epi64x(16384)), 15));
+            /* Where used (k > 0, so to > 0 and rs has o's sign), the limit
+             * is sign(o) * min(trunc(|rs| * egl), to): the C code's double
+             * product truncated, then clamped; min(trunc(a), to) =
+             * trunc(min(a, to)) for an integer to, and a result of 2^31
+             * converts to 0x80000000, the same bits. */
+            const __m256d mag = _mm256_mul_pd(_mm256_andnot_pd(_mm256_set1_pd(-0.0),
+                                                               _mm256_cvtepi32_pd(rs)), egl_d);
+            const __m128i lim_m = _mm256_cvttpd_epi32(_mm256_min_pd(mag, u32_pd(low32(to))));
+            const __m128i sm32 = low32(sm);
+            const __m128i lim = _mm_sub_epi32(_mm_xor_si128(lim_m, sm32), sm32);
+            const __m256i use = _mm256_andnot_si256(oz, _mm256_and_si256(ang, _mm256_cmpgt_epi64(k, zero)));
+            rv[b] = _mm_blendv_epi8(rs, lim, low32(use));
+            av[b] = _mm_sub_epi32(t32[b], rv[b]);
+            store4(rst[b] + j, rv[b], lm, full);
+            store4(add[b] + j, av[b], lm, full);
+        }
+        __m128i su = _mm_setzero_si128(), ce = su, sa = su, ca = su;
+        for (int b = 0; b < 3; b++) {
+            mask_terms4(rv[b], q, b, &su, &ce);
+            mask_terms4(av[b], q, b, &sa, &ca);
+        }
+        store4(mask_r[0] + j, su, lm, full);
+        store4(mask_r[1] + j, _mm_sub_epi32(ce, su), lm, full);
+        store4(mask_a[0] + j, sa, lm, full);
+        store4(mask_a[1] + j, _mm_sub_epi32(ca, sa), lm, full);
+    }
+}
+
 /* ------------------------------------------------------------------------ */
 /* Numerator sums                                                            */
 /* ------------------------------------------------------------------------ */
-
-/* Columns per threshold chunk (stack buffers). */
-#define NUM_CHUNK 512
 
 /* Masking thresholds of columns [j0, j0 + n) of a row (C: qm_adm_num_row_c):
  * 3x3 sums of `sum` (taps mirrored) plus ctr. */
@@ -316,10 +523,7 @@ static void thresholds(const int32_t *const sum[3], const int32_t *ctr, int w, i
                                              _mm256_loadu_si256(AT(dn, c))));
     for (; c < hi; c++)
         vs[c - c0] = up[c] + mid[c] + dn[c];
-    if (c0 < 0)
-        vs[0] = up[1] + mid[1] + dn[1];
-    if (c1 > w)
-        vs[w - c0] = up[w - 1] + mid[w - 1] + dn[w - 1];
+    adm_thr_edges(sum, w, c0, c1, vs);
     int k = 0;
     for (; k + 8 <= n; k += 8) {
         const __m256i s = _mm256_add_epi32(_mm256_add_epi32(_mm256_loadu_si256(AT(vs, k)),
@@ -332,24 +536,31 @@ static void thresholds(const int32_t *const sum[3], const int32_t *ctr, int w, i
         thr[k] = vs[k] + vs[k + 1] + vs[k + 2] + ctr[j0 + k];
 }
 
-/* The reference's per-sample arithmetic (64-bit, wrapping int32), for the
- * rows where a scale-0 square reaches 2^31 (C: num_row). */
-static int64_t num_row_scalar(const int32_t *src, const int32_t *thr, int n,
-                              const QmAdmScaleQ *q, int t)
+/* The C kernel's general per-sample arithmetic (C: num_row) on 4 lanes:
+ * x the CSF value (int32), m = max(|x| - (thr << ts), 0) in wrapping
+ * int32, m2 = (int32)((m^2 + sqa) >> sqs) (mul_epi32 reads the low half,
+ * signed), term = (m2 * m + cuba) >> cubs in int64; lanes past n: m = 0
+ * adds (0 + sqa) >> sqs = 0, then 0. */
+static int64_t num_row64(const int32_t *src, const int32_t *thr, int n,
+                         const QmAdmScaleQ *q, int t)
 {
-    const int64_t mul = q->csf_mul[t], xadd = q->x_add, sqa = q->sq_add[t];
-    const int64_t cuba = q->cub_add[t];
-    const int xsh = q->x_shift, ts = q->thr_shift[t], sqs = q->sq_shift[t];
-    const int cubs = q->cub_shift[t];
-    int64_t in = 0;
-    for (int j = 0; j < n; j++) {
-        const int32_t x = (int32_t)((mul * src[j] + xadd) >> xsh);
-        int32_t m = (int32_t)((x < 0 ? 0u - (uint32_t)x : (uint32_t)x) - ((uint32_t)thr[j] << ts));
-        m = m < 0 ? 0 : m;
-        const int32_t m2 = (int32_t)(((int64_t)m * m + sqa) >> sqs);
-        in += ((int64_t)m2 * m + cuba) >> cubs;
+    const __m256i mul = _mm256_set1_epi64x(q->csf_mul[t]), xadd = _mm256_set1_epi64x(q->x_add);
+    const __m128i xsh = _mm_cvtsi32_si128(q->x_shift), ts = _mm_cvtsi32_si128(q->thr_shift[t]);
+    const __m128i sqs = _mm_cvtsi32_si128(q->sq_shift[t]), cubs = _mm_cvtsi32_si128(q->cub_shift[t]);
+    const __m256i sqa = _mm256_set1_epi64x(q->sq_add[t]), cuba = _mm256_set1_epi64x(q->cub_add[t]);
+    __m256i acc = _mm256_setzero_si256();
+    for (int j = 0; j < n; j += 4) {
+        const int full = n - j >= 4;
+        const __m128i lm = _mm256_castsi256_si128(lane_mask(n - j));
+        const __m128i x = csf4(load4(src + j, lm, full), mul, xadd, xsh);
+        const __m128i th = _mm_sll_epi32(load4(thr + j, lm, full), ts);
+        const __m128i m32 = _mm_and_si128(_mm_max_epi32(_mm_sub_epi32(_mm_abs_epi32(x), th),
+                                                        _mm_setzero_si128()), lm);
+        const __m256i m = _mm256_cvtepu32_epi64(m32);
+        const __m256i m2 = _mm256_srl_epi64(_mm256_add_epi64(_mm256_mul_epu32(m, m), sqa), sqs);
+        acc = _mm256_add_epi64(acc, sra64(_mm256_add_epi64(_mm256_mul_epi32(m2, m), cuba), cubs));
     }
-    return in;
+    return hsum64(acc);
 }
 
 /* Scale 0 (C: num_row0): x = src * weight fits int32, m >= 0 as uint32;
@@ -384,23 +595,10 @@ static int64_t num_row0_avx2(const int32_t *src, const int32_t *thr, int n,
     return hsum64(acc);
 }
 
-static void num0_row_avx2(const int32_t *const src[3], const int32_t *const sum[3],
-                          const int32_t *ctr, const QmAdmScaleQ *q, int64_t in[3])
+static void num_row_avx2(const int32_t *const src[3], const int32_t *const sum[3],
+                         const int32_t *ctr, const QmAdmScaleQ *q, int64_t in[3])
 {
-    const QmAdmRect *rc = &q->roi;
-    int32_t vs[NUM_CHUNK + 2], thr[NUM_CHUNK];
-    in[0] = in[1] = in[2] = 0;
-    for (int j0 = rc->x0; j0 < rc->x1; j0 += NUM_CHUNK) {
-        const int n = rc->x1 - j0 < NUM_CHUNK ? rc->x1 - j0 : NUM_CHUNK;
-        thresholds(sum, ctr, q->w, j0, n, vs, thr);
-        for (int t = 0; t < 3; t++) {
-            int wrapped;
-            int64_t v = num_row0_avx2(src[t] + j0, thr, n, q, t, &wrapped);
-            if (wrapped)
-                v = num_row_scalar(src[t] + j0, thr, n, q, t);
-            in[t] += v;
-        }
-    }
+    adm_num_row_x86(src, sum, ctr, q, in, thresholds, num_row0_avx2, num_row64);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -425,10 +623,36 @@ static void den0_row_avx2(const int32_t *const ref[3], const QmAdmScaleQ *q, uin
     }
 }
 
+/* Scales 1-3: u = |x| <= 2^31; s = (u^2 + a) >> sh may reach 2^32 + 1,
+ * so s * u is formed from s's halves (mod 2^64, as the C code's uint64). */
+static void den123_row_avx2(const int32_t *const ref[3], const QmAdmScaleQ *q, uint64_t in[3])
+{
+    const int x0 = q->roi.x0, x1 = q->roi.x1;
+    const __m256i sqa = _mm256_set1_epi64x((int64_t)q->dsq_add), cuba = _mm256_set1_epi64x((int64_t)q->dcub_add);
+    const __m128i sqs = _mm_cvtsi32_si128(q->dsq_shift), cubs = _mm_cvtsi32_si128(q->dcub_shift);
+    for (int t = 0; t < 3; t++) {
+        __m256i acc = _mm256_setzero_si256();
+        for (int j = x0; j < x1; j += 4) {
+            const __m128i lm = _mm256_castsi256_si128(lane_mask(x1 - j));
+            const __m256i u = _mm256_cvtepu32_epi64(_mm_abs_epi32(load4(ref[t] + j, lm, x1 - j >= 4)));
+            const __m256i s = _mm256_srl_epi64(_mm256_add_epi64(_mm256_mul_epu32(u, u), sqa), sqs);
+            const __m256i su = _mm256_add_epi64(_mm256_mul_epu32(s, u),
+                                                _mm256_slli_epi64(_mm256_mul_epu32(_mm256_srli_epi64(s, 32), u), 32));
+            const __m256i v = _mm256_srl_epi64(_mm256_add_epi64(su, cuba), cubs);
+            acc = _mm256_add_epi64(acc, _mm256_and_si256(v, _mm256_cvtepi32_epi64(lm)));
+        }
+        in[t] = (uint64_t)hsum64(acc);
+    }
+}
+
 void qm_adm_dsp_init_avx2(QmAdmDsp *dsp)
 {
     dsp->dwt_row[0] = dwt0_row_avx2;
+    dsp->dwt_row[1] = dwt123_row_avx2;
     dsp->decouple_row[0] = decouple0_row_avx2;
-    dsp->num_row[0] = num0_row_avx2;
+    dsp->decouple_row[1] = decouple123_row_avx2;
+    dsp->num_row[0] = num_row_avx2;
+    dsp->num_row[1] = num_row_avx2;
     dsp->den_row[0] = den0_row_avx2;
+    dsp->den_row[1] = den123_row_avx2;
 }

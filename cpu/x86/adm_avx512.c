@@ -11,13 +11,9 @@
 #include <immintrin.h>
 #include <math.h>
 #include <stdint.h>
-#include <stdlib.h>
 
 #include "adm.h"
-
-#ifndef M_PI
-#define M_PI 3.14159265358979323846
-#endif
+#include "adm_x86.h"
 
 static inline __mmask16 mask16(int n)
 {
@@ -27,17 +23,6 @@ static inline __mmask16 mask16(int n)
 static inline __mmask8 mask8(int n)
 {
     return n >= 8 ? (__mmask8)0xFF : (__mmask8)((1u << n) - 1);
-}
-
-static inline int mirror(int i, int n)
-{
-    return i < 0 ? -i : (i >= n ? 2 * n - 1 - i : i);
-}
-
-/* cos^2(1 degree) in float, as the C kernel (integer_adm.c adm_decouple) */
-static double cos1sq(void)
-{
-    return (float)(cos(1.0 * M_PI / 180.0) * cos(1.0 * M_PI / 180.0));
 }
 
 /* Low 16 bits, sign-extended: the C code's (int16_t) conversion. */
@@ -128,18 +113,7 @@ static void dwt0_row_avx512(const void *const src[4], int bpc, const QmAdmScaleQ
         _mm512_storeu_si512(lo + j, vpass32(a, b, c, d, l01, l23, vadd, vsh));
         _mm512_storeu_si512(hi + j, vpass32(a, b, c, d, h01, h23, vadd, vsh));
     }
-    const int half_s = 1 << (bpc - 1);
-    for (; j < n; j++) {
-        int32_t sl = 0, sh = 0;
-        for (int k = 0; k < 4; k++) {
-            const int32_t r = bpc == 8 ? (int16_t)(((const uint8_t *)src[k])[j] - half_s)
-                                       : (int16_t)(((const uint16_t *)src[k])[j] - half_s);
-            sl += L[k] * r;
-            sh += H[k] * r;
-        }
-        lo[j] = (int16_t)((sl + (int32_t)q->v_add) >> q->v_shift);
-        hi[j] = (int16_t)((sh + (int32_t)q->v_add) >> q->v_shift);
-    }
+    adm_dwt0_vtail(src, bpc, q, j, lo, hi);
 
     /* interior outputs 1 .. w - 3 read columns 2j - 1 .. 2j + 2 < n */
     const int end = w - 2;
@@ -155,20 +129,7 @@ static void dwt0_row_avx512(const void *const src[4], int bpc, const QmAdmScaleQ
         _mm512_storeu_si512(band[3] + j, hpass16(q0, q1, h01, h23));
     }
     /* column 0 and the tail, taps mirrored */
-    for (int jj = 0; jj < w; jj = (jj == 0 ? j : jj + 1)) {
-        int32_t sa = 0, sv = 0, sh = 0, sd = 0;
-        for (int k = 0; k < 4; k++) {
-            const int c = mirror(2 * jj - 1 + k, n);
-            sa += L[k] * lo[c];
-            sv += H[k] * lo[c];
-            sh += L[k] * hi[c];
-            sd += H[k] * hi[c];
-        }
-        band[0][jj] = (int16_t)((sa + 32768) >> 16);
-        band[2][jj] = (int16_t)((sv + 32768) >> 16);
-        band[1][jj] = (int16_t)((sh + 32768) >> 16);
-        band[3][jj] = (int16_t)((sd + 32768) >> 16);
-    }
+    adm_dwt0_hborder(lo, hi, q, j, band);
 }
 
 /* Scales 1-3: one filter over 8 values, 64-bit sums of 32x32 -> 64-bit
@@ -215,20 +176,7 @@ static void dwt123_row_avx512(const void *const src[4], int bpc, const QmAdmScal
         _mm256_storeu_si256((__m256i *)(band[1] + j), fir4_64(q0, q1, q2, q3, L, hadd, hsh));
         _mm256_storeu_si256((__m256i *)(band[3] + j), fir4_64(q0, q1, q2, q3, H, hadd, hsh));
     }
-    for (int jj = 0; jj < w; jj = (jj == 0 ? j : jj + 1)) {
-        int64_t sa = 0, sv = 0, sh = 0, sd = 0;
-        for (int k = 0; k < 4; k++) {
-            const int c = mirror(2 * jj - 1 + k, n);
-            sa += L[k] * (int64_t)lo[c];
-            sv += H[k] * (int64_t)lo[c];
-            sh += L[k] * (int64_t)hi[c];
-            sd += H[k] * (int64_t)hi[c];
-        }
-        band[0][jj] = (int32_t)((sa + q->h_add) >> q->h_shift);
-        band[2][jj] = (int32_t)((sv + q->h_add) >> q->h_shift);
-        band[1][jj] = (int32_t)((sh + q->h_add) >> q->h_shift);
-        band[3][jj] = (int32_t)((sd + q->h_add) >> q->h_shift);
-    }
+    adm_dwt123_hborder(lo, hi, q, j, band);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -282,7 +230,7 @@ static void decouple0_row_avx512(const int32_t *const ref[3], const int32_t *con
                                  int32_t *const add[3], int32_t *const mask_r[2],
                                  int32_t *const mask_a[2])
 {
-    const __m512d c = _mm512_set1_pd(cos1sq());
+    const __m512d c = _mm512_set1_pd(adm_cos1sq());
     /* integral egl (1 and 100 in practice): |rs| * egl <= 22931 * 100 fits
      * int32; otherwise the C code's double product, truncated */
     const int egl_int = egl == floor(egl) && egl <= 100.0;
@@ -375,7 +323,7 @@ static void decouple123_row_avx512(const int32_t *const ref[3], const int32_t *c
                                    int32_t *const add[3], int32_t *const mask_r[2],
                                    int32_t *const mask_a[2])
 {
-    const __m512d c = _mm512_set1_pd(cos1sq());
+    const __m512d c = _mm512_set1_pd(adm_cos1sq());
     const __m512d egl_d = _mm512_set1_pd(egl);
     const __m512i zero = _mm512_setzero_si512(), one = _mm512_set1_epi64(1);
     const __m512i k_one = _mm512_set1_epi64(32768);
@@ -443,9 +391,6 @@ static void decouple123_row_avx512(const int32_t *const ref[3], const int32_t *c
 /* Numerator sums                                                            */
 /* ------------------------------------------------------------------------ */
 
-/* Columns per threshold chunk (stack buffers). */
-#define NUM_CHUNK 512
-
 /* Masking thresholds of columns [j0, j0 + n) of a row (C: qm_adm_num_row_c):
  * 3x3 sums of `sum` (taps mirrored) plus ctr. */
 static void thresholds(const int32_t *const sum[3], const int32_t *ctr, int w, int j0,
@@ -461,10 +406,7 @@ static void thresholds(const int32_t *const sum[3], const int32_t *ctr, int w, i
                                            _mm512_maskz_loadu_epi32(m, dn + c));
         _mm512_mask_storeu_epi32(vs + c - c0, m, s);
     }
-    if (c0 < 0)
-        vs[0] = up[1] + mid[1] + dn[1];
-    if (c1 > w)
-        vs[w - c0] = up[w - 1] + mid[w - 1] + dn[w - 1];
+    adm_thr_edges(sum, w, c0, c1, vs);
     for (int k = 0; k < n; k += 16) {
         const __mmask16 m = mask16(n - k);
         const __m512i s = _mm512_add_epi32(_mm512_add_epi32(_mm512_maskz_loadu_epi32(m, vs + k),
@@ -534,22 +476,7 @@ static int64_t num_row0_avx512(const int32_t *src, const int32_t *thr, int n,
 static void num_row_avx512(const int32_t *const src[3], const int32_t *const sum[3],
                            const int32_t *ctr, const QmAdmScaleQ *q, int64_t in[3])
 {
-    const QmAdmRect *rc = &q->roi;
-    int32_t vs[NUM_CHUNK + 2], thr[NUM_CHUNK];
-    in[0] = in[1] = in[2] = 0;
-    for (int j0 = rc->x0; j0 < rc->x1; j0 += NUM_CHUNK) {
-        const int n = rc->x1 - j0 < NUM_CHUNK ? rc->x1 - j0 : NUM_CHUNK;
-        thresholds(sum, ctr, q->w, j0, n, vs, thr);
-        for (int t = 0; t < 3; t++) {
-            int wrapped = 1;
-            int64_t v = 0;
-            if (q->narrow16)
-                v = num_row0_avx512(src[t] + j0, thr, n, q, t, &wrapped);
-            if (wrapped)
-                v = num_row64(src[t] + j0, thr, n, q, t);
-            in[t] += v;
-        }
-    }
+    adm_num_row_x86(src, sum, ctr, q, in, thresholds, num_row0_avx512, num_row64);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -122,6 +122,18 @@ static int rnd_width(void)
     return sizes[checkasm_rand() % (sizeof(sizes) / sizeof(sizes[0]))];
 }
 
+/* t = the best of 7 timings of the statement(s) (the machine is shared) */
+#define BENCH_BEST(t, ...)                                   \
+    do {                                                     \
+        (t) = 1e9;                                           \
+        for (int r_ = 0; r_ < 7; r_++) {                     \
+            const double t0_ = checkasm_now();               \
+            __VA_ARGS__;                                     \
+            const double dt_ = checkasm_now() - t0_;         \
+            (t) = dt_ < (t) ? dt_ : (t);                     \
+        }                                                    \
+    } while (0)
+
 /* ------------------------------------------------------------------------ */
 
 static void test_dwt(const char *name, QmAdmDwtRowFn fc, QmAdmDwtRowFn fs, int v, unsigned isa)
@@ -194,11 +206,7 @@ static void test_dwt(const char *name, QmAdmDwtRowFn fc, QmAdmDwtRowFn fs, int v
         double t[2];
         for (int f = 0; f < 2; f++) {
             const QmAdmDwtRowFn fn = f ? fs : fc;
-            const double t0 = checkasm_now();
-            for (int r = 0; r < 5; r++)
-                for (int i = 0; i < q.h; i++)
-                    fn(src, 8, &q, o, tmp);
-            t[f] = (checkasm_now() - t0) / 5;
+            BENCH_BEST(t[f], for (int i = 0; i < q.h; i++) fn(src, 8, &q, o, tmp));
         }
         checkasm_bench_report(name, isa, t[0], t[1]);
         free(in);
@@ -319,11 +327,7 @@ static void test_decouple(const char *name, QmAdmDecoupleRowFn fc, QmAdmDecouple
         double t[2];
         for (int f = 0; f < 2; f++) {
             const QmAdmDecoupleRowFn fn = f ? fs : fc;
-            const double t0 = checkasm_now();
-            for (int r = 0; r < 5; r++)
-                for (int i = 0; i < h; i++)
-                    fn(cref, cdis, 0, w, &q, 100.0, recip, o, o + 3, o + 6, o + 8);
-            t[f] = (checkasm_now() - t0) / 5;
+            BENCH_BEST(t[f], for (int i = 0; i < h; i++) fn(cref, cdis, 0, w, &q, 100.0, recip, o, o + 3, o + 6, o + 8));
         }
         checkasm_bench_report(name, isa, t[0], t[1]);
         free(mem);
@@ -398,11 +402,7 @@ static void test_num(const char *name, QmAdmNumRowFn fc, QmAdmNumRowFn fs, int v
         int64_t in[3];
         for (int f = 0; f < 2; f++) {
             const QmAdmNumRowFn fn = f ? fs : fc;
-            const double t0 = checkasm_now();
-            for (int r = 0; r < 5; r++)
-                for (int i = 0; i < h; i++)
-                    fn(s3, m3, mem + 6 * w, &q, in);
-            t[f] = (checkasm_now() - t0) / 5;
+            BENCH_BEST(t[f], for (int i = 0; i < h; i++) fn(s3, m3, mem + 6 * w, &q, in));
         }
         checkasm_bench_report(name, isa, t[0], t[1]);
         free(mem);
@@ -453,11 +453,7 @@ static void test_den(const char *name, QmAdmDenRowFn fc, QmAdmDenRowFn fs, int v
         uint64_t in[3];
         for (int f = 0; f < 2; f++) {
             const QmAdmDenRowFn fn = f ? fs : fc;
-            const double t0 = checkasm_now();
-            for (int r = 0; r < 5; r++)
-                for (int i = 0; i < h; i++)
-                    fn(r3, &q, in);
-            t[f] = (checkasm_now() - t0) / 5;
+            BENCH_BEST(t[f], for (int i = 0; i < h; i++) fn(r3, &q, in));
         }
         checkasm_bench_report(name, isa, t[0], t[1]);
         free(mem);
@@ -469,62 +465,15 @@ static void test_den(const char *name, QmAdmDenRowFn fc, QmAdmDenRowFn fs, int v
 /* The engine (fused rows, best kernels) against the plane stages            */
 /* ------------------------------------------------------------------------ */
 
-/* Features of one frame through the plane stages (C), as
- * tests/parity/host_arith.cu chains them. */
+/* Features of one frame through the plane stages (C). */
 static void plane_features(const QmAdmSetup *st, const void *ref, const void *dis,
                            ptrdiff_t stride, double out[QM_ADM_NFEATURES])
 {
-    const QmAdmScaleQ *q = st->q;
-    const int bw = q[0].w, bh = q[0].h;
-    const size_t row = ((size_t)bw + 15) & ~(size_t)15;
-    const ptrdiff_t bs = (ptrdiff_t)(row * sizeof(int32_t));
-    int32_t *mem = malloc(20 * row * (size_t)bh * sizeof(int32_t));
-    int32_t *pl[20];
-    for (int i = 0; i < 20; i++)
-        pl[i] = mem + (size_t)i * row * (size_t)bh;
-    int32_t *recip = malloc(QM_ADM_RECIP_SIZE * sizeof(int32_t));
-    int32_t *tmp = malloc(4 * (size_t)q[0].in_w * sizeof(int32_t));
-    qm_adm_recip_table(recip);
-    float num[4], aim[4], den[4];
-    for (int k = 0; k < QM_ADM_SCALES; k++) {
-        const void *ri = ref, *di = dis;
-        ptrdiff_t rs = stride, ds = stride;
-        if (k > 0) {
-            ri = pl[(k - 1) & 1];
-            di = pl[2 + ((k - 1) & 1)];
-            rs = ds = bs;
-        }
-        int32_t *const rb[4] = { pl[k & 1], pl[4], pl[5], pl[6] };
-        int32_t *const db[4] = { pl[2 + (k & 1)], pl[7], pl[8], pl[9] };
-        qm_adm_dwt_c(ri, rs, st->bpc, &q[k], rb, bs, tmp);
-        qm_adm_dwt_c(di, ds, st->bpc, &q[k], db, bs, tmp);
-        if (k == 0 && st->skip_scale0) {
-            num[0] = aim[0] = 0.0f;
-            den[0] = 1e-10f;
-            continue;
-        }
-        const int32_t *const r3[3] = { rb[1], rb[2], rb[3] };
-        const int32_t *const d3[3] = { db[1], db[2], db[3] };
-        int32_t *const rsv[3] = { pl[10], pl[11], pl[12] };
-        int32_t *const adv[3] = { pl[13], pl[14], pl[15] };
-        int32_t *const mr[2] = { pl[16], pl[17] };
-        int32_t *const ma[2] = { pl[18], pl[19] };
-        qm_adm_decouple_c(r3, d3, bs, &q[k], st->egl, recip, rsv, adv, mr, ma);
-        const int32_t *const crs[3] = { rsv[0], rsv[1], rsv[2] };
-        const int32_t *const cad[3] = { adv[0], adv[1], adv[2] };
-        int64_t n[3];
-        uint64_t d[3];
-        qm_adm_num_c(crs, ma[0], ma[1], bs, &q[k], n);
-        num[k] = qm_adm_num_scale(&q[k], n, st->noise_weight);
-        qm_adm_num_c(cad, mr[0], mr[1], bs, &q[k], n);
-        aim[k] = qm_adm_num_scale(&q[k], n, 0.0);
-        qm_adm_den_c(r3, bs, &q[k], d);
-        den[k] = qm_adm_den_scale(&q[k], d, st->noise_weight);
-    }
-    qm_adm_scores(num, aim, den, st->w, st->h, st->dlm_weight, st->min_val, out);
-    free(mem);
-    free(recip);
-    free(tmp);
+    int32_t *scratch = malloc(qm_adm_planes_scratch(st) * sizeof(int32_t));
+    QmAdmSums acc;
+    qm_adm_planes_sums(st, ref, stride, dis, stride, scratch, &acc);
+    qm_adm_features(st, &acc, out);
+    free(scratch);
 }
 
 extern const QmMetricDesc qm_metric_adm;
@@ -606,6 +555,49 @@ static void test_engine(unsigned isa)
     checkasm_end();
 }
 
+/* Present where cpu/x86/adm_avx2.c is built. */
+#pragma weak qm_adm_i64_to_float_avx2
+
+/* int64 -> float of the AVX2 twins against C's conversion: random values,
+ * values just around float ties (24 significant bits and a half) at every
+ * exponent, around powers of two, and the extremes. */
+static void test_i64_float(void)
+{
+    if (!qm_adm_i64_to_float_avx2 || !checkasm_begin("adm_i64_to_float", QM_CPU_AVX2))
+        return;
+    enum { N = 4096 };
+    int64_t x[N];
+    float got[N];
+    for (int it = 0; it < 400; it++) {
+        for (int i = 0; i < N; i++) {
+            const uint64_t r = ((uint64_t)checkasm_rand() << 32) | checkasm_rand();
+            const int e = (int)(checkasm_rand() % 40);
+            const int64_t m = (int64_t)((checkasm_rand() & 0xFFFFFF) | 0x1000000);
+            int64_t v;
+            switch (i % 6) {
+            case 0: v = (int64_t)r; break;
+            case 1: v = (int64_t)r >> (checkasm_rand() % 64); break;
+            case 2: /* a tie, or one off it */
+                v = (m << e) + (e ? (int64_t)1 << (e - 1) : 0) + (int64_t)(checkasm_rand() % 3) - 1;
+                break;
+            case 3: v = ((int64_t)1 << (checkasm_rand() % 63)) + (int64_t)(checkasm_rand() % 5) - 2; break;
+            case 4: v = i & 8 ? INT64_MIN + (int64_t)(checkasm_rand() % 3) : INT64_MAX - (int64_t)(checkasm_rand() % 3); break;
+            default: v = (m << e) | (int64_t)(r & (((uint64_t)1 << e) - 1)); break;
+            }
+            x[i] = checkasm_rand() & 1 ? v : (v == INT64_MIN ? v : -v);
+        }
+        qm_adm_i64_to_float_avx2(x, got, N);
+        for (int i = 0; i < N; i++) {
+            const float want = (float)x[i];
+            if (memcmp(&want, &got[i], sizeof(float))) {
+                checkasm_fail("%" PRId64 ": C %a SIMD %a", x[i], (double)want, (double)got[i]);
+                break;
+            }
+        }
+    }
+    checkasm_end();
+}
+
 void checkasm_adm(void)
 {
     QmAdmDsp c, avx2, s;
@@ -614,6 +606,8 @@ void checkasm_adm(void)
     qm_adm_dsp_init(&c, 0);
     qm_adm_dsp_init(&avx2, QM_CPU_AVX2);
     const unsigned isas = checkasm_isas();
+    if (isas & QM_CPU_AVX2)
+        test_i64_float();
     for (unsigned isa = QM_CPU_AVX2; isa <= QM_CPU_AVX512; isa <<= 1) {
         if (!(isas & isa))
             continue;
