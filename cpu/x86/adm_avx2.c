@@ -375,15 +375,29 @@ static inline __m256i sext_low(__m256i v)
 }
 
 /* CSF values of scales 1-3 (C: mask_row_wide, num_row): (int32)((mul * x
- * + add) >> sh), mul < 2^32, x an int32: the product is exact in int64;
- * formed as |x| * mul (unsigned) with x's sign, the low half of the
- * shifted sum (sh <= 32) being the C code's truncation. */
-static inline __m128i csf4(__m128i x, __m256i mul, __m256i add, __m128i sh)
+ * + add) >> sh), 0 <= mul < 2^32, x an int32: the product is exact in
+ * int64 (a signed product where mul fits int32, else |x| * mul with x's
+ * sign); the low half of the shifted sum (sh <= 32) is the C code's
+ * truncation. */
+static inline __m128i csf4(__m128i x, int64_t mul, int64_t add, int sh)
 {
-    const __m256i sign = _mm256_cvtepi32_epi64(_mm_srai_epi32(x, 31));
-    const __m256i p = _mm256_mul_epu32(_mm256_cvtepu32_epi64(_mm_abs_epi32(x)), mul);
-    const __m256i v = _mm256_sub_epi64(_mm256_xor_si256(p, sign), sign);
-    return low32(_mm256_srl_epi64(_mm256_add_epi64(v, add), sh));
+    __m256i v;
+    if (mul < INT32_MAX) {
+        /* the Watson weights: a signed 32x32 -> 64-bit product */
+        v = _mm256_mul_epi32(_mm256_cvtepi32_epi64(x), _mm256_set1_epi64x(mul));
+    } else {
+        const __m256i sign = _mm256_cvtepi32_epi64(_mm_srai_epi32(x, 31));
+        const __m256i p = _mm256_mul_epu32(_mm256_cvtepu32_epi64(_mm_abs_epi32(x)),
+                                           _mm256_set1_epi64x(mul));
+        v = _mm256_sub_epi64(_mm256_xor_si256(p, sign), sign);
+    }
+    return low32(_mm256_srl_epi64(_mm256_add_epi64(v, _mm256_set1_epi64x(add)), _mm_cvtsi32_si128(sh)));
+}
+
+/* (int32)(v >> sh) of four int64 whose high half it is for sh = 32 */
+static inline __m128i shift_trunc(__m256i v, int sh)
+{
+    return sh == 32 ? high32(v) : low32(sra64(v, _mm_cvtsi32_si128(sh)));
 }
 
 /* |y| / 30 and |y| / 15 terms of scales 1-3 (C: mask_row_wide) for four
@@ -391,15 +405,14 @@ static inline __m128i csf4(__m128i x, __m256i mul, __m256i add, __m128i sh)
  * >> 32 in int64 truncated to int32: the high half. */
 static inline void mask_terms4(__m128i x, const QmAdmScaleQ *q, int t, __m128i *su, __m128i *ce)
 {
-    const __m128i y = csf4(x, _mm256_set1_epi64x(q->csf_mul[t]), _mm256_set1_epi64x(q->csf_add[t]),
-                           _mm_cvtsi32_si128(q->csf_shift[t]));
+    const __m128i y = csf4(x, q->csf_mul[t], q->csf_add[t], q->csf_shift[t]);
     const __m256i ay = _mm256_cvtepu32_epi64(_mm_abs_epi32(y));
     const __m256i f = _mm256_add_epi64(_mm256_mul_epu32(ay, _mm256_set1_epi64x(q->flt_mul)),
                                        _mm256_set1_epi64x(q->flt_add));
     const __m256i c = _mm256_add_epi64(_mm256_mul_epu32(ay, _mm256_set1_epi64x(q->ctr_mul)),
                                        _mm256_set1_epi64x(q->ctr_add));
-    *su = _mm_add_epi32(*su, low32(sra64(f, _mm_cvtsi32_si128(q->flt_shift))));
-    *ce = _mm_add_epi32(*ce, low32(sra64(c, _mm_cvtsi32_si128(q->ctr_shift))));
+    *su = _mm_add_epi32(*su, shift_trunc(f, q->flt_shift));
+    *ce = _mm_add_epi32(*ce, shift_trunc(c, q->ctr_shift));
 }
 
 static inline __m128i load4(const int32_t *p, __m128i m, int full)
@@ -544,15 +557,14 @@ static void thresholds(const int32_t *const sum[3], const int32_t *ctr, int w, i
 static int64_t num_row64(const int32_t *src, const int32_t *thr, int n,
                          const QmAdmScaleQ *q, int t)
 {
-    const __m256i mul = _mm256_set1_epi64x(q->csf_mul[t]), xadd = _mm256_set1_epi64x(q->x_add);
-    const __m128i xsh = _mm_cvtsi32_si128(q->x_shift), ts = _mm_cvtsi32_si128(q->thr_shift[t]);
+    const __m128i ts = _mm_cvtsi32_si128(q->thr_shift[t]);
     const __m128i sqs = _mm_cvtsi32_si128(q->sq_shift[t]), cubs = _mm_cvtsi32_si128(q->cub_shift[t]);
     const __m256i sqa = _mm256_set1_epi64x(q->sq_add[t]), cuba = _mm256_set1_epi64x(q->cub_add[t]);
     __m256i acc = _mm256_setzero_si256();
     for (int j = 0; j < n; j += 4) {
         const int full = n - j >= 4;
         const __m128i lm = _mm256_castsi256_si128(lane_mask(n - j));
-        const __m128i x = csf4(load4(src + j, lm, full), mul, xadd, xsh);
+        const __m128i x = csf4(load4(src + j, lm, full), q->csf_mul[t], q->x_add, q->x_shift);
         const __m128i th = _mm_sll_epi32(load4(thr + j, lm, full), ts);
         const __m128i m32 = _mm_and_si128(_mm_max_epi32(_mm_sub_epi32(_mm_abs_epi32(x), th),
                                                         _mm_setzero_si128()), lm);
