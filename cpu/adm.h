@@ -31,6 +31,13 @@
  * bits are applied where the reference applies them).  All fixed-point
  * constants of a scale live in QmAdmScaleQ, computed once on the host.
  *
+ * Each stage is also declared per band row (QmAdmDwtRowFn, ...; the plane
+ * stages loop over them).  The CPU engine runs the row kernels in one pass
+ * over a scale's rows so that intermediates stay in cache, with the
+ * kernels of QmAdmDsp: the C ones, or their SIMD twins (cpu/x86/), chosen
+ * once by qm_adm_dsp_init().  qm_adm_planes_sums() chains the plane stages
+ * as the reference does: the specification the engine is tested against.
+ *
  * Strides are in bytes.
  */
 #ifndef QM_ADM_H
@@ -236,7 +243,11 @@ void qm_adm_scores(const float num[4], const float aim[4], const float den[4],
  * them; the CPU engine runs them in one pass over the rows, see adm.c).
  * Row pointers point at column 0 of their row.  Accelerated twins
  * (cpu/x86/adm_<isa>.c) replace them through QmAdmDsp and must give the
- * same outputs bit for bit, for any input the C kernel accepts. */
+ * same outputs bit for bit for every input the engine can pass: any
+ * samples and any int32 band a; scale-0 detail bands and decoupled parts
+ * within +-QM_ADM_BAND0_MAX (the DWT's range, which the twins' 32-bit
+ * arithmetic relies on); recipes from qm_adm_scale_setup() for pictures
+ * of at least QM_ADM_MIN_SIZE; egl within its option's range [1, 100]. */
 
 /**
  * DWT of band row i: src[k] is input row 2i - 1 + k mirrored at the
