@@ -1185,30 +1185,41 @@ void qm_adm_planes_sums(const QmAdmSetup *st, const void *ref, ptrdiff_t ref_str
     }
 }
 
-/* The engine runs the row kernels band row by band row, so that every
- * intermediate row (detail bands, decoupled parts, masking terms) is used
- * while it is in cache; only the band a of each scale (the next scale's
- * input) is kept whole.  The numerator of band row i needs the masking
- * terms of rows i - 1 .. i + 1, so it runs one row behind; a ring of
- * RING row sets holds what it reads.  The results are those of the plane
- * stages (qm_adm_dwt_c, ...): every kernel is pointwise per row or reads
- * the rows the plane stages read, and decoupling only the rows and
- * columns the sums read (q->roi widened by the masking taps) leaves out
- * values nothing reads. */
-enum { RING = 4 };
+/* The engine runs the row kernels band row by band row, all four scales in
+ * one pass over the picture, so that every intermediate row is used while
+ * it is in cache: as soon as scale k has the band a rows that band row i
+ * of scale k + 1 reads (rows 2i - 1 .. 2i + 2, mirrored), that row runs,
+ * from a ring of ARING band a rows (it reads rows no older than 3 behind
+ * the newest).  Per scale and row: the DWT of both pictures, the decouple
+ * of the rows and columns the sums read (q->roi widened by the masking
+ * taps: the rest is read by nothing), the denominator of the ROI's rows;
+ * the numerator of band row i needs the masking terms of rows i - 1 ..
+ * i + 1, so it runs one row behind, from a ring of RING row sets.  Every
+ * kernel is pointwise per row or reads the rows the plane stages read, so
+ * the sums are those of qm_adm_planes_sums() (tests/checkasm/adm.c). */
+enum { RING = 4, ARING = 8 };
 /* rows of one ring slot: rst h v d, add h v d, mask_r sum ctr, mask_a sum ctr */
 enum { S_RST = 0, S_ADD = 3, S_MR = 6, S_MA = 8, S_ROWS = 10 };
+
+typedef struct AdmScale {
+    int32_t *ring[RING][S_ROWS];
+    int32_t *aring[2][ARING]; /* band a rows of [ref, dis] (scales 0-2) */
+    int next_dwt;             /* next band row to compute */
+    int next_num;             /* next numerator row */
+} AdmScale;
 
 typedef struct AdmState {
     QmAdmSetup set;
     QmAdmDsp dsp;
-    int32_t *recip;     /* QM_ADM_RECIP_SIZE */
+    int32_t *recip;      /* QM_ADM_RECIP_SIZE */
     int32_t *mem;
-    int32_t *a[2][2];   /* band a planes [ref, dis][ping-pong] */
-    ptrdiff_t astride;  /* bytes */
-    int32_t *band[2][4]; /* one band row a (last scale: unused), h, v, d */
-    int32_t *ring[RING][S_ROWS];
-    int32_t *tmp;       /* 4 * w */
+    AdmScale sc[QM_ADM_SCALES];
+    int32_t *band[2][4]; /* one band row of [ref, dis]: a (last scale), h, v, d */
+    int32_t *tmp;        /* 4 * w */
+    /* the frame being computed */
+    const void *pic[2];
+    ptrdiff_t pic_stride[2];
+    QmAdmSums acc;
 } AdmState;
 
 static void adm_close(void *priv)
@@ -1219,6 +1230,12 @@ static void adm_close(void *priv)
     s->recip = s->mem = NULL;
 }
 
+/* int32 of a row of n samples, padded to 64 bytes */
+static size_t row_len(int n)
+{
+    return ((size_t)n + 15) & ~(size_t)15;
+}
+
 static int adm_init(void *priv, const QmMetricConfig *cfg)
 {
     AdmState *s = priv;
@@ -1226,27 +1243,28 @@ static int adm_init(void *priv, const QmMetricConfig *cfg)
     if (err)
         return err;
     qm_adm_dsp_init(&s->dsp, qm_cpu_flags());
-    /* rows padded to 64 bytes; every row has scale 0's band width */
-    const size_t bw = ((size_t)s->set.q[0].w + 15) & ~(size_t)15;
-    const size_t bh = (size_t)s->set.q[0].h;
-    const size_t rows = 2 * 4 + RING * S_ROWS;
-    s->astride = (ptrdiff_t)(bw * sizeof(int32_t));
+    size_t total = 2 * 4 * row_len(s->set.q[0].w) + 4 * (size_t)cfg->w;
+    for (int k = 0; k < QM_ADM_SCALES; k++)
+        total += (RING * S_ROWS + 2 * ARING) * row_len(s->set.q[k].w);
     s->recip = malloc(QM_ADM_RECIP_SIZE * sizeof(int32_t));
-    s->mem = malloc((4 * bw * bh + rows * bw + 4 * (size_t)cfg->w) * sizeof(int32_t));
+    s->mem = malloc(total * sizeof(int32_t));
     if (!s->recip || !s->mem) {
         adm_close(s);
         return QM_ENOMEM;
     }
     int32_t *m = s->mem;
+    for (int k = 0; k < QM_ADM_SCALES; k++) {
+        const size_t bw = row_len(s->set.q[k].w);
+        for (int r = 0; r < RING; r++)
+            for (int b = 0; b < S_ROWS; b++, m += bw)
+                s->sc[k].ring[r][b] = m;
+        for (int p = 0; p < 2; p++)
+            for (int r = 0; r < ARING; r++, m += bw)
+                s->sc[k].aring[p][r] = m;
+    }
     for (int p = 0; p < 2; p++)
-        for (int k = 0; k < 2; k++, m += bw * bh)
-            s->a[p][k] = m;
-    for (int p = 0; p < 2; p++)
-        for (int b = 0; b < 4; b++, m += bw)
+        for (int b = 0; b < 4; b++, m += row_len(s->set.q[0].w))
             s->band[p][b] = m;
-    for (int r = 0; r < RING; r++)
-        for (int b = 0; b < S_ROWS; b++, m += bw)
-            s->ring[r][b] = m;
     s->tmp = m;
     qm_adm_recip_table(s->recip);
     return 0;
@@ -1254,14 +1272,15 @@ static int adm_init(void *priv, const QmMetricConfig *cfg)
 
 /* Numerator rows of band row i: the DLM (restored part masked by the
  * additive impairment) and the AIM (the converse). */
-static void num_rows(AdmState *s, const QmAdmScaleQ *q, QmAdmNumRowFn num, int i,
-                     int64_t dlm[3], int64_t aim[3])
+static void num_rows(AdmState *s, int k, QmAdmNumRowFn num, int i)
 {
+    const QmAdmScaleQ *q = &s->set.q[k];
+    int32_t *const (*ring)[S_ROWS] = s->sc[k].ring;
     const int h = q->h;
     /* the threshold's taps: row -1 reads row 1, row h reads h - 1 */
-    int32_t *const *up = s->ring[(i > 0 ? i - 1 : 1) % RING];
-    int32_t *const *mid = s->ring[i % RING];
-    int32_t *const *dn = s->ring[(i + 1 < h ? i + 1 : h - 1) % RING];
+    int32_t *const *up = ring[(i > 0 ? i - 1 : 1) % RING];
+    int32_t *const *mid = ring[i % RING];
+    int32_t *const *dn = ring[(i + 1 < h ? i + 1 : h - 1) % RING];
     const int32_t *const sa[3] = { up[S_MA], mid[S_MA], dn[S_MA] };
     const int32_t *const sr[3] = { up[S_MR], mid[S_MR], dn[S_MR] };
     const int32_t *const rst[3] = { mid[S_RST], mid[S_RST + 1], mid[S_RST + 2] };
@@ -1269,74 +1288,88 @@ static void num_rows(AdmState *s, const QmAdmScaleQ *q, QmAdmNumRowFn num, int i
     int64_t in[3];
     num(rst, sa, mid[S_MA + 1], q, in);
     for (int t = 0; t < 3; t++)
-        dlm[t] += (in[t] + q->row_add) >> q->row_shift;
+        s->acc.dlm[k][t] += (in[t] + q->row_add) >> q->row_shift;
     num(add, sr, mid[S_MR + 1], q, in);
     for (int t = 0; t < 3; t++)
-        aim[t] += (in[t] + q->row_add) >> q->row_shift;
+        s->acc.aim[k][t] += (in[t] + q->row_add) >> q->row_shift;
 }
 
-static void scale_rows(AdmState *s, int k, const void *const in[2],
-                       const ptrdiff_t in_stride[2], int32_t *const out_a[2],
-                       int stats, QmAdmSums *acc)
+/* The newest input row that band row i of a scale reads. */
+static int last_input_row(const QmAdmScaleQ *q, int i)
+{
+    int last = 0;
+    for (int k = 0; k < 4; k++)
+        last = QM_MAX(last, dwt_mirror(2 * i - 1 + k, q->in_h));
+    return last;
+}
+
+/* Band row i of scale k, then the rows of the next scales it completes. */
+static void scale_row(AdmState *s, int k, int i)
 {
     const QmAdmScaleQ *q = &s->set.q[k];
     const QmAdmDsp *d = &s->dsp;
-    const int v = k > 0;
-    const QmAdmRect *roi = &q->roi;
-    /* rows and columns that the sums read (see above) */
-    const int dy0 = QM_MAX(roi->y0 - 1, 0), dy1 = QM_MIN(roi->y1 + 1, q->h);
-    const int dx0 = QM_MAX(roi->x0 - 1, 0), dx1 = QM_MIN(roi->x1 + 1, q->w);
-    int next = roi->y0; /* next numerator row */
-    for (int i = 0; i < q->h; i++) {
-        for (int p = 0; p < 2; p++) {
-            const void *rows[4];
-            int32_t *b[4] = { s->band[p][0], s->band[p][1], s->band[p][2], s->band[p][3] };
-            if (out_a[p])
-                b[0] = (int32_t *)((uint8_t *)out_a[p] + i * s->astride);
-            qm_adm_dwt_rows(in[p], in_stride[p], q, i, rows);
-            d->dwt_row[v](rows, s->set.bpc, q, b, s->tmp);
+    AdmScale *sc = &s->sc[k];
+    const int v = k > 0, last = k == QM_ADM_SCALES - 1;
+    for (int p = 0; p < 2; p++) {
+        const void *rows[4];
+        int32_t *b[4] = { s->band[p][0], s->band[p][1], s->band[p][2], s->band[p][3] };
+        if (!last)
+            b[0] = sc->aring[p][i % ARING];
+        if (k == 0) {
+            qm_adm_dwt_rows(s->pic[p], s->pic_stride[p], q, i, rows);
+        } else {
+            for (int j = 0; j < 4; j++)
+                rows[j] = s->sc[k - 1].aring[p][dwt_mirror(2 * i - 1 + j, q->in_h) % ARING];
         }
-        if (!stats)
-            continue;
+        d->dwt_row[v](rows, s->set.bpc, q, b, s->tmp);
+    }
+    /* adm_skip_scale0: only the approximation band is kept */
+    if (!(k == 0 && s->set.skip_scale0)) {
+        const QmAdmRect *roi = &q->roi;
         const int32_t *const ref3[3] = { s->band[0][1], s->band[0][2], s->band[0][3] };
-        if (i >= dy0 && i < dy1) {
+        /* rows and columns that the sums read (see above) */
+        if (i >= roi->y0 - 1 && i <= roi->y1) {
             const int32_t *const dis3[3] = { s->band[1][1], s->band[1][2], s->band[1][3] };
-            int32_t *const *r = s->ring[i % RING];
-            d->decouple_row[v](ref3, dis3, dx0, dx1, q, s->set.egl, s->recip,
-                               r + S_RST, r + S_ADD, r + S_MR, r + S_MA);
+            int32_t *const *r = sc->ring[i % RING];
+            d->decouple_row[v](ref3, dis3, QM_MAX(roi->x0 - 1, 0), QM_MIN(roi->x1 + 1, q->w),
+                               q, s->set.egl, s->recip, r + S_RST, r + S_ADD, r + S_MR,
+                               r + S_MA);
         }
         if (i >= roi->y0 && i < roi->y1) {
-            uint64_t in_d[3];
-            d->den_row[v](ref3, q, in_d);
+            uint64_t in[3];
+            d->den_row[v](ref3, q, in);
             for (int t = 0; t < 3; t++)
-                acc->den[k][t] += (in_d[t] + q->drow_add) >> q->drow_shift;
+                s->acc.den[k][t] += (in[t] + q->drow_add) >> q->drow_shift;
         }
         /* numerator rows whose lower neighbour (or its mirror) is done */
-        for (; next < roi->y1 && (next + 1 <= i || next + 1 >= q->h); next++)
-            num_rows(s, q, d->num_row[v], next, acc->dlm[k], acc->aim[k]);
+        for (; sc->next_num < roi->y1 &&
+               (sc->next_num + 1 <= i || sc->next_num + 1 >= q->h); sc->next_num++)
+            num_rows(s, k, d->num_row[v], sc->next_num);
+    }
+    if (!last) {
+        const QmAdmScaleQ *qn = &s->set.q[k + 1];
+        AdmScale *n = &s->sc[k + 1];
+        while (n->next_dwt < qn->h && last_input_row(qn, n->next_dwt) <= i)
+            scale_row(s, k + 1, n->next_dwt++);
     }
 }
 
 static int adm_compute(void *priv, const QmFrame *f, QmRows *out)
 {
     AdmState *s = priv;
-    const void *in[2] = { f->ref->data[0], f->dist->data[0] };
-    ptrdiff_t in_stride[2] = { f->ref->stride[0], f->dist->stride[0] };
-    QmAdmSums acc;
-    memset(&acc, 0, sizeof(acc));
+    s->pic[0] = f->ref->data[0];
+    s->pic[1] = f->dist->data[0];
+    s->pic_stride[0] = f->ref->stride[0];
+    s->pic_stride[1] = f->dist->stride[0];
+    memset(&s->acc, 0, sizeof(s->acc));
     for (int k = 0; k < QM_ADM_SCALES; k++) {
-        /* band a ping-pongs between two planes; the last scale's is unused */
-        int32_t *const out_a[2] = { k < QM_ADM_SCALES - 1 ? s->a[0][k & 1] : NULL,
-                                    k < QM_ADM_SCALES - 1 ? s->a[1][k & 1] : NULL };
-        /* adm_skip_scale0: only the approximation band is kept */
-        scale_rows(s, k, in, in_stride, out_a, !(k == 0 && s->set.skip_scale0), &acc);
-        for (int p = 0; p < 2; p++) {
-            in[p] = out_a[p];
-            in_stride[p] = s->astride;
-        }
+        s->sc[k].next_dwt = 0;
+        s->sc[k].next_num = s->set.q[k].roi.y0;
     }
+    for (int i = 0; i < s->set.q[0].h; i++)
+        scale_row(s, 0, i);
     double v[QM_ADM_NFEATURES];
-    qm_adm_features(&s->set, &acc, v);
+    qm_adm_features(&s->set, &s->acc, v);
     for (unsigned i = 0; i < QM_ADM_NFEATURES; i++)
         qm_rows_set(out, 0, i, v[i]);
     return 0;
