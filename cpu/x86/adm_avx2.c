@@ -4,7 +4,9 @@
  * (tests/checkasm/adm.c); the comments say why a narrower or reordered
  * operation gives the same values.  Scale 0 (the 16-bit pipeline) runs in
  * 32-bit lanes: every band sample there is bounded by QM_ADM_BAND0_MAX.
- * Scales 1-3 keep the C kernels' 64-bit products, as even/odd lane pairs.
+ * Scales 1-3 keep the C kernels' 64-bit products, in four 64-bit lanes;
+ * what AVX2 lacks for them (arithmetic 64-bit shifts, int64 -> float) is
+ * built from what it has.
  */
 #include <immintrin.h>
 #include <math.h>
