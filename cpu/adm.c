@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "adm.h"
+#include "cpu.h"
 #include "metric.h"
 
 #ifndef M_PI
@@ -29,11 +30,11 @@
 /* Constants                                                                 */
 /* ------------------------------------------------------------------------ */
 
-/* Daubechies-2 analysis filters in Q15 (libvmaf integer_adm.h:
- * dwt2_db2_coeffs_lo / _hi); the low-pass taps sum to 46342 (sqrt(2) in
- * Q15, dwt2_db2_coeffs_lo_sum), the high-pass taps to 0. */
-static const int32_t DB2_LO[4] = { 15826, 27411, 7345, -4240 };
-static const int32_t DB2_HI[4] = { -4240, -7345, 27411, -15826 };
+/* Daubechies-2 analysis filters: adm.h; the low-pass taps sum to 46342
+ * (sqrt(2) in Q15, integer_adm.h dwt2_db2_coeffs_lo_sum), the high-pass
+ * taps to 0. */
+#define DB2_LO QM_ADM_DB2_LO
+#define DB2_HI QM_ADM_DB2_HI
 #define DB2_LO_SUM 46342
 
 /* Border excluded from the sums: 10 % of each side (ADM_BORDER_FACTOR). */
@@ -503,24 +504,16 @@ static void dwt0_horizontal(const int16_t *restrict lo, const int16_t *restrict 
                    dwt_mirror(2 * j + 1, n), dwt_mirror(2 * j + 2, n));
 }
 
-static void dwt0(const uint8_t *src, ptrdiff_t src_stride, int bpc,
-                 const QmAdmScaleQ *q, int32_t *const band[4],
-                 ptrdiff_t band_stride, int32_t *restrict tmp)
+static void dwt0_row(const void *const src[4], int bpc, const QmAdmScaleQ *q,
+                     int32_t *const band[4], int32_t *restrict tmp)
 {
-    const int n = q->in_w, m = q->in_h;
+    const int n = q->in_w;
     int16_t *t16 = (int16_t *)tmp, *lo = t16 + 4 * (size_t)n, *hi = lo + n;
-    for (int i = 0; i < q->h; i++) {
-        for (int k = 0; k < 4; k++)
-            dwt0_centre(src + dwt_mirror(2 * i - 1 + k, m) * src_stride, bpc,
-                        n, t16 + k * (size_t)n);
-        dwt0_vertical(t16, t16 + n, t16 + 2 * (size_t)n, t16 + 3 * (size_t)n,
-                      n, (int32_t)q->v_add, q->v_shift, lo, hi);
-        const ptrdiff_t o = i * band_stride;
-        dwt0_horizontal(lo, hi, n, q->w, (int32_t *)((uint8_t *)band[0] + o),
-                        (int32_t *)((uint8_t *)band[1] + o),
-                        (int32_t *)((uint8_t *)band[2] + o),
-                        (int32_t *)((uint8_t *)band[3] + o));
-    }
+    for (int k = 0; k < 4; k++)
+        dwt0_centre(src[k], bpc, n, t16 + k * (size_t)n);
+    dwt0_vertical(t16, t16 + n, t16 + 2 * (size_t)n, t16 + 3 * (size_t)n, n,
+                  (int32_t)q->v_add, q->v_shift, lo, hi);
+    dwt0_horizontal(lo, hi, n, q->w, band[0], band[1], band[2], band[3]);
 }
 
 /* Scales 1-3: int32 band a in, int64 sums (the reference's; the values
@@ -569,34 +562,44 @@ static void dwt_horizontal(const int32_t *restrict lo, const int32_t *restrict h
                   dwt_mirror(2 * j + 1, n), dwt_mirror(2 * j + 2, n));
 }
 
-static void dwt123(const uint8_t *src, ptrdiff_t src_stride,
-                   const QmAdmScaleQ *q, int32_t *const band[4],
-                   ptrdiff_t band_stride, int32_t *restrict tmp)
+static void dwt123_row(const void *const src[4], const QmAdmScaleQ *q,
+                       int32_t *const band[4], int32_t *restrict tmp)
 {
-    const int n = q->in_w, m = q->in_h;
+    const int n = q->in_w;
     int32_t *lo = tmp, *hi = tmp + n;
-    for (int i = 0; i < q->h; i++) {
-        const int32_t *r[4];
-        for (int k = 0; k < 4; k++)
-            r[k] = (const int32_t *)(src + dwt_mirror(2 * i - 1 + k, m) * src_stride);
-        dwt_vertical(r[0], r[1], r[2], r[3], n, q->v_add, q->v_shift, lo, hi);
-        const ptrdiff_t o = i * band_stride;
-        dwt_horizontal(lo, hi, n, q->w, q->h_add, q->h_shift,
-                       (int32_t *)((uint8_t *)band[0] + o),
-                       (int32_t *)((uint8_t *)band[1] + o),
-                       (int32_t *)((uint8_t *)band[2] + o),
-                       (int32_t *)((uint8_t *)band[3] + o));
-    }
+    dwt_vertical(src[0], src[1], src[2], src[3], n, q->v_add, q->v_shift, lo, hi);
+    dwt_horizontal(lo, hi, n, q->w, q->h_add, q->h_shift, band[0], band[1],
+                   band[2], band[3]);
+}
+
+void qm_adm_dwt_row_c(const void *const src[4], int bpc, const QmAdmScaleQ *q,
+                      int32_t *const band[4], int32_t *restrict tmp)
+{
+    if (q->scale == 0)
+        dwt0_row(src, bpc, q, band, tmp);
+    else
+        dwt123_row(src, q, band, tmp);
+}
+
+void qm_adm_dwt_rows(const void *src, ptrdiff_t src_stride, const QmAdmScaleQ *q,
+                     int i, const void *rows[4])
+{
+    for (int k = 0; k < 4; k++)
+        rows[k] = (const uint8_t *)src + dwt_mirror(2 * i - 1 + k, q->in_h) * src_stride;
 }
 
 void qm_adm_dwt_c(const void *src, ptrdiff_t src_stride, int bpc,
                   const QmAdmScaleQ *q, int32_t *const band[4],
                   ptrdiff_t band_stride, int32_t *restrict tmp)
 {
-    if (q->scale == 0)
-        dwt0(src, src_stride, bpc, q, band, band_stride, tmp);
-    else
-        dwt123(src, src_stride, q, band, band_stride, tmp);
+    for (int i = 0; i < q->h; i++) {
+        const void *rows[4];
+        int32_t *b[4];
+        qm_adm_dwt_rows(src, src_stride, q, i, rows);
+        for (int k = 0; k < 4; k++)
+            b[k] = (int32_t *)((uint8_t *)band[k] + i * band_stride);
+        qm_adm_dwt_row_c(rows, bpc, q, b, tmp);
+    }
 }
 
 /* ------------------------------------------------------------------------ */
@@ -604,6 +607,14 @@ void qm_adm_dwt_c(const void *src, ptrdiff_t src_stride, int bpc,
 /* ------------------------------------------------------------------------ */
 
 #define ROW(p, stride, i) ((p) + (i) * ((stride) / (ptrdiff_t)sizeof(*(p))))
+
+/* |x| as uint32, 2^31 for INT32_MIN (what the reference's abs() yields on
+ * x86-64 for it, where abs() itself is undefined and compilers may widen
+ * it differently) */
+static inline uint32_t uabs32(int32_t x)
+{
+    return x < 0 ? 0u - (uint32_t)x : (uint32_t)x;
+}
 
 /* Scales 1-3: 64-bit products (scalar, see QM_SCALAR_LOOPS). */
 static QM_SCALAR_LOOPS void
@@ -687,6 +698,13 @@ decouple_gain(int32_t o, uint32_t ao, int64_t to, const int32_t *recip, int wide
     return o == 0 ? 32768 : k;
 }
 
+/* x + y wrapping (int32 extremes at scales 1-3 reach 2^63), as the
+ * reference's int64 sums compile */
+static inline int64_t sum64(int64_t x, int64_t y)
+{
+    return (int64_t)((uint64_t)x + (uint64_t)y);
+}
+
 /* x * sign for a sign mask sm (0 or -1) */
 static inline int64_t apply_sign(int64_t x, int64_t sm)
 {
@@ -697,77 +715,80 @@ static inline int64_t apply_sign(int64_t x, int64_t sm)
 #define DECOUPLE_CHUNK 256
 
 static inline __attribute__((always_inline)) void
-decouple_rows(const int32_t *const ref[3], const int32_t *const dis[3],
-              ptrdiff_t stride, const QmAdmScaleQ *q, double egl,
-              const int32_t *recip, int32_t *const rst[3],
-              int32_t *const add[3], int32_t *const mask_r[2],
-              int32_t *const mask_a[2], int wide)
+decouple_row(const int32_t *const ref[3], const int32_t *const dis[3], int x0,
+             int x1, const QmAdmScaleQ *q, double egl, const int32_t *recip,
+             int32_t *const rst[3], int32_t *const add[3],
+             int32_t *const mask_r[2], int32_t *const mask_a[2], int wide)
 {
     /* cos^2(1 degree) in float (integer_adm.c adm_decouple) */
     const double cos1sq = (float)(cos(1.0 * M_PI / 180.0) * cos(1.0 * M_PI / 180.0));
-    const QmAdmRect *rc = &q->work;
     /* egl as an exact integer when it is one (1 and 100 in practice) */
     const int64_t egl_int = egl == floor(egl) && egl <= (1 << 20) ? (int64_t)egl : 0;
     uint8_t angle[DECOUPLE_CHUNK];
-    for (int i = rc->y0; i < rc->y1; i++) {
-        const int32_t *oh = ROW(ref[0], stride, i), *ov = ROW(ref[1], stride, i);
-        const int32_t *th = ROW(dis[0], stride, i), *tv = ROW(dis[1], stride, i);
-        for (int j0 = rc->x0; j0 < rc->x1; j0 += DECOUPLE_CHUNK) {
-            const int n = QM_MIN(DECOUPLE_CHUNK, rc->x1 - j0);
-            /* Is the angle between (oh, ov) and (th, tv) below 1 degree?
-             * (o.t >= 0 and (o.t)^2 >= cos^2(1deg) |o|^2 |t|^2, the 64-bit
-             * integers rounded to float and compared in double.  The
-             * reference divides each by 4096 first: exact, so left out.) */
-            for (int j = 0; j < n; j++) {
-                const int64_t a = oh[j0 + j], b = ov[j0 + j];
-                const int64_t c = th[j0 + j], d = tv[j0 + j];
-                const double dot = (float)(a * c + b * d);
-                const double oo = (float)(a * a + b * b);
-                const double tt = (float)(c * c + d * d);
-                angle[j] = (dot >= 0.0) & (dot * dot >= cos1sq * oo * tt);
-            }
-            for (int b = 0; b < 3; b++) {
-                const int32_t *o = ROW(ref[b], stride, i) + j0;
-                const int32_t *t = ROW(dis[b], stride, i) + j0;
-                int32_t *r = ROW(rst[b], stride, i) + j0;
-                int32_t *a = ROW(add[b], stride, i) + j0;
-                for (int j = 0; j < n; j++) {
-                    const int32_t ob = o[j], tb = t[j];
-                    const int64_t sm = ob >> 31; /* 0 or -1 */
-                    const int64_t to = apply_sign(tb, sm);
-                    const int64_t k = decouple_gain(ob, (uint32_t)apply_sign(ob, sm),
-                                                    to, recip, wide);
-                    const int32_t rs = (int32_t)((k * ob + 16384) >> 15);
-                    /* Where the orientation is kept, the restored part may
-                     * exceed the reference by the gain limit, up to dis
-                     * itself: min(rs * egl, t) for o > 0, max() for o < 0,
-                     * the double truncated to an integer (the reference
-                     * tests the sign of k * o in float: k > 0 and o's
-                     * sign).  t is an integer, so truncating first and
-                     * clamping in integers is the same; an integral egl
-                     * gives an exact integer product.  max(g, t) is done
-                     * as -min(-g, -t). */
-                    const int64_t g = egl_int ? rs * egl_int : (int64_t)(rs * egl);
-                    const int64_t go = apply_sign(g, sm);
-                    const int64_t lim = apply_sign(go < to ? go : to, sm);
-                    const int use = angle[j] & (k > 0) & (ob != 0);
-                    const int32_t rv = use ? (int32_t)lim : rs;
-                    r[j] = rv;
-                    a[j] = tb - rv;
-                }
-            }
-            /* the masking planes of both parts, while the chunk is hot */
-            const int32_t *cr[3], *ca[3];
-            for (int b = 0; b < 3; b++) {
-                cr[b] = ROW(rst[b], stride, i) + j0;
-                ca[b] = ROW(add[b], stride, i) + j0;
-            }
-            mask_chunk(cr, n, q, ROW(mask_r[0], stride, i) + j0,
-                       ROW(mask_r[1], stride, i) + j0);
-            mask_chunk(ca, n, q, ROW(mask_a[0], stride, i) + j0,
-                       ROW(mask_a[1], stride, i) + j0);
+    const int32_t *oh = ref[0], *ov = ref[1], *th = dis[0], *tv = dis[1];
+    for (int j0 = x0; j0 < x1; j0 += DECOUPLE_CHUNK) {
+        const int n = QM_MIN(DECOUPLE_CHUNK, x1 - j0);
+        /* Is the angle between (oh, ov) and (th, tv) below 1 degree?
+         * (o.t >= 0 and (o.t)^2 >= cos^2(1deg) |o|^2 |t|^2, the 64-bit
+         * integers rounded to float and compared in double.  The
+         * reference divides each by 4096 first: exact, so left out.) */
+        for (int j = 0; j < n; j++) {
+            const int64_t a = oh[j0 + j], b = ov[j0 + j];
+            const int64_t c = th[j0 + j], d = tv[j0 + j];
+            const double dot = (float)sum64(a * c, b * d);
+            const double oo = (float)sum64(a * a, b * b);
+            const double tt = (float)sum64(c * c, d * d);
+            angle[j] = (dot >= 0.0) & (dot * dot >= cos1sq * oo * tt);
         }
+        for (int b = 0; b < 3; b++) {
+            const int32_t *o = ref[b] + j0, *t = dis[b] + j0;
+            int32_t *r = rst[b] + j0, *a = add[b] + j0;
+            for (int j = 0; j < n; j++) {
+                const int32_t ob = o[j], tb = t[j];
+                const int64_t sm = ob >> 31; /* 0 or -1 */
+                const int64_t to = apply_sign(tb, sm);
+                const int64_t k = decouple_gain(ob, (uint32_t)apply_sign(ob, sm),
+                                                to, recip, wide);
+                const int32_t rs = (int32_t)((k * ob + 16384) >> 15);
+                /* Where the orientation is kept, the restored part may
+                 * exceed the reference by the gain limit, up to dis
+                 * itself: min(rs * egl, t) for o > 0, max() for o < 0,
+                 * the double truncated to an integer (the reference
+                 * tests the sign of k * o in float: k > 0 and o's
+                 * sign).  t is an integer, so truncating first and
+                 * clamping in integers is the same; an integral egl
+                 * gives an exact integer product.  max(g, t) is done
+                 * as -min(-g, -t). */
+                const int64_t g = egl_int ? rs * egl_int : (int64_t)(rs * egl);
+                const int64_t go = apply_sign(g, sm);
+                const int64_t lim = apply_sign(go < to ? go : to, sm);
+                const int use = angle[j] & (k > 0) & (ob != 0);
+                const int32_t rv = use ? (int32_t)lim : rs;
+                r[j] = rv;
+                a[j] = (int32_t)((uint32_t)tb - (uint32_t)rv); /* wraps */
+            }
+        }
+        /* the masking planes of both parts, while the chunk is hot */
+        const int32_t *cr[3], *ca[3];
+        for (int b = 0; b < 3; b++) {
+            cr[b] = rst[b] + j0;
+            ca[b] = add[b] + j0;
+        }
+        mask_chunk(cr, n, q, mask_r[0] + j0, mask_r[1] + j0);
+        mask_chunk(ca, n, q, mask_a[0] + j0, mask_a[1] + j0);
     }
+}
+
+void qm_adm_decouple_row_c(const int32_t *const ref[3], const int32_t *const dis[3],
+                           int x0, int x1, const QmAdmScaleQ *q, double egl,
+                           const int32_t *recip, int32_t *const rst[3],
+                           int32_t *const add[3], int32_t *const mask_r[2],
+                           int32_t *const mask_a[2])
+{
+    if (q->scale == 0)
+        decouple_row(ref, dis, x0, x1, q, egl, recip, rst, add, mask_r, mask_a, 0);
+    else
+        decouple_row(ref, dis, x0, x1, q, egl, recip, rst, add, mask_r, mask_a, 1);
 }
 
 void qm_adm_decouple_c(const int32_t *const ref[3], const int32_t *const dis[3],
@@ -776,10 +797,22 @@ void qm_adm_decouple_c(const int32_t *const ref[3], const int32_t *const dis[3],
                        int32_t *const add[3], int32_t *const mask_r[2],
                        int32_t *const mask_a[2])
 {
-    if (q->scale == 0)
-        decouple_rows(ref, dis, stride, q, egl, recip, rst, add, mask_r, mask_a, 0);
-    else
-        decouple_rows(ref, dis, stride, q, egl, recip, rst, add, mask_r, mask_a, 1);
+    const QmAdmRect *rc = &q->work;
+    for (int i = rc->y0; i < rc->y1; i++) {
+        const int32_t *o[3], *t[3];
+        int32_t *r[3], *a[3], *mr[2], *ma[2];
+        for (int b = 0; b < 3; b++) {
+            o[b] = ROW(ref[b], stride, i);
+            t[b] = ROW(dis[b], stride, i);
+            r[b] = ROW(rst[b], stride, i);
+            a[b] = ROW(add[b], stride, i);
+        }
+        for (int b = 0; b < 2; b++) {
+            mr[b] = ROW(mask_r[b], stride, i);
+            ma[b] = ROW(mask_a[b], stride, i);
+        }
+        qm_adm_decouple_row_c(o, t, rc->x0, rc->x1, q, egl, recip, r, a, mr, ma);
+    }
 }
 
 /* ------------------------------------------------------------------------ */
@@ -803,7 +836,7 @@ num_row(const int32_t *restrict src, const int32_t *restrict thr, int n,
     for (int j = 0; j < n; j++) {
         const int32_t x = (int32_t)((mul * src[j] + xadd) >> xsh);
         /* the reference's int32 arithmetic, wrapping */
-        int32_t m = (int32_t)((uint32_t)abs(x) - ((uint32_t)thr[j] << ts));
+        int32_t m = (int32_t)(uabs32(x) - ((uint32_t)thr[j] << ts));
         m = m < 0 ? 0 : m;
         const int32_t m2 = (int32_t)(((int64_t)m * m + sqa) >> sqs);
         in += ((int64_t)m2 * m + cuba) >> cubs;
@@ -841,46 +874,58 @@ num_row0(const int32_t *restrict src, const int32_t *restrict thr, int n,
     return (int64_t)in;
 }
 
+void qm_adm_num_row_c(const int32_t *const src[3], const int32_t *const sum[3],
+                      const int32_t *ctr, const QmAdmScaleQ *q, int64_t in[3])
+{
+    const QmAdmRect *rc = &q->roi;
+    const int w = q->w;
+    const int32_t *up = sum[0], *mid = sum[1], *dn = sum[2];
+    int32_t vs[NUM_CHUNK + 2], thr[NUM_CHUNK];
+    in[0] = in[1] = in[2] = 0;
+    for (int j0 = rc->x0; j0 < rc->x1; j0 += NUM_CHUNK) {
+        const int n = QM_MIN(NUM_CHUNK, rc->x1 - j0);
+        /* vertical 3-sums of columns j0 - 1 .. j0 + n; column -1
+         * reads 1, column w reads w - 1 */
+        const int c0 = j0 - 1, c1 = j0 + n + 1; /* columns [c0, c1) */
+        const int lo = QM_MAX(c0, 0), hi = QM_MIN(c1, w);
+        for (int c = lo; c < hi; c++)
+            vs[c - c0] = up[c] + mid[c] + dn[c];
+        if (c0 < 0)
+            vs[0] = up[1] + mid[1] + dn[1];
+        if (c1 > w)
+            vs[w - c0] = up[w - 1] + mid[w - 1] + dn[w - 1];
+        for (int k = 0; k < n; k++)
+            thr[k] = vs[k] + vs[k + 1] + vs[k + 2] + ctr[j0 + k];
+        for (int t = 0; t < 3; t++) {
+            const int32_t *x = src[t] + j0;
+            int wrapped = 1;
+            int64_t v = 0;
+            if (q->narrow16)
+                v = num_row0(x, thr, n, q, t, &wrapped);
+            if (wrapped)
+                v = num_row(x, thr, n, q, t);
+            in[t] += v;
+        }
+    }
+}
+
 void qm_adm_num_c(const int32_t *const src[3], const int32_t *sum,
                   const int32_t *ctr, ptrdiff_t stride, const QmAdmScaleQ *q,
                   int64_t acc[3])
 {
     const QmAdmRect *rc = &q->roi;
-    const int w = q->w, h = q->h;
-    int32_t vs[NUM_CHUNK + 2], thr[NUM_CHUNK];
+    const int h = q->h;
     acc[0] = acc[1] = acc[2] = 0;
     for (int i = rc->y0; i < rc->y1; i++) {
         /* the threshold's taps: row -1 reads row 1, row h reads h - 1 */
-        const int32_t *up = ROW(sum, stride, i > 0 ? i - 1 : 1);
-        const int32_t *mid = ROW(sum, stride, i);
-        const int32_t *dn = ROW(sum, stride, i + 1 < h ? i + 1 : h - 1);
-        const int32_t *ce = ROW(ctr, stride, i);
-        int64_t in[3] = { 0, 0, 0 };
-        for (int j0 = rc->x0; j0 < rc->x1; j0 += NUM_CHUNK) {
-            const int n = QM_MIN(NUM_CHUNK, rc->x1 - j0);
-            /* vertical 3-sums of columns j0 - 1 .. j0 + n; column -1
-             * reads 1, column w reads w - 1 */
-            const int c0 = j0 - 1, c1 = j0 + n + 1; /* columns [c0, c1) */
-            const int lo = QM_MAX(c0, 0), hi = QM_MIN(c1, w);
-            for (int c = lo; c < hi; c++)
-                vs[c - c0] = up[c] + mid[c] + dn[c];
-            if (c0 < 0)
-                vs[0] = up[1] + mid[1] + dn[1];
-            if (c1 > w)
-                vs[w - c0] = up[w - 1] + mid[w - 1] + dn[w - 1];
-            for (int k = 0; k < n; k++)
-                thr[k] = vs[k] + vs[k + 1] + vs[k + 2] + ce[j0 + k];
-            for (int t = 0; t < 3; t++) {
-                const int32_t *x = ROW(src[t], stride, i) + j0;
-                int wrapped = 1;
-                int64_t v = 0;
-                if (q->narrow16)
-                    v = num_row0(x, thr, n, q, t, &wrapped);
-                if (wrapped)
-                    v = num_row(x, thr, n, q, t);
-                in[t] += v;
-            }
-        }
+        const int32_t *const s3[3] = { ROW(sum, stride, i > 0 ? i - 1 : 1),
+                                       ROW(sum, stride, i),
+                                       ROW(sum, stride, i + 1 < h ? i + 1 : h - 1) };
+        const int32_t *x[3];
+        for (int t = 0; t < 3; t++)
+            x[t] = ROW(src[t], stride, i);
+        int64_t in[3];
+        qm_adm_num_row_c(x, s3, ROW(ctr, stride, i), q, in);
         for (int t = 0; t < 3; t++)
             acc[t] += (in[t] + q->row_add) >> q->row_shift;
     }
@@ -890,30 +935,43 @@ void qm_adm_num_c(const int32_t *const src[3], const int32_t *sum,
 /* Stage denominator sums                                                    */
 /* ------------------------------------------------------------------------ */
 
+void qm_adm_den_row_c(const int32_t *const ref[3], const QmAdmScaleQ *q,
+                      uint64_t in[3])
+{
+    const QmAdmRect *rc = &q->roi;
+    for (int t = 0; t < 3; t++) {
+        const int32_t *s = ref[t];
+        uint64_t v = 0;
+        if (q->narrow16) {
+            /* plain cubes; |x| <= 2^15, so the square fits 32 bits */
+            for (int j = rc->x0; j < rc->x1; j++) {
+                const uint32_t u = uabs32(s[j]);
+                v += (uint64_t)(u * u) * u;
+            }
+        } else {
+            for (int j = rc->x0; j < rc->x1; j++) {
+                const uint64_t u = uabs32(s[j]);
+                v += (((u * u + q->dsq_add) >> q->dsq_shift) * u +
+                      q->dcub_add) >> q->dcub_shift;
+            }
+        }
+        in[t] = v;
+    }
+}
+
 void qm_adm_den_c(const int32_t *const ref[3], ptrdiff_t stride,
                   const QmAdmScaleQ *q, uint64_t acc[3])
 {
     const QmAdmRect *rc = &q->roi;
     acc[0] = acc[1] = acc[2] = 0;
     for (int i = rc->y0; i < rc->y1; i++) {
-        for (int t = 0; t < 3; t++) {
-            const int32_t *s = ROW(ref[t], stride, i);
-            uint64_t in = 0;
-            if (q->narrow16) {
-                /* plain cubes; |x| <= 2^15, so the square fits 32 bits */
-                for (int j = rc->x0; j < rc->x1; j++) {
-                    const uint32_t u = (uint32_t)abs(s[j]);
-                    in += (uint64_t)(u * u) * u;
-                }
-            } else {
-                for (int j = rc->x0; j < rc->x1; j++) {
-                    const uint64_t u = (uint32_t)abs(s[j]);
-                    in += (((u * u + q->dsq_add) >> q->dsq_shift) * u +
-                           q->dcub_add) >> q->dcub_shift;
-                }
-            }
-            acc[t] += (in + q->drow_add) >> q->drow_shift;
-        }
+        const int32_t *r[3];
+        uint64_t in[3];
+        for (int t = 0; t < 3; t++)
+            r[t] = ROW(ref[t], stride, i);
+        qm_adm_den_row_c(r, q, in);
+        for (int t = 0; t < 3; t++)
+            acc[t] += (in[t] + q->drow_add) >> q->drow_shift;
     }
 }
 
@@ -991,7 +1049,79 @@ void qm_adm_scores(const float num[4], const float aim[4], const float den[4],
 /* ------------------------------------------------------------------------ */
 
 
-/* Band planes of one picture: a (ping-pong between scales) and h, v, d. */
+int qm_adm_setup(QmAdmSetup *st, const QmMetricConfig *cfg)
+{
+    const double *o = cfg->opt->v;
+    memset(st, 0, sizeof(*st));
+    if (cfg->bpc < 8 || cfg->bpc > 16)
+        return QM_ENOTSUP;
+    if (cfg->w < QM_ADM_MIN_SIZE || cfg->h < QM_ADM_MIN_SIZE)
+        return QM_ENOTSUP;
+    st->w = cfg->w;
+    st->h = cfg->h;
+    st->bpc = cfg->bpc;
+    st->egl = o[QM_ADM_OPT_EGL];
+    st->dlm_weight = o[QM_ADM_OPT_DLM_WEIGHT];
+    st->min_val = o[QM_ADM_OPT_MIN_VAL];
+    st->noise_weight = o[QM_ADM_OPT_NOISE_WEIGHT];
+    st->skip_scale0 = o[QM_ADM_OPT_SKIP_SCALE0] != 0.0;
+    const QmAdmParams par = {
+        .csf_mode = (int)o[QM_ADM_OPT_CSF_MODE],
+        .norm_view_dist = o[QM_ADM_OPT_NVD],
+        .ref_display_height = (int)o[QM_ADM_OPT_RDH],
+    };
+    int in_w = cfg->w, in_h = cfg->h;
+    for (int k = 0; k < QM_ADM_SCALES; k++) {
+        int err = qm_adm_scale_setup(&st->q[k], k, in_w, in_h, cfg->bpc, &par);
+        if (err)
+            return err;
+        in_w = st->q[k].w;
+        in_h = st->q[k].h;
+    }
+    return 0;
+}
+
+void qm_adm_dsp_init(QmAdmDsp *dsp, unsigned cpu_flags)
+{
+    for (int v = 0; v < 2; v++) {
+        dsp->dwt_row[v] = qm_adm_dwt_row_c;
+        dsp->decouple_row[v] = qm_adm_decouple_row_c;
+        dsp->num_row[v] = qm_adm_num_row_c;
+        dsp->den_row[v] = qm_adm_den_row_c;
+    }
+#ifdef QM_HAVE_ADM_AVX2
+    if (cpu_flags & QM_CPU_AVX2)
+        qm_adm_dsp_init_avx2(dsp);
+#endif
+#ifdef QM_HAVE_ADM_AVX512
+    if (cpu_flags & QM_CPU_AVX512)
+        qm_adm_dsp_init_avx512(dsp);
+#endif
+    (void)cpu_flags;
+}
+
+void qm_adm_features(const QmAdmSetup *st, const QmAdmSums *acc,
+                     double out[QM_ADM_NFEATURES])
+{
+    float num[QM_ADM_SCALES], aim[QM_ADM_SCALES], den[QM_ADM_SCALES];
+    for (int k = 0; k < QM_ADM_SCALES; k++) {
+        const QmAdmScaleQ *q = &st->q[k];
+        if (k == 0 && st->skip_scale0) {
+            /* adm_skip_scale0: no sums; the reference's denominator */
+            num[0] = aim[0] = 0.0f;
+            den[0] = 1e-10f;
+            continue;
+        }
+        den[k] = qm_adm_den_scale(q, acc->den[k], st->noise_weight);
+        num[k] = qm_adm_num_scale(q, acc->dlm[k], st->noise_weight);
+        /* AIM: no noise floor */
+        aim[k] = qm_adm_num_scale(q, acc->aim[k], 0.0);
+    }
+    qm_adm_scores(num, aim, den, st->w, st->h, st->dlm_weight, st->min_val, out);
+}
+
+/* Planes of qm_adm_planes_sums(): band a (ping-pong) of both pictures,
+ * their detail bands, the decoupled parts and the masking planes. */
 enum {
     P_REF_A0, P_REF_A1, P_DIS_A0, P_DIS_A1,
     P_REF_H, P_REF_V, P_REF_D, P_DIS_H, P_DIS_V, P_DIS_D,
@@ -1000,125 +1130,246 @@ enum {
     P_COUNT
 };
 
-typedef struct AdmState {
-    int w, h, bpc;
-    double egl, dlm_weight, min_val, noise_weight;
-    int skip_scale0;
-    QmAdmScaleQ q[QM_ADM_SCALES];
-    int32_t *recip;   /* QM_ADM_RECIP_SIZE */
-    int32_t *tmp;     /* 4 * w */
-    int32_t *mem;     /* P_COUNT planes */
+static size_t planes_row(const QmAdmSetup *st)
+{
+    return ((size_t)st->q[0].w + 15) & ~(size_t)15;
+}
+
+size_t qm_adm_planes_scratch(const QmAdmSetup *st)
+{
+    return P_COUNT * planes_row(st) * (size_t)st->q[0].h + QM_ADM_RECIP_SIZE +
+           4 * (size_t)st->w;
+}
+
+void qm_adm_planes_sums(const QmAdmSetup *st, const void *ref, ptrdiff_t ref_stride,
+                        const void *dis, ptrdiff_t dis_stride, int32_t *scratch,
+                        QmAdmSums *acc)
+{
+    const size_t row = planes_row(st), plane = row * (size_t)st->q[0].h;
+    const ptrdiff_t bs = (ptrdiff_t)(row * sizeof(int32_t));
     int32_t *p[P_COUNT];
-    ptrdiff_t stride; /* bytes, every plane */
+    for (int i = 0; i < P_COUNT; i++)
+        p[i] = scratch + i * plane;
+    int32_t *recip = scratch + P_COUNT * plane, *tmp = recip + QM_ADM_RECIP_SIZE;
+    qm_adm_recip_table(recip);
+    memset(acc, 0, sizeof(*acc));
+    for (int k = 0; k < QM_ADM_SCALES; k++) {
+        const QmAdmScaleQ *q = &st->q[k];
+        const void *ri = ref, *di = dis;
+        ptrdiff_t rs = ref_stride, ds = dis_stride;
+        if (k > 0) {
+            ri = p[P_REF_A0 + ((k - 1) & 1)];
+            di = p[P_DIS_A0 + ((k - 1) & 1)];
+            rs = ds = bs;
+        }
+        int32_t *const rb[4] = { p[P_REF_A0 + (k & 1)], p[P_REF_H], p[P_REF_V], p[P_REF_D] };
+        int32_t *const db[4] = { p[P_DIS_A0 + (k & 1)], p[P_DIS_H], p[P_DIS_V], p[P_DIS_D] };
+        qm_adm_dwt_c(ri, rs, st->bpc, q, rb, bs, tmp);
+        qm_adm_dwt_c(di, ds, st->bpc, q, db, bs, tmp);
+        if (k == 0 && st->skip_scale0)
+            continue;
+        const int32_t *const ref3[3] = { rb[1], rb[2], rb[3] };
+        const int32_t *const dis3[3] = { db[1], db[2], db[3] };
+        int32_t *const rst[3] = { p[P_RST_H], p[P_RST_V], p[P_RST_D] };
+        int32_t *const add[3] = { p[P_ADD_H], p[P_ADD_V], p[P_ADD_D] };
+        int32_t *const mask_r[2] = { p[P_SUM_R], p[P_CTR_R] };
+        int32_t *const mask_a[2] = { p[P_SUM_A], p[P_CTR_A] };
+        qm_adm_decouple_c(ref3, dis3, bs, q, st->egl, recip, rst, add, mask_r, mask_a);
+        qm_adm_den_c(ref3, bs, q, acc->den[k]);
+        /* DLM: the restored part, masked by the additive impairment */
+        const int32_t *const crst[3] = { rst[0], rst[1], rst[2] };
+        qm_adm_num_c(crst, mask_a[0], mask_a[1], bs, q, acc->dlm[k]);
+        /* AIM: the additive impairment, masked by the restored part */
+        const int32_t *const cadd[3] = { add[0], add[1], add[2] };
+        qm_adm_num_c(cadd, mask_r[0], mask_r[1], bs, q, acc->aim[k]);
+    }
+}
+
+/* The engine runs the row kernels band row by band row, all four scales in
+ * one pass over the picture, so that every intermediate row is used while
+ * it is in cache: as soon as scale k has the band a rows that band row i
+ * of scale k + 1 reads (rows 2i - 1 .. 2i + 2, mirrored), that row runs,
+ * from a ring of ARING band a rows (it reads rows no older than 3 behind
+ * the newest).  Per scale and row: the DWT of both pictures, the decouple
+ * of the rows and columns the sums read (q->roi widened by the masking
+ * taps: the rest is read by nothing), the denominator of the ROI's rows;
+ * the numerator of band row i needs the masking terms of rows i - 1 ..
+ * i + 1, so it runs one row behind, from a ring of RING row sets.  Every
+ * kernel is pointwise per row or reads the rows the plane stages read, so
+ * the sums are those of qm_adm_planes_sums() (tests/checkasm/adm.c). */
+enum { RING = 4, ARING = 8 };
+/* rows of one ring slot: rst h v d, add h v d, mask_r sum ctr, mask_a sum ctr */
+enum { S_RST = 0, S_ADD = 3, S_MR = 6, S_MA = 8, S_ROWS = 10 };
+
+typedef struct AdmScale {
+    int32_t *ring[RING][S_ROWS];
+    int32_t *aring[2][ARING]; /* band a rows of [ref, dis] (scales 0-2) */
+    int next_dwt;             /* next band row to compute */
+    int next_num;             /* next numerator row */
+} AdmScale;
+
+typedef struct AdmState {
+    QmAdmSetup set;
+    QmAdmDsp dsp;
+    int32_t *recip;      /* QM_ADM_RECIP_SIZE */
+    int32_t *mem;
+    AdmScale sc[QM_ADM_SCALES];
+    int32_t *band[2][4]; /* one band row of [ref, dis]: a (last scale), h, v, d */
+    int32_t *tmp;        /* 4 * w */
+    /* the frame being computed */
+    const void *pic[2];
+    ptrdiff_t pic_stride[2];
+    QmAdmSums acc;
 } AdmState;
 
 static void adm_close(void *priv)
 {
     AdmState *s = priv;
     free(s->recip);
-    free(s->tmp);
     free(s->mem);
-    s->recip = s->tmp = s->mem = NULL;
+    s->recip = s->mem = NULL;
+}
+
+/* int32 of a row of n samples, padded to 64 bytes */
+static size_t row_len(int n)
+{
+    return ((size_t)n + 15) & ~(size_t)15;
 }
 
 static int adm_init(void *priv, const QmMetricConfig *cfg)
 {
     AdmState *s = priv;
-    const double *o = cfg->opt->v;
-    if (cfg->bpc < 8 || cfg->bpc > 16)
-        return QM_ENOTSUP;
-    if (cfg->w < QM_ADM_MIN_SIZE || cfg->h < QM_ADM_MIN_SIZE)
-        return QM_ENOTSUP;
-    s->w = cfg->w;
-    s->h = cfg->h;
-    s->bpc = cfg->bpc;
-    s->egl = o[QM_ADM_OPT_EGL];
-    s->dlm_weight = o[QM_ADM_OPT_DLM_WEIGHT];
-    s->min_val = o[QM_ADM_OPT_MIN_VAL];
-    s->noise_weight = o[QM_ADM_OPT_NOISE_WEIGHT];
-    s->skip_scale0 = o[QM_ADM_OPT_SKIP_SCALE0] != 0.0;
-    const QmAdmParams par = {
-        .csf_mode = (int)o[QM_ADM_OPT_CSF_MODE],
-        .norm_view_dist = o[QM_ADM_OPT_NVD],
-        .ref_display_height = (int)o[QM_ADM_OPT_RDH],
-    };
-    int in_w = cfg->w, in_h = cfg->h;
-    for (int k = 0; k < QM_ADM_SCALES; k++) {
-        int err = qm_adm_scale_setup(&s->q[k], k, in_w, in_h, cfg->bpc, &par);
-        if (err)
-            return err;
-        in_w = s->q[k].w;
-        in_h = s->q[k].h;
-    }
-    /* every plane has scale 0's band size; rows padded to 64 bytes */
-    const int bw = s->q[0].w, bh = s->q[0].h;
-    const size_t row = ((size_t)bw + 15) & ~(size_t)15;
-    s->stride = (ptrdiff_t)(row * sizeof(int32_t));
+    int err = qm_adm_setup(&s->set, cfg);
+    if (err)
+        return err;
+    qm_adm_dsp_init(&s->dsp, qm_cpu_flags());
+    size_t total = 2 * 4 * row_len(s->set.q[0].w) + 4 * (size_t)cfg->w;
+    for (int k = 0; k < QM_ADM_SCALES; k++)
+        total += (RING * S_ROWS + 2 * ARING) * row_len(s->set.q[k].w);
     s->recip = malloc(QM_ADM_RECIP_SIZE * sizeof(int32_t));
-    s->tmp = malloc(4 * (size_t)cfg->w * sizeof(int32_t));
-    s->mem = malloc(P_COUNT * row * (size_t)bh * sizeof(int32_t));
-    if (!s->recip || !s->tmp || !s->mem) {
+    s->mem = malloc(total * sizeof(int32_t));
+    if (!s->recip || !s->mem) {
         adm_close(s);
         return QM_ENOMEM;
     }
-    for (int k = 0; k < P_COUNT; k++)
-        s->p[k] = s->mem + (size_t)k * row * (size_t)bh;
+    int32_t *m = s->mem;
+    for (int k = 0; k < QM_ADM_SCALES; k++) {
+        const size_t bw = row_len(s->set.q[k].w);
+        for (int r = 0; r < RING; r++)
+            for (int b = 0; b < S_ROWS; b++, m += bw)
+                s->sc[k].ring[r][b] = m;
+        for (int p = 0; p < 2; p++)
+            for (int r = 0; r < ARING; r++, m += bw)
+                s->sc[k].aring[p][r] = m;
+    }
+    for (int p = 0; p < 2; p++)
+        for (int b = 0; b < 4; b++, m += row_len(s->set.q[0].w))
+            s->band[p][b] = m;
+    s->tmp = m;
     qm_adm_recip_table(s->recip);
     return 0;
+}
+
+/* Numerator rows of band row i: the DLM (restored part masked by the
+ * additive impairment) and the AIM (the converse). */
+static void num_rows(AdmState *s, int k, QmAdmNumRowFn num, int i)
+{
+    const QmAdmScaleQ *q = &s->set.q[k];
+    int32_t *const (*ring)[S_ROWS] = s->sc[k].ring;
+    const int h = q->h;
+    /* the threshold's taps: row -1 reads row 1, row h reads h - 1 */
+    int32_t *const *up = ring[(i > 0 ? i - 1 : 1) % RING];
+    int32_t *const *mid = ring[i % RING];
+    int32_t *const *dn = ring[(i + 1 < h ? i + 1 : h - 1) % RING];
+    const int32_t *const sa[3] = { up[S_MA], mid[S_MA], dn[S_MA] };
+    const int32_t *const sr[3] = { up[S_MR], mid[S_MR], dn[S_MR] };
+    const int32_t *const rst[3] = { mid[S_RST], mid[S_RST + 1], mid[S_RST + 2] };
+    const int32_t *const add[3] = { mid[S_ADD], mid[S_ADD + 1], mid[S_ADD + 2] };
+    int64_t in[3];
+    num(rst, sa, mid[S_MA + 1], q, in);
+    for (int t = 0; t < 3; t++)
+        s->acc.dlm[k][t] += (in[t] + q->row_add) >> q->row_shift;
+    num(add, sr, mid[S_MR + 1], q, in);
+    for (int t = 0; t < 3; t++)
+        s->acc.aim[k][t] += (in[t] + q->row_add) >> q->row_shift;
+}
+
+/* The newest input row that band row i of a scale reads. */
+static int last_input_row(const QmAdmScaleQ *q, int i)
+{
+    int last = 0;
+    for (int k = 0; k < 4; k++)
+        last = QM_MAX(last, dwt_mirror(2 * i - 1 + k, q->in_h));
+    return last;
+}
+
+/* Band row i of scale k, then the rows of the next scales it completes. */
+static void scale_row(AdmState *s, int k, int i)
+{
+    const QmAdmScaleQ *q = &s->set.q[k];
+    const QmAdmDsp *d = &s->dsp;
+    AdmScale *sc = &s->sc[k];
+    const int v = k > 0, last = k == QM_ADM_SCALES - 1;
+    for (int p = 0; p < 2; p++) {
+        const void *rows[4];
+        int32_t *b[4] = { s->band[p][0], s->band[p][1], s->band[p][2], s->band[p][3] };
+        if (!last)
+            b[0] = sc->aring[p][i % ARING];
+        if (k == 0) {
+            qm_adm_dwt_rows(s->pic[p], s->pic_stride[p], q, i, rows);
+        } else {
+            for (int j = 0; j < 4; j++)
+                rows[j] = s->sc[k - 1].aring[p][dwt_mirror(2 * i - 1 + j, q->in_h) % ARING];
+        }
+        d->dwt_row[v](rows, s->set.bpc, q, b, s->tmp);
+    }
+    /* adm_skip_scale0: only the approximation band is kept */
+    if (!(k == 0 && s->set.skip_scale0)) {
+        const QmAdmRect *roi = &q->roi;
+        const int32_t *const ref3[3] = { s->band[0][1], s->band[0][2], s->band[0][3] };
+        /* rows and columns that the sums read (see above) */
+        if (i >= roi->y0 - 1 && i <= roi->y1) {
+            const int32_t *const dis3[3] = { s->band[1][1], s->band[1][2], s->band[1][3] };
+            int32_t *const *r = sc->ring[i % RING];
+            d->decouple_row[v](ref3, dis3, QM_MAX(roi->x0 - 1, 0), QM_MIN(roi->x1 + 1, q->w),
+                               q, s->set.egl, s->recip, r + S_RST, r + S_ADD, r + S_MR,
+                               r + S_MA);
+        }
+        if (i >= roi->y0 && i < roi->y1) {
+            uint64_t in[3];
+            d->den_row[v](ref3, q, in);
+            for (int t = 0; t < 3; t++)
+                s->acc.den[k][t] += (in[t] + q->drow_add) >> q->drow_shift;
+        }
+        /* numerator rows whose lower neighbour (or its mirror) is done */
+        for (; sc->next_num < roi->y1 &&
+               (sc->next_num + 1 <= i || sc->next_num + 1 >= q->h); sc->next_num++)
+            num_rows(s, k, d->num_row[v], sc->next_num);
+    }
+    if (!last) {
+        const QmAdmScaleQ *qn = &s->set.q[k + 1];
+        AdmScale *n = &s->sc[k + 1];
+        while (n->next_dwt < qn->h && last_input_row(qn, n->next_dwt) <= i)
+            scale_row(s, k + 1, n->next_dwt++);
+    }
 }
 
 static int adm_compute(void *priv, const QmFrame *f, QmRows *out)
 {
     AdmState *s = priv;
-    int32_t *const *p = s->p;
-    const ptrdiff_t st = s->stride;
-    float num[QM_ADM_SCALES], aim[QM_ADM_SCALES], den[QM_ADM_SCALES];
+    s->pic[0] = f->ref->data[0];
+    s->pic[1] = f->dist->data[0];
+    s->pic_stride[0] = f->ref->stride[0];
+    s->pic_stride[1] = f->dist->stride[0];
+    memset(&s->acc, 0, sizeof(s->acc));
     for (int k = 0; k < QM_ADM_SCALES; k++) {
-        const QmAdmScaleQ *q = &s->q[k];
-        const void *ref_in = f->ref->data[0], *dis_in = f->dist->data[0];
-        ptrdiff_t ref_st = f->ref->stride[0], dis_st = f->dist->stride[0];
-        if (k > 0) {
-            ref_in = p[P_REF_A0 + ((k - 1) & 1)];
-            dis_in = p[P_DIS_A0 + ((k - 1) & 1)];
-            ref_st = dis_st = st;
-        }
-        int32_t *const rb[4] = { p[P_REF_A0 + (k & 1)], p[P_REF_H], p[P_REF_V], p[P_REF_D] };
-        int32_t *const db[4] = { p[P_DIS_A0 + (k & 1)], p[P_DIS_H], p[P_DIS_V], p[P_DIS_D] };
-        qm_adm_dwt_c(ref_in, ref_st, s->bpc, q, rb, st, s->tmp);
-        qm_adm_dwt_c(dis_in, dis_st, s->bpc, q, db, st, s->tmp);
-        if (k == 0 && s->skip_scale0) {
-            /* adm_skip_scale0: only the approximation band is kept */
-            num[0] = aim[0] = 0.0f;
-            den[0] = 1e-10f;
-            continue;
-        }
-        const int32_t *const ref3[3] = { rb[1], rb[2], rb[3] };
-        const int32_t *const dis3[3] = { db[1], db[2], db[3] };
-        int32_t *const rst[3] = { p[P_RST_H], p[P_RST_V], p[P_RST_D] };
-        int32_t *const add[3] = { p[P_ADD_H], p[P_ADD_V], p[P_ADD_D] };
-        const int32_t *const crst[3] = { rst[0], rst[1], rst[2] };
-        const int32_t *const cadd[3] = { add[0], add[1], add[2] };
-        int32_t *const mask_r[2] = { p[P_SUM_R], p[P_CTR_R] };
-        int32_t *const mask_a[2] = { p[P_SUM_A], p[P_CTR_A] };
-        qm_adm_decouple_c(ref3, dis3, st, q, s->egl, s->recip, rst, add,
-                          mask_r, mask_a);
-
-        uint64_t dacc[3];
-        qm_adm_den_c(ref3, st, q, dacc);
-        den[k] = qm_adm_den_scale(q, dacc, s->noise_weight);
-
-        /* DLM: the restored part, masked by the additive impairment */
-        int64_t nacc[3];
-        qm_adm_num_c(crst, p[P_SUM_A], p[P_CTR_A], st, q, nacc);
-        num[k] = qm_adm_num_scale(q, nacc, s->noise_weight);
-
-        /* AIM: the additive impairment, masked by the restored part, no
-         * noise floor */
-        qm_adm_num_c(cadd, p[P_SUM_R], p[P_CTR_R], st, q, nacc);
-        aim[k] = qm_adm_num_scale(q, nacc, 0.0);
+        s->sc[k].next_dwt = 0;
+        s->sc[k].next_num = s->set.q[k].roi.y0;
     }
+    for (int i = 0; i < s->set.q[0].h; i++)
+        scale_row(s, 0, i);
     double v[QM_ADM_NFEATURES];
-    qm_adm_scores(num, aim, den, s->w, s->h, s->dlm_weight, s->min_val, v);
+    qm_adm_features(&s->set, &s->acc, v);
     for (unsigned i = 0; i < QM_ADM_NFEATURES; i++)
         qm_rows_set(out, 0, i, v[i]);
     return 0;

@@ -31,6 +31,13 @@
  * bits are applied where the reference applies them).  All fixed-point
  * constants of a scale live in QmAdmScaleQ, computed once on the host.
  *
+ * Each stage is also declared per band row (QmAdmDwtRowFn, ...; the plane
+ * stages loop over them).  The CPU engine runs the row kernels in one pass
+ * over a scale's rows so that intermediates stay in cache, with the
+ * kernels of QmAdmDsp: the C ones, or their SIMD twins (cpu/x86/), chosen
+ * once by qm_adm_dsp_init().  qm_adm_planes_sums() chains the plane stages
+ * as the reference does: the specification the engine is tested against.
+ *
  * Strides are in bytes.
  */
 #ifndef QM_ADM_H
@@ -44,6 +51,18 @@
  * (the reference's mirrored index tables break below that: at 32 rows the
  * last scale reads row -1), i.e. ceil(n / 8) >= 5. */
 #define QM_ADM_MIN_SIZE 33
+
+/* Daubechies-2 analysis filters in Q15 (libvmaf integer_adm.h:
+ * dwt2_db2_coeffs_lo / _hi), low-pass and high-pass. */
+static const int32_t QM_ADM_DB2_LO[4] = { 15826, 27411, 7345, -4240 };
+static const int32_t QM_ADM_DB2_HI[4] = { -4240, -7345, 27411, -15826 };
+
+/* Largest |sample| of a scale-0 detail or approximation band: the DWT's
+ * gains bound them, whatever the bit depth (the vertical pass drops bpc
+ * bits: 2^15 * 54822 / 2^16 = 27411 after it, 27411 * 54822 / 2^16 after
+ * the horizontal pass; 54822 = sum of |taps|).  Scale 0's 16-bit
+ * pipeline relies on it: the decoupled parts obey it too. */
+#define QM_ADM_BAND0_MAX 22931
 
 /* Reciprocal table of the decoupling step: recip[m] = 2^30 / m, m in
  * 1 .. 32768 (libvmaf integer_adm.h: div_lookup, positive half). */
@@ -218,5 +237,127 @@ enum {
 void qm_adm_scores(const float num[4], const float aim[4], const float den[4],
                    int w, int h, double dlm_weight, double min_val,
                    double *out);
+
+/* ---- row kernels ----
+ * The stages above, one band row at a time (the plane stages loop over
+ * them; the CPU engine runs them in one pass over the rows, see adm.c).
+ * Row pointers point at column 0 of their row.  Accelerated twins
+ * (cpu/x86/adm_<isa>.c) replace them through QmAdmDsp and must give the
+ * same outputs bit for bit for every input the engine can pass: any
+ * samples and any int32 band a; scale-0 detail bands and decoupled parts
+ * within +-QM_ADM_BAND0_MAX (the DWT's range, which the twins' 32-bit
+ * arithmetic relies on); recipes from qm_adm_scale_setup() for pictures
+ * of at least QM_ADM_MIN_SIZE; egl within its option's range [1, 100]. */
+
+/**
+ * DWT of band row i: src[k] is input row 2i - 1 + k mirrored at the
+ * picture's edges (qm_adm_dwt_rows()); writes row i of the four bands
+ * (band[0..3] = a, h, v, d, q->w samples each).  tmp: 4 * q->in_w int32.
+ */
+typedef void (*QmAdmDwtRowFn)(const void *const src[4], int bpc,
+                              const QmAdmScaleQ *q, int32_t *const band[4],
+                              int32_t *restrict tmp);
+
+/** Input rows of band row i (mirrored), for QmAdmDwtRowFn. */
+void qm_adm_dwt_rows(const void *src, ptrdiff_t src_stride, const QmAdmScaleQ *q,
+                     int i, const void *rows[4]);
+
+/**
+ * Decouple of one band row over columns [x0, x1): QmAdmDecoupleFn's
+ * outputs for that row.
+ */
+typedef void (*QmAdmDecoupleRowFn)(const int32_t *const ref[3],
+                                   const int32_t *const dis[3], int x0, int x1,
+                                   const QmAdmScaleQ *q, double egl,
+                                   const int32_t *recip, int32_t *const rst[3],
+                                   int32_t *const add[3],
+                                   int32_t *const mask_r[2],
+                                   int32_t *const mask_a[2]);
+
+/**
+ * Numerator sums of band row i over q->roi's columns: src[t] row i,
+ * sum[0..2] the masking sum plane's rows i - 1, i, i + 1 (mirrored as in
+ * QmAdmNumFn), ctr row i.  in[t]: the row's sums before the row rounding
+ * (acc[t] += (in[t] + q->row_add) >> q->row_shift).
+ */
+typedef void (*QmAdmNumRowFn)(const int32_t *const src[3],
+                              const int32_t *const sum[3], const int32_t *ctr,
+                              const QmAdmScaleQ *q, int64_t in[3]);
+
+/**
+ * Denominator sums of one band row over q->roi's columns, before the row
+ * rounding (acc[t] += (in[t] + q->drow_add) >> q->drow_shift).
+ */
+typedef void (*QmAdmDenRowFn)(const int32_t *const ref[3], const QmAdmScaleQ *q,
+                              uint64_t in[3]);
+
+void qm_adm_dwt_row_c(const void *const src[4], int bpc, const QmAdmScaleQ *q,
+                      int32_t *const band[4], int32_t *restrict tmp);
+void qm_adm_decouple_row_c(const int32_t *const ref[3], const int32_t *const dis[3],
+                           int x0, int x1, const QmAdmScaleQ *q, double egl,
+                           const int32_t *recip, int32_t *const rst[3],
+                           int32_t *const add[3], int32_t *const mask_r[2],
+                           int32_t *const mask_a[2]);
+void qm_adm_num_row_c(const int32_t *const src[3], const int32_t *const sum[3],
+                      const int32_t *ctr, const QmAdmScaleQ *q, int64_t in[3]);
+void qm_adm_den_row_c(const int32_t *const ref[3], const QmAdmScaleQ *q,
+                      uint64_t in[3]);
+
+/* The row kernels the engine runs: [0] for scale 0 (the 16-bit pipeline),
+ * [1] for scales 1-3. */
+typedef struct QmAdmDsp {
+    QmAdmDwtRowFn dwt_row[2];
+    QmAdmDecoupleRowFn decouple_row[2];
+    QmAdmNumRowFn num_row[2];
+    QmAdmDenRowFn den_row[2];
+} QmAdmDsp;
+
+/* Fill dsp with the C kernels, then the twins that cpu_flags (QM_CPU_*)
+ * allow. */
+void qm_adm_dsp_init(QmAdmDsp *dsp, unsigned cpu_flags);
+/* Twins' overrides (cpu/x86/adm_<isa>.c), called by qm_adm_dsp_init(). */
+void qm_adm_dsp_init_avx2(QmAdmDsp *dsp);
+void qm_adm_dsp_init_avx512(QmAdmDsp *dsp);
+/* The AVX2 decouple's int64 -> float conversion (to nearest, ties to even,
+ * as C's conversion), emulated since AVX2 has none: exported for
+ * tests/checkasm, which tests it on its own (its errors would show in the
+ * angle test only near the threshold). */
+void qm_adm_i64_to_float_avx2(const int64_t *x, float *out, int n);
+
+/* ---- options and scales of a picture size (both backends' init) ---- */
+
+typedef struct QmAdmSetup {
+    int w, h, bpc;
+    double egl, dlm_weight, min_val, noise_weight;
+    int skip_scale0;
+    QmAdmScaleQ q[QM_ADM_SCALES];
+} QmAdmSetup;
+
+/* Integer sums of one frame, per scale and orientation (h, v, d). */
+typedef struct QmAdmSums {
+    int64_t dlm[QM_ADM_SCALES][3];  /* numerator, DLM (qm_adm_num_c) */
+    int64_t aim[QM_ADM_SCALES][3];  /* numerator, AIM */
+    uint64_t den[QM_ADM_SCALES][3]; /* denominator (qm_adm_den_c) */
+} QmAdmSums;
+
+/* The features of a frame from its sums (scale 0's are ignored under
+ * skip_scale0). */
+void qm_adm_features(const QmAdmSetup *st, const QmAdmSums *acc,
+                     double out[QM_ADM_NFEATURES]);
+
+/* One frame through the plane stages (qm_adm_dwt_c, qm_adm_decouple_c,
+ * qm_adm_den_c, qm_adm_num_c), in the reference's order: the plain
+ * specification that the CPU engine's fused row pass must match.  scratch:
+ * qm_adm_planes_scratch() int32. */
+size_t qm_adm_planes_scratch(const QmAdmSetup *st);
+void qm_adm_planes_sums(const QmAdmSetup *st, const void *ref, ptrdiff_t ref_stride,
+                        const void *dis, ptrdiff_t dis_stride, int32_t *scratch,
+                        QmAdmSums *acc);
+
+struct QmMetricConfig;
+/* From the metric's configuration (options indexed by QM_ADM_OPT_*):
+ * 0, QM_ENOTSUP (bit depth outside 8..16, picture below QM_ADM_MIN_SIZE)
+ * or qm_adm_scale_setup()'s error. */
+int qm_adm_setup(QmAdmSetup *st, const struct QmMetricConfig *cfg);
 
 #endif /* QM_ADM_H */

@@ -100,10 +100,7 @@ adm_final_kernel(const FinalScale *fs, unsigned long long *out)
 enum { RES_PER_SLOT = QM_ADM_SCALES * kSums };
 
 typedef struct AdmGpu {
-    int w, h, bpc;
-    int skip_scale0;
-    double egl, dlm_weight, min_val, noise_weight;
-    QmAdmScaleQ q[QM_ADM_SCALES];
+    QmAdmSetup set; /* options and scales (cpu/adm.c qm_adm_setup) */
     int ntx[QM_ADM_SCALES], nty[QM_ADM_SCALES];
     int32_t *d_a[QM_ADM_SCALES - 1][2];      /* band a of scales 0..2 */
     size_t a_pitch[QM_ADM_SCALES - 1];       /* bytes */
@@ -136,7 +133,7 @@ void adm_gpu_close(void *priv)
 int adm_gpu_buffers(AdmGpu *s, unsigned n_slots, cudaStream_t cs)
 {
     for (int k = 0; k < QM_ADM_SCALES; k++) {
-        const QmAdmScaleQ *q = &s->q[k];
+        const QmAdmScaleQ *q = &s->set.q[k];
         tiles(q, &s->ntx[k], &s->nty[k]);
         if (k < QM_ADM_SCALES - 1) {
             s->a_pitch[k] = ((size_t)q->w * sizeof(int32_t) + 255) & ~(size_t)255;
@@ -153,7 +150,8 @@ int adm_gpu_buffers(AdmGpu *s, unsigned n_slots, cudaStream_t cs)
     /* the final kernel's per-scale parameters, once (waited for here) */
     FinalScale f[QM_ADM_SCALES];
     for (int k = 0; k < QM_ADM_SCALES; k++)
-        f[k] = final_scale(&s->q[k], s->d_part[k], s->ntx[k], !(k == 0 && s->skip_scale0));
+        f[k] = final_scale(&s->set.q[k], s->d_part[k], s->ntx[k],
+                           !(k == 0 && s->set.skip_scale0));
     QM_CU_TRY(cudaMalloc(&s->d_final, sizeof(f)));
     QM_CU_TRY(cudaMemcpyAsync(s->d_final, f, sizeof(f), cudaMemcpyHostToDevice, cs));
     QM_CU_TRY(cudaStreamSynchronize(cs));
@@ -164,33 +162,11 @@ int adm_gpu_init(void *priv, const QmMetricConfig *cfg, unsigned n_slots, QmStre
 {
     AdmGpu *s = (AdmGpu *)priv;
     memset(s, 0, sizeof(*s));
-    const double *o = cfg->opt->v;
-    /* the C reference's limits and setup (cpu/adm.c adm_init) */
-    if (cfg->bpc < 8 || cfg->bpc > 16)
-        return QM_ENOTSUP;
-    if (cfg->w < QM_ADM_MIN_SIZE || cfg->h < QM_ADM_MIN_SIZE)
-        return QM_ENOTSUP;
-    s->w = cfg->w;
-    s->h = cfg->h;
-    s->bpc = cfg->bpc;
-    s->egl = o[QM_ADM_OPT_EGL];
-    s->dlm_weight = o[QM_ADM_OPT_DLM_WEIGHT];
-    s->min_val = o[QM_ADM_OPT_MIN_VAL];
-    s->noise_weight = o[QM_ADM_OPT_NOISE_WEIGHT];
-    s->skip_scale0 = o[QM_ADM_OPT_SKIP_SCALE0] != 0.0;
-    QmAdmParams par;
-    par.csf_mode = (int)o[QM_ADM_OPT_CSF_MODE];
-    par.norm_view_dist = o[QM_ADM_OPT_NVD];
-    par.ref_display_height = (int)o[QM_ADM_OPT_RDH];
-    int in_w = cfg->w, in_h = cfg->h;
-    for (int k = 0; k < QM_ADM_SCALES; k++) {
-        int err = qm_adm_scale_setup(&s->q[k], k, in_w, in_h, cfg->bpc, &par);
-        if (err)
-            return err;
-        in_w = s->q[k].w;
-        in_h = s->q[k].h;
-    }
-    int err = adm_gpu_buffers(s, n_slots, (cudaStream_t)st);
+    /* the C reference's limits and setup */
+    int err = qm_adm_setup(&s->set, cfg);
+    if (err)
+        return err;
+    err = adm_gpu_buffers(s, n_slots, (cudaStream_t)st);
     if (err)
         adm_gpu_close(s); /* the backend does not call close() after a failed init */
     return err;
@@ -228,19 +204,19 @@ int adm_gpu_submit(void *priv, const QmGpuFrame *f, unsigned slot, QmStream st)
             }
         }
         const bool last = k == QM_ADM_SCALES - 1;
-        const ScaleArgs a = scale_args(&s->q[k], s->bpc, s->egl, in, in_stride, in_step,
-                                       in_shift, last ? NULL : s->d_a[k],
+        const ScaleArgs a = scale_args(&s->set.q[k], s->set.bpc, s->set.egl, in, in_stride,
+                                       in_step, in_shift, last ? NULL : s->d_a[k],
                                        last ? 0 : (ptrdiff_t)s->a_pitch[k], s->d_part[k]);
         const int nx = s->ntx[k], ny = s->nty[k];
         if (k == 0) {
             /* adm_skip_scale0: only the band a, for scale 1 */
-            if (s->bpc == 8) {
-                if (s->skip_scale0)
+            if (s->set.bpc == 8) {
+                if (s->set.skip_scale0)
                     adm_launch<uint8_t, true, false, true>(a, nx, ny, cs);
                 else
                     adm_launch<uint8_t, true, true, true>(a, nx, ny, cs);
             } else {
-                if (s->skip_scale0)
+                if (s->set.skip_scale0)
                     adm_launch<uint16_t, true, false, true>(a, nx, ny, cs);
                 else
                     adm_launch<uint16_t, true, true, true>(a, nx, ny, cs);
@@ -264,8 +240,9 @@ int adm_gpu_collect(void *priv, unsigned slot, QmRows *out)
 {
     AdmGpu *s = (AdmGpu *)priv;
     double v[QM_ADM_NFEATURES];
-    features(s->q, s->h_res + (size_t)slot * RES_PER_SLOT, s->skip_scale0, s->noise_weight,
-             s->dlm_weight, s->min_val, s->w, s->h, v);
+    const QmAdmSetup *c = &s->set;
+    features(c->q, s->h_res + (size_t)slot * RES_PER_SLOT, c->skip_scale0, c->noise_weight,
+             c->dlm_weight, c->min_val, c->w, c->h, v);
     for (unsigned i = 0; i < QM_ADM_NFEATURES; i++)
         qm_rows_set(out, 0, i, v[i]);
     return 0;
