@@ -491,6 +491,28 @@ double qm_vif_scale_score(const QmVifAccum *a)
 
 /* ---- stage table ---- */
 
+#ifdef QM_HAVE_VIF_AVX512
+/* The AVX-512 twins compute most log2 table entries instead of reading
+ * them, which is exact when the C library's log2f is (see vif_avx512.c);
+ * checked once per process over the whole table.  Concurrent first calls
+ * compute the same answer. */
+static bool avx512_log2_ok(void)
+{
+    static int state;  /* 0 unknown, 1 usable, 2 not */
+    int st = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
+    if (!st) {
+        uint16_t *tab = malloc(QM_VIF_LOG2_TABLE_SIZE * sizeof(uint16_t));
+        if (!tab)
+            return false;  /* asked again next time */
+        qm_vif_log2_table(tab);
+        st = qm_vif_log2_check_avx512(tab) ? 1 : 2;
+        free(tab);
+        __atomic_store_n(&state, st, __ATOMIC_RELEASE);
+    }
+    return st == 1;
+}
+#endif
+
 void qm_vif_dsp_init(QmVifDsp *dsp, unsigned flags)
 {
     dsp->stat = qm_vif_stat_cpu;
@@ -504,7 +526,7 @@ void qm_vif_dsp_init(QmVifDsp *dsp, unsigned flags)
     }
 #endif
 #ifdef QM_HAVE_VIF_AVX512
-    if (flags & QM_CPU_AVX512) {
+    if ((flags & QM_CPU_AVX512) && avx512_log2_ok()) {
         dsp->stat = qm_vif_stat_avx512;
         dsp->decimate = qm_vif_decimate_avx512;
         dsp->terms = qm_vif_terms_avx512;

@@ -114,6 +114,9 @@ void qm_vif_decimate_avx2(const void *ref, ptrdiff_t ref_stride,
                           int in_bits, int scale,
                           uint16_t *ref_out, uint16_t *dis_out,
                           ptrdiff_t out_stride, void *scratch);
+/** 1 when the AVX-512 twins' computed log2 agrees with tab (a
+ *  qm_vif_log2_table()) wherever they do not read it; see vif_avx512.c. */
+int qm_vif_log2_check_avx512(const uint16_t *tab);
 void qm_vif_terms_avx512(const int32_t *s11, const int32_t *s22,
                          const int32_t *s12, int n, const QmVifParams *p,
                          QmVifAccum *acc);

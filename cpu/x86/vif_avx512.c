@@ -214,8 +214,10 @@ static void row_weights(int scale, RowW *rw)
  * scaling, in glibc) moves the table's rounding off the exact one only
  * where 2048 log2(i) lies that close to a tie (38 entries with glibc 2.36).
  * So values within TIE_BAND of a tie are read from the table instead (a
- * fraction of a percent of them); tests/checkasm compares the twin with
- * the table at every index. */
+ * fraction of a percent of them).  qm_vif_log2_check_avx512() verifies
+ * that premise for all 32768 entries (qm_vif_dsp_init() runs it once and
+ * keeps the AVX2 stages if it fails), and tests/checkasm compares the twin
+ * with the table at every index. */
 #define TIE_BAND 0.003
 
 typedef struct Log2Ctx {
@@ -546,12 +548,29 @@ void qm_vif_terms_avx512(const int32_t *s11, const int32_t *s22,
         const __mmask16 m = n - j >= 16 ? 0xFFFF : (__mmask16)((1u << (n - j)) - 1);
         terms16(_mm512_maskz_loadu_epi32(m, s11 + j), _mm512_maskz_loadu_epi32(m, s22 + j),
                 _mm512_maskz_loadu_epi32(m, s12 + j), m, &c, &a);
-        /* at most 2^16 terms (each below 2^15) per 32-bit lane between
-         * flushes */
+        /* the 32-bit counts gain at most 1 per lane and call */
         if ((j / 16) % 65536 == 65535)
             terms_flush_row(&a);
     }
     terms_finish(&a, acc);
+}
+
+int qm_vif_log2_check_avx512(const uint16_t *tab)
+{
+    Log2Ctx l;
+    log2_init(&l, tab);
+    for (int i = 1 << 15; i < 1 << 16; i += 8) {
+        const __m512d v = _mm512_add_pd(_mm512_set1_pd(i),
+                                        _mm512_setr_pd(0, 1, 2, 3, 4, 5, 6, 7));
+        __mmask8 tie;
+        const __m512d u = log2_frac(v, 0xFF, &l, &tie);
+        double got[8];
+        _mm512_storeu_pd(got, u);
+        for (int k = 0; k < 8; k++)
+            if (!(tie >> k & 1) && got[k] != tab[i + k] - 2048.0 * 15)
+                return 0;
+    }
+    return 1;
 }
 
 /* ---- stage 2: low-pass and decimation (vif_avx2.c) ---- */

@@ -82,6 +82,13 @@ static inline int vif_x86_mirror(int i, int n)
 
 static inline void vif_x86_pad(uint16_t *row, int n, int half)
 {
+    if (half < n - 1) {  /* one reflection each side: mirror() without % */
+        for (int k = 1; k <= half; k++) {
+            row[-k] = row[k];
+            row[n - 1 + k] = row[n - 1 - k];
+        }
+        return;
+    }
     for (int k = 1; k <= half; k++) {
         row[-k] = row[vif_x86_mirror(-k, n)];
         row[n - 1 + k] = row[vif_x86_mirror(n - 1 + k, n)];
@@ -93,8 +100,12 @@ static inline void vif_x86_window(const uint8_t **rows, const void *base,
                                   ptrdiff_t stride, int i, int h, int taps)
 {
     const int half = taps / 2;
-    for (int k = 0; k < taps; k++)
-        rows[k] = (const uint8_t *)base + (ptrdiff_t)vif_x86_mirror(i - half + k, h) * stride;
+    for (int k = 0; k < taps; k++) {
+        const int y = i - half + k;
+        /* mirror() (an integer division) only near the edges */
+        rows[k] = (const uint8_t *)base +
+                  (ptrdiff_t)(y >= 0 && y < h ? y : vif_x86_mirror(y, h)) * stride;
+    }
 }
 
 /* A filter along a row on pmaddwd, for a block of outputs starting at j.
