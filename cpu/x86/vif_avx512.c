@@ -415,8 +415,16 @@ INLINE void hfilter(const uint16_t *s, ptrdiff_t j, const int half,
 {
     const int first = vif_x86_row_first(half);
     __m512i ae = init, ao = init;
+    /* The vectors at j + off (off even, |off| <= 8) cut from three aligned
+     * ones: a 64-byte load at an offset of 2 off bytes would always split
+     * a cache line, which costs more here than a valignd. */
+    const __m512i va = _mm512_load_si512(s + j - BLOCK), vb = _mm512_load_si512(s + j);
+    const __m512i vc = _mm512_load_si512(s + j + BLOCK);
     for (int l = 0; l < vif_x86_row_loads(half); l++) {
-        const __m512i v = _mm512_loadu_si512(s + j + first + 2 * l);
+        const int off = first + 2 * l;
+        const __m512i v = off == 0 ? vb
+                          : off < 0 ? _mm512_alignr_epi32(vb, va, (BLOCK + off) / 2)
+                                    : _mm512_alignr_epi32(vc, vb, off / 2);
         for (int q = 0; q < vif_x86_row_ne(half, l); q++)
             ae = _mm512_add_epi32(ae, _mm512_madd_epi16(v, rw->e[l][q]));
         for (int q = 0; q < vif_x86_row_no(half, l); q++)

@@ -37,11 +37,10 @@ enum {
 };
 
 /* Each stream: a 64-byte aligned border of 64 samples, the row rounded up
- * to 64 samples, 128 more.  The widest reads: a block of 32 outputs of the
- * statistics starting before w reads up to 8 + 31 samples past its start
- * (< w + 40); a block of 32 decimated outputs starting before w / 2 reads
- * up to 32 + 4 + 31 samples past twice its start (< w + 66); the first
- * reads start 8 samples before sample 0. */
+ * to 64 samples, 128 more.  The widest reads: the statistics of a block of
+ * 32 outputs starting at j < w read samples j - 32 .. j + 63 (aligned
+ * vectors, vif_avx512.c); a block of 32 decimated outputs starting before
+ * w / 2 reads up to 32 + 4 + 31 samples past twice its start (< w + 66). */
 #define VIF_X86_BORDER 64
 
 static inline size_t vif_x86_stream_len(int w)
