@@ -16,16 +16,18 @@
 
 static const int vif_taps[QM_VIF_SCALES] = { 17, 9, 5, 3 };
 
-/* The columns x .. x+31 of a row, those from `left` on read as 0 (masked
- * loads never touch memory outside the mask). */
+/* 32 samples of a row, those outside m read as 0 (masked loads never
+ * touch memory outside the mask; plain loads are a little faster, so whole
+ * blocks use those). */
 INLINE __m512i load_u8(const uint8_t *p, __mmask32 m)
 {
-    return _mm512_cvtepu8_epi16(_mm256_maskz_loadu_epi8(m, p));
+    return _mm512_cvtepu8_epi16(m == (__mmask32)~0u ? _mm256_loadu_si256((const __m256i *)p)
+                                                    : _mm256_maskz_loadu_epi8(m, p));
 }
 
 INLINE __m512i load_u16(const uint8_t *p, __mmask32 m)
 {
-    return _mm512_maskz_loadu_epi16(m, p);
+    return m == (__mmask32)~0u ? _mm512_loadu_si512(p) : _mm512_maskz_loadu_epi16(m, p);
 }
 
 INLINE __mmask32 cols_mask(int left)
