@@ -204,86 +204,90 @@ static void row_weights(int scale, RowW *rw)
 }
 
 /* ---- log2, computed where that is safe ----
- * The C code reads log2 from qm_vif_log2_table(): entry i (2^15 <= i <
- * 2^16) is round(2048 log2f(i)), log2f in float as libvmaf computes it.
- * Reading three entries per pixel costs more than computing them on 8
- * lanes, so they are computed: with i = 2^15 (1 + t), entry i = 2048 * 15
- * + U(t), U(t) = 2048 log2(1 + t) rounded, and log2(1 + t) = log2(c) +
- * log2(1 + r) for the centre c = 1 + (2 q + 1) / 32 of the sixteenth q of
- * [1, 2) holding 1 + t, r = (1 + t) / c - 1, |r| <= 1/33: the Taylor series
- * of log2(1 + r) to degree 6 is within 2955 |r|^7 / 7 < 1.1e-8 of it.
- * log2f's error (under one float ulp, 2048 * 2^-20 = 0.002 after the
- * scaling, in glibc) moves the table's rounding off the exact one only
- * where 2048 log2(i) lies that close to a tie (38 entries with glibc 2.36).
- * So values within TIE_BAND of a tie are read from the table instead (a
- * fraction of a percent of them).  qm_vif_log2_check_avx512() verifies
- * that premise for all 32768 entries (qm_vif_dsp_init() runs it once and
- * keeps the AVX2 stages if it fails), and tests/checkasm compares the twin
- * with the table at every index. */
-#define TIE_BAND 0.003
+ * The C code reads log2 from qm_vif_log2_table(): entry 2^15 + m (0 <= m <
+ * 2^15) is round(2048 log2f(2^15 + m)), log2f in float as libvmaf computes
+ * it.  Reading three entries per pixel costs more than computing them 16
+ * lanes at a time in float: entry 2^15 + m = 2048 * 15 + U(m),
+ *   U(m) = 2048 log2(y), y = 1 + m / 2^15, rounded,
+ * and with c the centre 1 + (2 q + 1) / 32 of the sixteenth q of [1, 2)
+ * holding y, 2048 log2(y) = 2048 log2(c) + 2048 log2(1 + r), r = (y - c)
+ * / c, |r| <= 1/33.  y - c is exact in float; 2048 log2(c) is kept as an
+ * integer plus a float remainder; the Taylor series of 2048 log2(1 + r) to
+ * degree 5 is within 2955 |r|^6 / 6 < 4e-7 of it; the float roundings add
+ * less than 5e-5.  log2f's own error (under one float ulp, 2048 * 2^-20 =
+ * 0.002 after the scaling, in glibc) moves the table's rounding off the
+ * exact one only where 2048 log2 lies that close to a tie (38 entries with
+ * glibc 2.36).  So values within a band around a tie are read from the
+ * table instead.  The band starts at 0.003 (1.5 float ulps); once per
+ * process qm_vif_dsp_init() runs qm_vif_log2_check_avx512(), which
+ * computes every entry and narrows the band to just cover the entries the
+ * rounding alone gets wrong (about 0.001 with glibc: a fraction of a
+ * percent of the values then come from the table), or, were that band
+ * wider than 0.003, keeps the AVX2 stages.  tests/checkasm compares the
+ * twin with the table at every index. */
+static int log2_band_ppm = 3000;  /* the band in millionths */
 
 typedef struct Log2Ctx {
     const uint16_t *tab;
-    __m512d lg_lo, lg_hi;    /* 2048 log2(c_q), q = 0..7 and 8..15 */
-    __m512d inv_lo, inv_hi;  /* 1 / c_q */
-    __m512d a[7];            /* a[n] = (-1)^(n+1) 2048 / (n ln 2) */
+    __m512 inv;     /* 1 / c_q, q = 0..15 */
+    __m512i lg_hi;  /* round(2048 log2(c_q)) */
+    __m512 lg_lo;   /* 2048 log2(c_q) - lg_hi */
+    __m512 a[6];    /* a[n] = (-1)^(n+1) 2048 / (n ln 2) */
+    __m512 tie;     /* 0.5 - band */
 } Log2Ctx;
 
 static void log2_init(Log2Ctx *l, const uint16_t *tab)
 {
-    double lg[16], inv[16];
+    float inv[16], lo[16];
+    int32_t hi[16];
     for (int q = 0; q < 16; q++) {
-        const double c = 1.0 + (2 * q + 1) / 32.0;
-        lg[q] = 2048.0 * log2(c);
-        inv[q] = 1.0 / c;
+        const double c = 1.0 + (2 * q + 1) / 32.0, v = 2048.0 * log2(c);
+        inv[q] = (float)(1.0 / c);
+        hi[q] = (int32_t)lround(v);
+        lo[q] = (float)(v - hi[q]);
     }
     l->tab = tab;
-    l->lg_lo = _mm512_loadu_pd(lg);
-    l->lg_hi = _mm512_loadu_pd(lg + 8);
-    l->inv_lo = _mm512_loadu_pd(inv);
-    l->inv_hi = _mm512_loadu_pd(inv + 8);
-    for (int n = 1; n <= 6; n++)
-        l->a[n] = _mm512_set1_pd((n & 1 ? 2048.0 : -2048.0) / (n * M_LN2));
+    l->inv = _mm512_loadu_ps(inv);
+    l->lg_hi = _mm512_loadu_si512(hi);
+    l->lg_lo = _mm512_loadu_ps(lo);
+    for (int n = 1; n <= 5; n++)
+        l->a[n] = _mm512_set1_ps((float)((n & 1 ? 2048.0 : -2048.0) / (n * M_LN2)));
+    l->tie = _mm512_set1_ps(0.5f - 1e-6f * __atomic_load_n(&log2_band_ppm, __ATOMIC_RELAXED));
 }
 
-/* The entries of the lanes in `tie` read from the table, out of line:
- * some blocks in a hundred need it. */
-static __attribute__((noinline)) __m512d
-log2_from_table(__m512d ur, __m512d v, __mmask8 tie, const uint16_t *tab)
+/* The table entries 2^15 + m of the lanes in `tie`, out of line: about one
+ * block in four needs it. */
+static __attribute__((noinline)) __m512i
+log2_from_table(__m512i u, __m512i m, __mmask16 tie, const uint16_t *tab)
 {
-    const __m512i b = _mm512_castpd_si512(v);
-    const __m512i i = _mm512_and_si512(_mm512_srli_epi64(b, 52 - 15), _mm512_set1_epi64(0x7FFF));
-    /* a 64-bit read ending at the entry (3 entries early; index >= 2^15) */
-    const __m512i e = _mm512_srli_epi64(_mm512_mask_i64gather_epi64(
-        _mm512_setzero_si512(), tie, _mm512_add_epi64(i, _mm512_set1_epi64(0x8000 - 3)),
-        (const long long *)tab, 2), 48);
-    return _mm512_mask_sub_pd(ur, tie, _mm512_cvtepi64_pd(e), _mm512_set1_pd(2048 * 15));
+    /* a 32-bit read ending at the entry, one entry early */
+    const __m512i e = _mm512_srli_epi32(_mm512_mask_i32gather_epi32(
+        _mm512_setzero_si512(), tie, _mm512_add_epi32(m, _mm512_set1_epi32(0x8000 - 1)),
+        (const int *)tab, 2), 16);
+    return _mm512_mask_sub_epi32(u, tie, e, _mm512_set1_epi32(2048 * 15));
 }
 
-/* Table entry - 2048 * 15 for the integer held exactly in v (>= 2^15),
- * i.e. for its 16 leading bits (vif.c log2_q11_* truncates the rest), as
- * a double, unless the lane is in *tie (within TIE_BAND of a rounding
- * tie, lanes in m only): log2_from_table() then has the last word. */
-INLINE __m512d log2_frac(__m512d v, __mmask8 m, const Log2Ctx *l, __mmask8 *tie)
+/* Table entry 2^15 + m, minus 2048 * 15, for 0 <= m < 2^15, unless the
+ * lane is in *tie (within the band around a rounding tie; lanes in `act`
+ * only): log2_from_table() then has the last word. */
+INLINE __m512i log2_u(__m512i m, __mmask16 act, const Log2Ctx *l, __mmask16 *tie)
 {
-    const __m512i b = _mm512_castpd_si512(v);
-    /* 1 + t: (b & top 15 mantissa bits) | exponent of 1.0 */
-    const __m512d y = _mm512_castsi512_pd(_mm512_ternarylogic_epi64(
-        b, _mm512_set1_epi64(0x000FFFE000000000), _mm512_set1_epi64(0x3FF0000000000000), 0xEA));
-    /* vpermt2pd reads the sixteenth q from bits 3..0: the top 4 mantissa bits */
-    const __m512i q = _mm512_srli_epi64(b, 48);
-    const __m512d inv = _mm512_permutex2var_pd(l->inv_lo, q, l->inv_hi);
-    const __m512d lg = _mm512_permutex2var_pd(l->lg_lo, q, l->lg_hi);
-    const __m512d r = _mm512_fmsub_pd(y, inv, _mm512_set1_pd(1.0));
-    __m512d p = l->a[6];
-    for (int n = 5; n >= 1; n--)
-        p = _mm512_fmadd_pd(p, r, l->a[n]);
-    const __m512d u = _mm512_fmadd_pd(p, r, lg);
-    /* u minus u rounded to the nearest integer (vreducepd), in [-0.5, 0.5] */
-    const __m512d f = _mm512_reduce_pd(u, _MM_FROUND_TO_NEAREST_INT);
-    *tie = _mm512_mask_cmp_pd_mask(m, _mm512_abs_pd(f), _mm512_set1_pd(0.5 - TIE_BAND),
-                                   _CMP_GT_OQ);
-    return _mm512_sub_pd(u, f);
+    /* y = 1 + m / 2^15 and c, the centre of its sixteenth, as float bits */
+    const __m512i yb = _mm512_or_si512(_mm512_slli_epi32(m, 8), _mm512_set1_epi32(0x3F800000));
+    const __m512i cb = _mm512_ternarylogic_epi32(yb, _mm512_set1_epi32(~0x7FFFF),
+                                                 _mm512_set1_epi32(0x40000), 0xEA);
+    const __m512i q = _mm512_srli_epi32(m, 11);
+    const __m512 r = _mm512_mul_ps(_mm512_sub_ps(_mm512_castsi512_ps(yb), _mm512_castsi512_ps(cb)),
+                                   _mm512_permutexvar_ps(q, l->inv));
+    __m512 p = l->a[5];
+    for (int n = 4; n >= 1; n--)
+        p = _mm512_fmadd_ps(p, r, l->a[n]);
+    const __m512 v = _mm512_fmadd_ps(p, r, _mm512_permutexvar_ps(q, l->lg_lo));
+    /* v minus v rounded to the nearest integer (vreduceps), in [-0.5, 0.5] */
+    const __m512 f = _mm512_reduce_ps(v, _MM_FROUND_TO_NEAREST_INT);
+    *tie = _mm512_mask_cmp_ps_mask(act, _mm512_abs_ps(f), l->tie, _CMP_GT_OQ);
+    return _mm512_add_epi32(_mm512_permutexvar_epi32(q, l->lg_hi),
+                            _mm512_cvttps_epi32(_mm512_sub_ps(v, f)));
 }
 
 typedef struct TermsCtx {
@@ -291,16 +295,13 @@ typedef struct TermsCtx {
     Log2Ctx log2;
 } TermsCtx;
 
-/* num and den: sums of integers below 2^16 in magnitude in double lanes,
- * exact below 2^53 (2^37 pixels per lane); nlog: pixels in den (each has
- * 2048 * 17 to take off); cnt: 32-bit lanes, moved to 64 bits after every
- * row (a lane gains at most 2 per 32 columns). */
+/* num and den gain at most 2 terms per lane per 32 columns, below 2^16
+ * and 2^15 in magnitude; they and cnt are 32-bit lanes moved to 64 bits
+ * after every row, so rows of fewer than 2^19 samples cannot overflow
+ * them. */
 typedef struct TermsAcc {
-    __m512d num, den;
-    int64_t nlog;
-    __m512i nonlog;  /* 8 x int64 */
-    __m512i cnt;     /* 16 x int32 */
-    __m512i cnt64;   /* 8 x int64 */
+    __m512i num, den, cnt;            /* 16 x int32 */
+    __m512i num64, den64, cnt64, nonlog;  /* 8 x int64 */
 } TermsAcc;
 
 INLINE __m512i add_wide(__m512i acc64, __m512i v32)
@@ -310,8 +311,16 @@ INLINE __m512i add_wide(__m512i acc64, __m512i v32)
         _mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64(v32, 1))));
 }
 
+INLINE __m512i add_wide_signed(__m512i acc64, __m512i v32)
+{
+    return _mm512_add_epi64(acc64, _mm512_add_epi64(
+        _mm512_cvtepi32_epi64(_mm512_castsi512_si256(v32)),
+        _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(v32, 1))));
+}
+
 /* numer1 and numer2 of 8 pixels (vif.c qm_vif_terms_cpu), where the
- * numerator term is log2_q11_64(numer2) - log2_q11_64(numer1). */
+ * numerator term is log2_q11_64(numer2) - log2_q11_64(numer1); both hold
+ * integers below 2^53 exactly. */
 INLINE void numers8(__m256i s11, __m256i s22, __m256i s12, const TermsCtx *c,
                     __m512d *numer1, __m512d *numer2)
 {
@@ -328,12 +337,24 @@ INLINE void numers8(__m256i s11, __m256i s22, __m256i s12, const TermsCtx *c,
                                                  _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC), *numer1);
 }
 
-/* The terms of 16 pixels; lanes outside `valid` are left out.  With k =
- * floor(log2 v) - 15 (vgetexppd gives floor(log2 v)), log2_q11(v) =
- * 2048 * 15 + U + 2048 k = U + 2048 floor(log2 v), so
- *   den term = U(x) + 2048 floor(log2 x) - 2048 * 17, x = s11 + 2^17,
- *   num term = U(numer2) - U(numer1) + 2048 (floor(log2 numer2) -
- *              floor(log2 numer1)). */
+/* Of two vectors of 8 doubles holding integers >= 2^15: m (the 15 bits
+ * after the leading one) and floor(log2) + 1023, as 16 int32 lanes. */
+INLINE void split16(__m512d lo, __m512d hi, __m512i *m, __m512i *e)
+{
+    const __m512i bl = _mm512_castpd_si512(lo), bh = _mm512_castpd_si512(hi);
+    const __m512i k = _mm512_set1_epi64(0x7FFF);
+    *m = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi64_epi32(
+             _mm512_and_si512(_mm512_srli_epi64(bl, 52 - 15), k))),
+         _mm512_cvtepi64_epi32(_mm512_and_si512(_mm512_srli_epi64(bh, 52 - 15), k)), 1);
+    *e = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi64_epi32(_mm512_srli_epi64(bl, 52))),
+                            _mm512_cvtepi64_epi32(_mm512_srli_epi64(bh, 52)), 1);
+}
+
+/* The terms of 16 pixels; lanes outside `valid` are left out.  With
+ * log2_q11(v) = entry(16 leading bits) + 2048 k, k = floor(log2 v) - 15:
+ *   den term = U(x) + 2048 (floor(log2 x) - 17), x = s11 + 2^17,
+ *   num term = U(numer2) - U(numer1)
+ *              + 2048 (floor(log2 numer2) - floor(log2 numer1)). */
 INLINE void terms16(__m512i s11, __m512i s22, __m512i s12, __mmask16 valid,
                     const TermsCtx *c, TermsAcc *a)
 {
@@ -344,70 +365,87 @@ INLINE void terms16(__m512i s11, __m512i s22, __m512i s12, __mmask16 valid,
     a->nonlog = add_wide(a->nonlog, _mm512_maskz_mov_epi32(fl, s22));
     if (!lg)
         return;
-    a->nlog += __builtin_popcount(lg);
+    /* den: floor(log2 x) from the exponent of x >> 8 (below 2^24: exact in
+     * float; x >= 2^18 here), then m = (x >> k) - 2^15 */
+    const __m512i x = _mm512_add_epi32(s11, nsq);
+    const __m512i ex = _mm512_sub_epi32(_mm512_srli_epi32(
+        _mm512_castps_si512(_mm512_cvtepi32_ps(_mm512_srli_epi32(x, 8))), 23),
+        _mm512_set1_epi32(127 - 8));
+    const __m512i mx = _mm512_and_si512(_mm512_srlv_epi32(x, _mm512_sub_epi32(ex, _mm512_set1_epi32(15))),
+                                        _mm512_set1_epi32(0x7FFF));
+    __mmask16 t0, t1 = 0, t2 = 0;
+    __m512i ux = log2_u(mx, lg, &c->log2, &t0);
+
     const __mmask16 nm = _mm512_mask_cmpgt_epi32_mask(
         _mm512_mask_cmpgt_epi32_mask(lg, s12, _mm512_setzero_si512()), s22, _mm512_setzero_si512());
-
-    /* the values whose log2 is wanted: x of both halves, then numer1 and
-     * numer2 of both halves */
-    const __m512i x = _mm512_add_epi32(s11, nsq);
-    __m512d v[6], u[6];
-    __mmask8 m[6], tie[6];
-    v[0] = _mm512_cvtepu32_pd(_mm512_castsi512_si256(x));
-    v[1] = _mm512_cvtepu32_pd(_mm512_extracti64x4_epi64(x, 1));
-    m[0] = (__mmask8)lg;
-    m[1] = (__mmask8)(lg >> 8);
-    const int nv = nm ? 6 : 2;
+    __m512i m1, m2, e1, e2, u1, u2;
+    m1 = m2 = e1 = e2 = u1 = u2 = _mm512_setzero_si512();
     if (nm) {
+        __m512d n1[2], n2[2];
         numers8(_mm512_castsi512_si256(s11), _mm512_castsi512_si256(s22),
-                _mm512_castsi512_si256(s12), c, &v[2], &v[3]);
+                _mm512_castsi512_si256(s12), c, &n1[0], &n2[0]);
         numers8(_mm512_extracti64x4_epi64(s11, 1), _mm512_extracti64x4_epi64(s22, 1),
-                _mm512_extracti64x4_epi64(s12, 1), c, &v[4], &v[5]);
-        m[2] = m[3] = (__mmask8)nm;
-        m[4] = m[5] = (__mmask8)(nm >> 8);
+                _mm512_extracti64x4_epi64(s12, 1), c, &n1[1], &n2[1]);
+        split16(n1[0], n1[1], &m1, &e1);
+        split16(n2[0], n2[1], &m2, &e2);
+        u1 = log2_u(m1, nm, &c->log2, &t1);
+        u2 = log2_u(m2, nm, &c->log2, &t2);
     }
-    unsigned any_tie = 0;
-    for (int i = 0; i < nv; i++) {
-        u[i] = log2_frac(v[i], m[i], &c->log2, &tie[i]);
-        any_tie |= tie[i];
+    if (__builtin_expect((t0 | t1 | t2) != 0, 0)) {
+        if (t0)
+            ux = log2_from_table(ux, mx, t0, c->log2.tab);
+        if (t1)
+            u1 = log2_from_table(u1, m1, t1, c->log2.tab);
+        if (t2)
+            u2 = log2_from_table(u2, m2, t2, c->log2.tab);
     }
-    if (__builtin_expect(any_tie != 0, 0)) {
-        for (int i = 0; i < nv; i++)
-            if (tie[i])
-                u[i] = log2_from_table(u[i], v[i], tie[i], c->log2.tab);
-    }
-    const __m512d k2048 = _mm512_set1_pd(2048);
-    for (int i = 0; i < 2; i++)
-        a->den = _mm512_mask_add_pd(a->den, m[i], a->den,
-                                    _mm512_fmadd_pd(_mm512_getexp_pd(v[i]), k2048, u[i]));
-    for (int i = 2; i < nv; i += 2)
-        a->num = _mm512_mask_add_pd(a->num, m[i], a->num, _mm512_fmadd_pd(
-            _mm512_sub_pd(_mm512_getexp_pd(v[i + 1]), _mm512_getexp_pd(v[i])), k2048,
-            _mm512_sub_pd(u[i + 1], u[i])));
+    a->den = _mm512_mask_add_epi32(a->den, lg, a->den, _mm512_add_epi32(ux, _mm512_slli_epi32(
+        _mm512_sub_epi32(ex, _mm512_set1_epi32(17)), 11)));
+    if (nm)
+        a->num = _mm512_mask_add_epi32(a->num, nm, a->num, _mm512_add_epi32(
+            _mm512_sub_epi32(u2, u1), _mm512_slli_epi32(_mm512_sub_epi32(e2, e1), 11)));
 }
 
 INLINE void terms_flush_row(TermsAcc *a)
 {
+    a->num64 = add_wide_signed(a->num64, a->num);
+    a->den64 = add_wide_signed(a->den64, a->den);
     a->cnt64 = add_wide(a->cnt64, a->cnt);
-    a->cnt = _mm512_setzero_si512();
+    a->num = a->den = a->cnt = _mm512_setzero_si512();
 }
 
 INLINE void terms_finish(TermsAcc *a, QmVifAccum *acc)
 {
     terms_flush_row(a);
-    acc->num_log += _mm512_reduce_add_epi64(_mm512_cvtpd_epi64(a->num));
-    acc->den_log += _mm512_reduce_add_epi64(_mm512_cvtpd_epi64(a->den)) - 2048 * 17 * a->nlog;
+    acc->num_log += _mm512_reduce_add_epi64(a->num64);
+    acc->den_log += _mm512_reduce_add_epi64(a->den64);
     acc->num_non_log += _mm512_reduce_add_epi64(a->nonlog);
     acc->den_non_log += _mm512_reduce_add_epi64(a->cnt64);
 }
 
 INLINE void terms_init(TermsAcc *a, TermsCtx *c, const QmVifParams *p)
 {
-    a->num = a->den = _mm512_setzero_pd();
-    a->nlog = 0;
-    a->nonlog = a->cnt = a->cnt64 = _mm512_setzero_si512();
+    a->num = a->den = a->cnt = _mm512_setzero_si512();
+    a->num64 = a->den64 = a->cnt64 = a->nonlog = _mm512_setzero_si512();
     c->egl = _mm512_set1_pd(p->enhn_gain_limit);
     log2_init(&c->log2, p->log2_tab);
+}
+
+/* Samples j + off .. j + off + 31 (off even, |off| <= 8) of the aligned
+ * vectors a, b, c at j - 32, j, j + 32 (valignd takes an immediate). */
+INLINE __m512i cut(__m512i a, __m512i b, __m512i c, int off)
+{
+    switch (off) {
+    case -8: return _mm512_alignr_epi32(b, a, 12);
+    case -6: return _mm512_alignr_epi32(b, a, 13);
+    case -4: return _mm512_alignr_epi32(b, a, 14);
+    case -2: return _mm512_alignr_epi32(b, a, 15);
+    case 0: return b;
+    case 2: return _mm512_alignr_epi32(c, b, 1);
+    case 4: return _mm512_alignr_epi32(c, b, 2);
+    case 6: return _mm512_alignr_epi32(c, b, 3);
+    default: return _mm512_alignr_epi32(c, b, 4);
+    }
 }
 
 /* A biased stream filtered along the row for the 32 outputs at j: even
@@ -423,10 +461,7 @@ INLINE void hfilter(const uint16_t *s, ptrdiff_t j, const int half,
     const __m512i va = _mm512_load_si512(s + j - BLOCK), vb = _mm512_load_si512(s + j);
     const __m512i vc = _mm512_load_si512(s + j + BLOCK);
     for (int l = 0; l < vif_x86_row_loads(half); l++) {
-        const int off = first + 2 * l;
-        const __m512i v = off == 0 ? vb
-                          : off < 0 ? _mm512_alignr_epi32(vb, va, (BLOCK + off) / 2)
-                                    : _mm512_alignr_epi32(vc, vb, off / 2);
+        const __m512i v = cut(va, vb, vc, first + 2 * l);
         for (int q = 0; q < vif_x86_row_ne(half, l); q++)
             ae = _mm512_add_epi32(ae, _mm512_madd_epi16(v, rw->e[l][q]));
         for (int q = 0; q < vif_x86_row_no(half, l); q++)
@@ -558,29 +593,43 @@ void qm_vif_terms_avx512(const int32_t *s11, const int32_t *s22,
         const __mmask16 m = n - j >= 16 ? 0xFFFF : (__mmask16)((1u << (n - j)) - 1);
         terms16(_mm512_maskz_loadu_epi32(m, s11 + j), _mm512_maskz_loadu_epi32(m, s22 + j),
                 _mm512_maskz_loadu_epi32(m, s12 + j), m, &c, &a);
-        /* the 32-bit counts gain at most 1 per lane and call */
-        if ((j / 16) % 65536 == 65535)
+        /* the 32-bit sums gain at most 1 term (below 2^16) per lane and call */
+        if ((j / 16) % 32768 == 32767)
             terms_flush_row(&a);
     }
     terms_finish(&a, acc);
 }
 
-int qm_vif_log2_check_avx512(const uint16_t *tab)
+/* Whether every entry not flagged as near a tie with the band of l comes
+ * out exactly. */
+static int log2_agrees(const Log2Ctx *l, const uint16_t *tab)
 {
-    Log2Ctx l;
-    log2_init(&l, tab);
-    for (int i = 1 << 15; i < 1 << 16; i += 8) {
-        const __m512d v = _mm512_add_pd(_mm512_set1_pd(i),
-                                        _mm512_setr_pd(0, 1, 2, 3, 4, 5, 6, 7));
-        __mmask8 tie;
-        const __m512d u = log2_frac(v, 0xFF, &l, &tie);
-        double got[8];
-        _mm512_storeu_pd(got, u);
-        for (int k = 0; k < 8; k++)
-            if (!(tie >> k & 1) && got[k] != tab[i + k] - 2048.0 * 15)
+    for (int m = 0; m < 1 << 15; m += 16) {
+        const __m512i mv = _mm512_add_epi32(_mm512_set1_epi32(m), _mm512_setr_epi32(
+            0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+        __mmask16 tie;
+        int32_t got[16];
+        _mm512_storeu_si512(got, log2_u(mv, 0xFFFF, l, &tie));
+        for (int k = 0; k < 16; k++)
+            if (!(tie >> k & 1) && got[k] != tab[(1 << 15) + m + k] - 2048 * 15)
                 return 0;
     }
     return 1;
+}
+
+int qm_vif_log2_check_avx512(const uint16_t *tab)
+{
+    /* the narrowest band in steps of 1e-4 up to 0.003 that suffices */
+    for (int ppm = 100; ppm <= 3000; ppm += 100) {
+        Log2Ctx l;
+        log2_init(&l, tab);
+        l.tie = _mm512_set1_ps(0.5f - 1e-6f * ppm);
+        if (log2_agrees(&l, tab)) {
+            __atomic_store_n(&log2_band_ppm, ppm, __ATOMIC_RELAXED);
+            return 1;
+        }
+    }
+    return 0;
 }
 
 /* ---- stage 2: low-pass and decimation (vif_avx2.c) ---- */
