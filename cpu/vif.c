@@ -35,9 +35,10 @@
  * C again for AVX2 and AVX-512 and the loader picks the widest the CPU has
  * (ifunc), so the filter loops get wide vectors while the default build
  * stays baseline x86-64.  Only integer arithmetic is cloned: the floating-
- * point VIF terms (qm_vif_terms_cpu) are kept out of line in the baseline build,
- * so that no FMA contraction can change their rounding (QM_VECTOR_CLONES,
- * metric.h). */
+ * point VIF terms (qm_vif_terms_cpu) are kept out of line in the baseline
+ * build, so that no FMA contraction can change their rounding
+ * (QM_VECTOR_CLONES, metric.h).  The hand-written twins in cpu/x86/ are
+ * faster still; qm_vif_dsp_init() picks them. */
 #define VIF_TARGET_CLONES QM_VECTOR_CLONES
 
 /* libvmaf integer_vif.h: vif_filter1d_table / vif_filter1d_width.  Q16
@@ -493,9 +494,9 @@ double qm_vif_scale_score(const QmVifAccum *a)
 
 #ifdef QM_HAVE_VIF_AVX512
 /* The AVX-512 twins compute most log2 table entries instead of reading
- * them, which is exact when the C library's log2f is (see vif_avx512.c);
- * checked once per process over the whole table.  Concurrent first calls
- * compute the same answer. */
+ * them; qm_vif_log2_check_avx512() checks that against the whole table
+ * once per process (and sets how much of it they read, vif_avx512.c).
+ * Concurrent first calls compute and store the same answer. */
 static bool avx512_log2_ok(void)
 {
     static int state;  /* 0 unknown, 1 usable, 2 not */

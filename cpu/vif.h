@@ -47,7 +47,8 @@ typedef struct QmVifAccum {
 /* Tunables of the statistics stage. */
 typedef struct QmVifParams {
     double enhn_gain_limit;   /* cap on the gain g (libvmaf egl); >= 1 */
-    const uint16_t *log2_tab; /* QM_VIF_LOG2_TABLE_SIZE entries, see below */
+    const uint16_t *log2_tab; /* qm_vif_log2_table() (the x86 twins rely on
+                                 its content, not only its size) */
 } QmVifParams;
 
 /**
@@ -114,8 +115,10 @@ void qm_vif_decimate_avx2(const void *ref, ptrdiff_t ref_stride,
                           int in_bits, int scale,
                           uint16_t *ref_out, uint16_t *dis_out,
                           ptrdiff_t out_stride, void *scratch);
-/** 1 when the AVX-512 twins' computed log2 agrees with tab (a
- *  qm_vif_log2_table()) wherever they do not read it; see vif_avx512.c. */
+/** 1 when the AVX-512 twins can compute the log2 entries of tab (a
+ *  qm_vif_log2_table()) exactly, reading only those near a rounding tie;
+ *  also narrows that band for the twins to what tab needs (vif_avx512.c).
+ *  qm_vif_dsp_init() runs it once per process. */
 int qm_vif_log2_check_avx512(const uint16_t *tab);
 void qm_vif_terms_avx512(const int32_t *s11, const int32_t *s22,
                          const int32_t *s12, int n, const QmVifParams *p,

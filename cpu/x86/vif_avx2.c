@@ -14,10 +14,10 @@
  *   - the per-pixel terms are evaluated four pixels at a time in double
  *     with the same operations in the same order as the C code (no fused
  *     multiply-add: the build uses -ffp-contract=off and -mavx2 has no FMA),
- *     and log2 is read from the same table with gathers.  The table index
- *     of a 64-bit value (x >> k, its 16 leading bits) is read off the
- *     double holding it exactly: for 2^e <= x < 2^(e+1), x >> (e - 15) is
- *     2^15 plus the top 15 bits of the mantissa.
+ *     and log2 is read from the same table.  The table index of a 64-bit
+ *     value (x >> k, its 16 leading bits) is read off the double holding it
+ *     exactly: for 2^e <= x < 2^(e+1), x >> (e - 15) is 2^15 plus the top
+ *     15 bits of the mantissa.
  *
  * Lanes are 16 columns per block; a row whose width is not a multiple of 16
  * ends with a block overlapping the one before (the vertical passes write
@@ -244,7 +244,7 @@ typedef struct TermsCtx {
 
 /* Sums of the terms.  den and cnt are 32-bit lanes, moved to the 64-bit
  * den64/cnt64 after every row: a lane gains at most 2 terms per 16
- * columns, each of magnitude below 2^15 (2048 (k - 17), k <= 17), so a
+ * columns, each of magnitude below 2^15 (2048 (k - 17), 3 <= k <= 16), so a
  * row of fewer than 2^19 samples cannot overflow it. */
 typedef struct TermsAcc {
     __m256i num, nonlog;       /* 4 x int64 */

@@ -2,6 +2,12 @@
  * cpu/vif.c is the specification; the method is vif_avx2.c's (read its
  * opening comment first), on 32 columns per block instead of 16, with
  * masked loads and stores for the last block of a row and __mmask lanes.
+ * Two things differ: the row filter cuts its shifted vectors out of
+ * aligned ones, and most log2 table entries are computed rather than read
+ * (see "log2" below).  The only fused multiply-adds are in that log2
+ * approximation (explicit intrinsics); the double arithmetic that must
+ * match the C code is written with separate operations and the build has
+ * -ffp-contract=off.
  */
 #include <immintrin.h>
 #include <math.h>
@@ -255,8 +261,8 @@ static void log2_init(Log2Ctx *l, const uint16_t *tab)
     l->tie = _mm512_set1_ps(0.5f - 1e-6f * __atomic_load_n(&log2_band_ppm, __ATOMIC_RELAXED));
 }
 
-/* The table entries 2^15 + m of the lanes in `tie`, out of line: about one
- * block in four needs it. */
+/* The table entries 2^15 + m of the lanes in `tie`, out of line: a few
+ * blocks in a hundred need it. */
 static __attribute__((noinline)) __m512i
 log2_from_table(__m512i u, __m512i m, __mmask16 tie, const uint16_t *tab)
 {
