@@ -239,11 +239,11 @@ static const Size sizes[] = {
 
 static void test_stat(QmVifStatFn twin, const uint16_t *tab)
 {
-    static const int depth[] = { 8, 10, 12, 16 };
+    static const int depth[] = { 8, 9, 10, 12, 15, 16 };
     for (unsigned si = 0; si < sizeof(sizes) / sizeof(*sizes); si++) {
         const int w = sizes[si].w, h = sizes[si].h;
         void *scratch = malloc(qm_vif_scratch_size(w));
-        for (int di = 0; di < 4; di++) {
+        for (int di = 0; di < (int)(sizeof(depth) / sizeof(*depth)); di++) {
             const int bits = depth[di], bps = bits == 8 ? 1 : 2;
             for (int scale = 0; scale < QM_VIF_SCALES; scale++) {
                 for (int pat = 0; pat < 2 * CHECKASM_PATTERNS; pat++) {
@@ -283,7 +283,7 @@ enum { GUARD_ROWS = 2, GUARD_COLS = 9 };
 
 static void test_decimate(QmVifDecimateFn twin)
 {
-    static const int depth[] = { 8, 10, 12, 16 };
+    static const int depth[] = { 8, 9, 10, 12, 15, 16 };
     for (unsigned si = 0; si < sizeof(sizes) / sizeof(*sizes); si++) {
         const int w = sizes[si].w, h = sizes[si].h, wo = w / 2, ho = h / 2;
         void *scratch = malloc(qm_vif_scratch_size(w));
@@ -294,7 +294,7 @@ static void test_decimate(QmVifDecimateFn twin)
         uint16_t *out[4];
         for (int i = 0; i < 4; i++)
             out[i] = malloc(olen * sizeof(uint16_t));
-        for (int di = 0; di < 4; di++) {
+        for (int di = 0; di < (int)(sizeof(depth) / sizeof(*depth)); di++) {
             const int bits = depth[di], bps = bits == 8 ? 1 : 2;
             for (int scale = 0; scale < QM_VIF_SCALES - 1; scale++) {
                 for (int pat = 0; pat < 2 * CHECKASM_PATTERNS; pat++) {
