@@ -166,6 +166,7 @@ INLINE void vert8(const uint8_t *const *r, const uint8_t *const *d,
 typedef struct Vert16Shifts {
     __m128i mu, sq, hi;         /* in_bits, 2 (in_bits - 8), 16 - that */
     __m256i mu_init, lo_init;   /* 2^31 bias plus the rounding */
+    __m256i mu_init15, lo_init15;  /* vert15: the rounding, 2^30 plus it */
 } Vert16Shifts;
 
 /* 16-bit samples, 16 columns at x: rows k and taps-1-k interleaved, weights
@@ -215,6 +216,80 @@ INLINE void vert16(const uint8_t *const *r, const uint8_t *const *d,
             m[h] = _mm256_add_epi32(_mm256_sll_epi32(a[s + 1][h], vs->hi),
                                     _mm256_srl_epi32(a[s][h], vs->sq));
         store_split(st[s] + x, st[s + 1] + x, m);
+    }
+}
+
+/* Samples below 2^15 (9- to 15-bit pictures): a row pair (x_t, x_b)
+ * interleaved then gives, through pmaddwd, both the weighted mean and,
+ * multiplied by itself (or by its dis twin), the item x_t^2 + x_b^2 (x_t
+ * y_t + x_b y_b), below 2^31: no bias, half the multiplies.  The items of
+ * two row pairs are then cut into 16-bit halves side by side, pairs for
+ * pmaddwd with the weights (g[k], g[k + 1]) as in vert8: low halves biased
+ * (the weights sum to 2^15, so that is 2^30 in all), high halves below 2^15
+ * as they are. */
+INLINE void vert15(const uint8_t *const *r, const uint8_t *const *d,
+                   const int taps, const __m256i *wp, const __m256i *ww,
+                   ptrdiff_t x, const Vert16Shifts *vs, uint16_t *const *st)
+{
+    const int half = taps / 2;
+    const ptrdiff_t xb = 2 * x;
+    const __m256i lo_bias = _mm256_set1_epi32((int32_t)0x80008000u);
+    enum { XX, YY, XY };
+    __m256i mu1[2], mu2[2], lo[3][2], hi[3][2];
+    for (int h = 0; h < 2; h++) {
+        mu1[h] = mu2[h] = vs->mu_init15;
+        for (int q = XX; q <= XY; q++) {
+            lo[q][h] = vs->lo_init15;
+            hi[q][h] = _mm256_setzero_si256();
+        }
+    }
+    for (int k = 0; k <= half; k += 2) {
+        __m256i it[2][3][2];  /* [item][moment][half] */
+        for (int n = 0; n < 2; n++) {
+            const int i = k + n;
+            if (i > half) {
+                for (int q = XX; q <= XY; q++)
+                    it[n][q][0] = it[n][q][1] = _mm256_setzero_si256();
+                continue;
+            }
+            const __m256i xt = load_u16(r[i] + xb), yt = load_u16(d[i] + xb);
+            const __m256i xbm = i == half ? xt : load_u16(r[taps - 1 - i] + xb);
+            const __m256i ybm = i == half ? yt : load_u16(d[taps - 1 - i] + xb);
+            const __m256i px[2] = { _mm256_unpacklo_epi16(xt, xbm), _mm256_unpackhi_epi16(xt, xbm) };
+            const __m256i py[2] = { _mm256_unpacklo_epi16(yt, ybm), _mm256_unpackhi_epi16(yt, ybm) };
+            for (int h = 0; h < 2; h++) {
+                mu1[h] = _mm256_add_epi32(mu1[h], _mm256_madd_epi16(px[h], ww[i]));
+                mu2[h] = _mm256_add_epi32(mu2[h], _mm256_madd_epi16(py[h], ww[i]));
+                it[n][XX][h] = _mm256_madd_epi16(px[h], px[h]);
+                it[n][YY][h] = _mm256_madd_epi16(py[h], py[h]);
+                it[n][XY][h] = _mm256_madd_epi16(px[h], py[h]);
+            }
+        }
+        const __m256i w = wp[k / 2];
+        for (int q = XX; q <= XY; q++) {
+            for (int h = 0; h < 2; h++) {
+                const __m256i a = it[0][q][h], b = it[1][q][h];
+                const __m256i l = _mm256_xor_si256(_mm256_blend_epi16(
+                    a, _mm256_slli_epi32(b, 16), 0xAA), lo_bias);
+                const __m256i u = _mm256_blend_epi16(_mm256_srli_epi32(a, 16), b, 0xAA);
+                lo[q][h] = _mm256_add_epi32(lo[q][h], _mm256_madd_epi16(l, w));
+                hi[q][h] = _mm256_add_epi32(hi[q][h], _mm256_madd_epi16(u, w));
+            }
+        }
+    }
+    __m256i v[2];
+    v[0] = _mm256_srl_epi32(mu1[0], vs->mu);
+    v[1] = _mm256_srl_epi32(mu1[1], vs->mu);
+    store_lo16(st[VIF_X86_MU1] + x, v);
+    v[0] = _mm256_srl_epi32(mu2[0], vs->mu);
+    v[1] = _mm256_srl_epi32(mu2[1], vs->mu);
+    store_lo16(st[VIF_X86_MU2] + x, v);
+    static const int out[3] = { VIF_X86_XXL, VIF_X86_YYL, VIF_X86_XYL };
+    for (int q = XX; q <= XY; q++) {
+        for (int h = 0; h < 2; h++)
+            v[h] = _mm256_add_epi32(_mm256_sll_epi32(hi[q][h], vs->hi),
+                                    _mm256_srl_epi32(lo[q][h], vs->sq));
+        store_split(st[out[q]] + x, st[out[q] + 1] + x, v);
     }
 }
 
@@ -495,6 +570,8 @@ INLINE void stat_scale(const void *ref, ptrdiff_t ref_stride, const void *dis,
     vs.hi = _mm_cvtsi32_si128(16 - sh_sq);
     vs.mu_init = _mm256_set1_epi32((int32_t)(0x80000000u + (1u << (in_bits - 1))));
     vs.lo_init = _mm256_set1_epi32((int32_t)(0x80000000u + (sh_sq ? 1u << (sh_sq - 1) : 0)));
+    vs.mu_init15 = _mm256_set1_epi32((int32_t)(1u << (in_bits - 1)));
+    vs.lo_init15 = _mm256_set1_epi32((int32_t)((1u << 30) + (sh_sq ? 1u << (sh_sq - 1) : 0)));
 
     TermsCtx c;
     TermsAcc a;
@@ -512,6 +589,8 @@ INLINE void stat_scale(const void *ref, ptrdiff_t ref_stride, const void *dis,
             const ptrdiff_t xc = w < BLOCK ? 0 : x + BLOCK <= w ? x : w - BLOCK;
             if (in_bits == 8)
                 vert8(rr, dr, taps, wp, xc, st);
+            else if (in_bits < 16)  /* samples below 2^15 (vif.h: in_bits bits) */
+                vert15(rr, dr, taps, wp, ww, xc, &vs, st);
             else
                 vert16(rr, dr, taps, ww, xc, &vs, st);
         }
