@@ -24,16 +24,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu.h"
 #include "metric.h"
 #include "vif.h"
+#if defined(QM_HAVE_VIF_AVX2) || defined(QM_HAVE_VIF_AVX512)
+#include "x86/vif_x86.h"
+#endif
 
 /* Function multi-versioning of the two integer stages: GCC compiles the same
  * C again for AVX2 and AVX-512 and the loader picks the widest the CPU has
  * (ifunc), so the filter loops get wide vectors while the default build
  * stays baseline x86-64.  Only integer arithmetic is cloned: the floating-
- * point VIF terms (stat_terms) are kept out of line in the baseline build,
- * so that no FMA contraction can change their rounding (QM_VECTOR_CLONES,
- * metric.h). */
+ * point VIF terms (qm_vif_terms_cpu) are kept out of line in the baseline
+ * build, so that no FMA contraction can change their rounding
+ * (QM_VECTOR_CLONES, metric.h).  The hand-written twins in cpu/x86/ are
+ * faster still; qm_vif_dsp_init() picks them. */
 #define VIF_TARGET_CLONES QM_VECTOR_CLONES
 
 /* libvmaf integer_vif.h: vif_filter1d_table / vif_filter1d_width.  Q16
@@ -108,8 +113,13 @@ static size_t row_cap(int w)
 size_t qm_vif_scratch_size(int w)
 {
     const size_t n = row_cap(w);
-    return n * (2 * sizeof(uint16_t) + 3 * sizeof(uint32_t) +
-                3 * sizeof(int32_t)) + 64;
+    size_t size = n * (2 * sizeof(uint16_t) + 3 * sizeof(uint32_t) +
+                       3 * sizeof(int32_t)) + 64;
+#if defined(QM_HAVE_VIF_AVX2) || defined(QM_HAVE_VIF_AVX512)
+    /* the twins lay the same scratch out their own way */
+    size = QM_MAX(size, vif_x86_scratch_size(w));
+#endif
+    return size;
 }
 
 static VifRows scratch_rows(void *scratch, int w)
@@ -130,9 +140,13 @@ static VifRows scratch_rows(void *scratch, int w)
 
 /* ---- log2 ----
  * libvmaf integer_vif.c log_generate(): table[i] = round(2048 log2f(i)) for
- * i in 32767 .. 65535 (log2 in Q11, computed in float).  For every one of
- * these i, round(2048 log2((double)i)) gives the same entry, so the table
- * does not depend on the C library's log2f accuracy. */
+ * i in 32767 .. 65535 (log2 in Q11, computed in float); the other entries
+ * are 0 (the AVX2 twin reads entry 0 for pixels it leaves out).  This is
+ * not always round(2048 log2(i)): where 2048 log2(i) lies within a float
+ * ulp (2^-20, times 2048) of a rounding tie, the float log2f(i) can land
+ * on the other side.  With glibc 2.36, whose log2f is the correctly
+ * rounded float at all these i, 38 entries differ (i = 33108: 2048 log2(i)
+ * = 30750.4993, entry 30751), as they do in libvmaf's table. */
 void qm_vif_log2_table(uint16_t tab[QM_VIF_LOG2_TABLE_SIZE])
 {
     memset(tab, 0, QM_VIF_LOG2_TABLE_SIZE * sizeof(*tab));
@@ -276,15 +290,17 @@ stat_horizontal(const VifRows *in, const uint16_t *f, const int taps, int w)
  * (eps = 65536e-10 in g's denominator; sv^2 truncated to an integer and
  * clamped at 0; g capped at the enhancement gain limit after sv^2 is
  * formed; g^2 sigma1^2 truncated to an integer). */
-static __attribute__((noinline)) void
-stat_terms(const VifRows *in, int w, const QmVifParams *p, QmVifAccum *acc)
+__attribute__((noinline)) void
+qm_vif_terms_cpu(const int32_t *s11_row, const int32_t *s22_row,
+                 const int32_t *s12_row, int n, const QmVifParams *p,
+                 QmVifAccum *acc)
 {
     const uint16_t *tab = p->log2_tab;
     const double egl = p->enhn_gain_limit;
     const double eps = 65536 * 1.0e-10;
     int64_t num_log = 0, den_log = 0, num_non_log = 0, den_non_log = 0;
-    for (int j = 0; j < w; j++) {
-        const int32_t s11 = in->s11[j], s22 = in->s22[j], s12 = in->s12[j];
+    for (int j = 0; j < n; j++) {
+        const int32_t s11 = s11_row[j], s22 = s22_row[j], s12 = s12_row[j];
         if (s11 < VIF_SIGMA_NSQ) {
             num_non_log += s22;
             den_non_log++;
@@ -342,7 +358,7 @@ stat_scale(const void *ref, ptrdiff_t ref_stride, const void *dis,
         pad_row32(rows.yy, w, half);
         pad_row32(rows.xy, w, half);
         stat_horizontal(&rows, f, taps, w);
-        stat_terms(&rows, w, p, acc);
+        qm_vif_terms_cpu(rows.s11, rows.s22, rows.s12, w, p, acc);
     }
 }
 
@@ -474,6 +490,52 @@ double qm_vif_scale_score(const QmVifAccum *a)
     return (double)(num / den);
 }
 
+/* ---- stage table ---- */
+
+#ifdef QM_HAVE_VIF_AVX512
+/* The AVX-512 twins compute most log2 table entries instead of reading
+ * them; qm_vif_log2_check_avx512() checks that against the whole table
+ * once per process (and sets how much of it they read, vif_avx512.c).
+ * Concurrent first calls compute and store the same answer. */
+static bool avx512_log2_ok(void)
+{
+    static int state;  /* 0 unknown, 1 usable, 2 not */
+    int st = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
+    if (!st) {
+        uint16_t *tab = malloc(QM_VIF_LOG2_TABLE_SIZE * sizeof(uint16_t));
+        if (!tab)
+            return false;  /* asked again next time */
+        qm_vif_log2_table(tab);
+        st = qm_vif_log2_check_avx512(tab) ? 1 : 2;
+        free(tab);
+        __atomic_store_n(&state, st, __ATOMIC_RELEASE);
+    }
+    return st == 1;
+}
+#endif
+
+void qm_vif_dsp_init(QmVifDsp *dsp, unsigned flags)
+{
+    dsp->stat = qm_vif_stat_cpu;
+    dsp->decimate = qm_vif_decimate_cpu;
+    dsp->terms = qm_vif_terms_cpu;
+#ifdef QM_HAVE_VIF_AVX2
+    if (flags & QM_CPU_AVX2) {
+        dsp->stat = qm_vif_stat_avx2;
+        dsp->decimate = qm_vif_decimate_avx2;
+        dsp->terms = qm_vif_terms_avx2;
+    }
+#endif
+#ifdef QM_HAVE_VIF_AVX512
+    if ((flags & QM_CPU_AVX512) && avx512_log2_ok()) {
+        dsp->stat = qm_vif_stat_avx512;
+        dsp->decimate = qm_vif_decimate_avx512;
+        dsp->terms = qm_vif_terms_avx512;
+    }
+#endif
+    (void)flags;
+}
+
 /* ---- the metric ---- */
 
 /* Index of each option in vif_options[] (alphabetical, see metric.h). */
@@ -490,6 +552,7 @@ typedef struct VifState {
     int bpc;
     bool skip_scale0;
     QmVifParams params;
+    QmVifDsp dsp;
     uint16_t *log2_tab;
     /* scales 1..3: decimated ref and dis, tightly packed uint16_t */
     uint16_t *ref[QM_VIF_SCALES], *dis[QM_VIF_SCALES];
@@ -519,6 +582,7 @@ static int vif_init(void *priv, const QmMetricConfig *cfg)
     if (cfg->bpc < 8 || cfg->bpc > 16)
         return QM_ENOTSUP;
     s->bpc = cfg->bpc;
+    qm_vif_dsp_init(&s->dsp, qm_cpu_flags());
     s->params.enhn_gain_limit = cfg->opt->v[OPT_EGL];
     s->skip_scale0 = cfg->opt->v[OPT_SKIP_SCALE0] != 0.0;
     s->w[0] = cfg->w;
@@ -554,9 +618,9 @@ static int vif_compute(void *priv, const QmFrame *fr, QmRows *out)
     for (int sc = 0; sc < QM_VIF_SCALES; sc++) {
         if (sc > 0) {
             const ptrdiff_t ostride = (ptrdiff_t)s->w[sc] * (ptrdiff_t)sizeof(uint16_t);
-            qm_vif_decimate_cpu(ref, ref_stride, dis, dis_stride, s->w[sc - 1],
-                                s->h[sc - 1], in_bits, sc - 1, s->ref[sc],
-                                s->dis[sc], ostride, s->scratch);
+            s->dsp.decimate(ref, ref_stride, dis, dis_stride, s->w[sc - 1],
+                            s->h[sc - 1], in_bits, sc - 1, s->ref[sc],
+                            s->dis[sc], ostride, s->scratch);
             ref = s->ref[sc];
             dis = s->dis[sc];
             ref_stride = dis_stride = ostride;
@@ -568,8 +632,8 @@ static int vif_compute(void *priv, const QmFrame *fr, QmRows *out)
             continue;
         }
         QmVifAccum acc = { 0 };
-        qm_vif_stat_cpu(ref, ref_stride, dis, dis_stride, s->w[sc], s->h[sc],
-                        in_bits, sc, &s->params, s->scratch, &acc);
+        s->dsp.stat(ref, ref_stride, dis, dis_stride, s->w[sc], s->h[sc],
+                    in_bits, sc, &s->params, s->scratch, &acc);
         qm_rows_set(out, 0, (unsigned)sc, qm_vif_scale_score(&acc));
     }
     return 0;

@@ -47,7 +47,8 @@ typedef struct QmVifAccum {
 /* Tunables of the statistics stage. */
 typedef struct QmVifParams {
     double enhn_gain_limit;   /* cap on the gain g (libvmaf egl); >= 1 */
-    const uint16_t *log2_tab; /* QM_VIF_LOG2_TABLE_SIZE entries, see below */
+    const uint16_t *log2_tab; /* qm_vif_log2_table() (the x86 twins rely on
+                                 its content, not only its size) */
 } QmVifParams;
 
 /**
@@ -76,7 +77,20 @@ typedef void (*QmVifDecimateFn)(const void *ref, ptrdiff_t ref_stride,
                                 int scale, uint16_t *ref_out, uint16_t *dis_out,
                                 ptrdiff_t out_stride, void *scratch);
 
+/**
+ * A finer part of stage 1, on its own for the SIMD twins' tests: the
+ * per-pixel VIF terms of n pixels from their local statistics (Q16,
+ * s22[i] >= 0; s11 and s12 any int32), summed into *acc.  Stage 1 calls it
+ * once per row.
+ */
+typedef void (*QmVifTermsFn)(const int32_t *s11, const int32_t *s22,
+                             const int32_t *s12, int n,
+                             const QmVifParams *p, QmVifAccum *acc);
+
 /* The CPU implementations. */
+void qm_vif_terms_cpu(const int32_t *s11, const int32_t *s22,
+                      const int32_t *s12, int n, const QmVifParams *p,
+                      QmVifAccum *acc);
 void qm_vif_stat_cpu(const void *ref, ptrdiff_t ref_stride,
                      const void *dis, ptrdiff_t dis_stride, int w, int h,
                      int in_bits, int scale,
@@ -87,6 +101,52 @@ void qm_vif_decimate_cpu(const void *ref, ptrdiff_t ref_stride,
                          uint16_t *ref_out, uint16_t *dis_out,
                          ptrdiff_t out_stride, void *scratch);
 
+/* SIMD twins (cpu/x86/vif_<isa>.c; bit-exact with the C stages above).
+ * Only built on x86-64; reach them through qm_vif_dsp_init(). */
+void qm_vif_terms_avx2(const int32_t *s11, const int32_t *s22,
+                       const int32_t *s12, int n, const QmVifParams *p,
+                       QmVifAccum *acc);
+void qm_vif_stat_avx2(const void *ref, ptrdiff_t ref_stride,
+                      const void *dis, ptrdiff_t dis_stride, int w, int h,
+                      int in_bits, int scale,
+                      const QmVifParams *p, void *scratch, QmVifAccum *acc);
+void qm_vif_decimate_avx2(const void *ref, ptrdiff_t ref_stride,
+                          const void *dis, ptrdiff_t dis_stride, int w, int h,
+                          int in_bits, int scale,
+                          uint16_t *ref_out, uint16_t *dis_out,
+                          ptrdiff_t out_stride, void *scratch);
+/** 1 when the AVX-512 twins can compute the log2 entries of tab (a
+ *  qm_vif_log2_table()) exactly, reading only those near a rounding tie;
+ *  also narrows that band for the twins to what tab needs (vif_avx512.c).
+ *  qm_vif_dsp_init() runs it once per process. */
+int qm_vif_log2_check_avx512(const uint16_t *tab);
+void qm_vif_terms_avx512(const int32_t *s11, const int32_t *s22,
+                         const int32_t *s12, int n, const QmVifParams *p,
+                         QmVifAccum *acc);
+void qm_vif_stat_avx512(const void *ref, ptrdiff_t ref_stride,
+                        const void *dis, ptrdiff_t dis_stride, int w, int h,
+                        int in_bits, int scale,
+                        const QmVifParams *p, void *scratch, QmVifAccum *acc);
+void qm_vif_decimate_avx512(const void *ref, ptrdiff_t ref_stride,
+                            const void *dis, ptrdiff_t dis_stride, int w,
+                            int h, int in_bits, int scale,
+                            uint16_t *ref_out, uint16_t *dis_out,
+                            ptrdiff_t out_stride, void *scratch);
+
+/** The stages one CPU backend runs, chosen once (dav1d's dsp-init pattern). */
+typedef struct QmVifDsp {
+    QmVifStatFn stat;
+    QmVifDecimateFn decimate;
+    QmVifTermsFn terms;
+} QmVifDsp;
+
+/**
+ * Fill *dsp with the C stages, then override them with the twins of every
+ * level in `flags` (QM_CPU_* bits, cpu.h) that this build has.  The engine
+ * passes qm_cpu_flags(); tests pass each level in turn (flags 0: C only).
+ */
+void qm_vif_dsp_init(QmVifDsp *dsp, unsigned flags);
+
 /** The Q16 low-pass filter of a scale (libvmaf vif_filter1d_table), its
  *  tap count (17, 9, 5, 3) in *taps; for backends that cannot call the CPU
  *  stages (the CUDA twin). */
@@ -95,7 +155,8 @@ const uint16_t *qm_vif_filter(int scale, int *taps);
 /* Indices of the options in the descriptor (vif.c vif_options[]). */
 enum { QM_VIF_OPT_EGL = 0, QM_VIF_OPT_SKIP_SCALE0 = 1 };
 
-/** Bytes of scratch the CPU stages need for pictures up to w samples wide. */
+/** Bytes of scratch the CPU stages (C and SIMD) need for pictures up to w
+ *  samples wide. */
 size_t qm_vif_scratch_size(int w);
 
 /** Fill the log2 table: entry i = round(2048 * log2(i)) for the used i. */
