@@ -4,10 +4,13 @@
  * same pictures and compare every feature: bit-exact where the descriptor's
  * cuda_tol is 0, else within it.  Inputs: random data from a printed seed
  * (reseeded per metric and case), and worst cases: all 0, all max,
- * checkerboard, identical pictures; sizes from the smallest the metric
- * accepts to 1080p, odd sizes, strides wider than the picture (with guard
- * bytes that must stay untouched), chroma interleaved as in NV12/P010
- * (MSB-aligned) and pictures already in device memory.  Temporal metrics
+ * checkerboard, identical pictures; banded content (steps of one code, as
+ * CAMBI looks for) and flat blocks of random values; sizes from the
+ * smallest the metric accepts to 1080p, odd sizes, strides wider than the
+ * picture (with guard bytes that must stay untouched), chroma interleaved
+ * as in NV12/P010 (MSB-aligned) and pictures already in device memory.
+ * A size the C reference refuses (some metrics decide at init(), e.g.
+ * CAMBI) must be refused by the twin with the same error.  Temporal metrics
  * (QM_METRIC_SEQUENTIAL, e.g. motion on consecutive reference pictures) get
  * longer sequences whose reference pictures follow the pattern too: frames
  * alternating between all 0 and all max, a checkerboard then its inverse,
@@ -15,7 +18,8 @@
  * frame 0 checks the first-frame convention.
  * Metrics with options are also run with each option at its non-default
  * extremes, every value of a small integral range (a mode) or else the
- * midpoint, and listed combinations, through their descriptors (the engine
+ * midpoint, and listed values and combinations (option_combos; CAMBI's on
+ * banded and blocky content up to 1080p), through their descriptors (the engine
  * takes options only from models); an option vector both backends refuse
  * alike (e.g. a viewing distance the reference has no CSF for) is counted
  * with the refused combinations.
@@ -47,14 +51,26 @@ static uint32_t rnd(void)
     return (uint32_t)((rng_state * 2685821657736338717ULL) >> 32);
 }
 
-enum { PAT_RANDOM, PAT_ZERO, PAT_MAX, PAT_CHECKER, PAT_SAME, PAT_NOISY, PAT_N,
+enum { PAT_RANDOM, PAT_ZERO, PAT_MAX, PAT_CHECKER, PAT_SAME, PAT_NOISY, PAT_BANDS,
+       PAT_BLOCKS, PAT_N,
        /* reference sequences of temporal metrics only */
        PAT_CHECKER_INV = PAT_N,
        /* options pass only: the reference with its contrast doubled
         * (gains above 1, for limits such as VIF's enhancement gain) */
        PAT_GAIN };
 static const char *const pat_name[] = { "random", "zero", "max", "checker", "identical",
-                                        "noisy", "checker-inverse", "gain" };
+                                        "noisy", "bands", "blocks", "checker-inverse",
+                                        "gain" };
+
+/* a well-mixed hash, for the values of PAT_BLOCKS' blocks */
+static uint32_t hash3(uint32_t a, uint32_t b, uint32_t c)
+{
+    uint64_t h = (a * 0x9E3779B97F4A7C15ULL) ^ (b * 0xC2B2AE3D27D4EB4FULL) ^ c;
+    h ^= h >> 31;
+    h *= 0xBF58476D1CE4E5B9ULL;
+    h ^= h >> 29;
+    return (uint32_t)h;
+}
 
 typedef struct Layout {
     const char *name;
@@ -80,10 +96,12 @@ static const Layout layouts[] = {
 /* 11x11: smallest float_ssim; 33x33: smallest adm (3x3 bands at its last
  * scale, no border left out of its sums); 176x176: smallest float_ms_ssim
  * (1x1 valid region at its last scale); 401x385, 643x641: float_ssim's
- * decimation by 2 and 3 on odd sizes (577x323 has none, 1920x1080 4) */
+ * decimation by 2 and 3 on odd sizes (577x323 has none, 1920x1080 4);
+ * 216x1, 233x41: CAMBI's smallest encodes (one side of at least 216) */
 static const int sizes[][2] = {
     { 1, 1 }, { 2, 2 }, { 3, 5 }, { 11, 11 }, { 16, 16 }, { 17, 9 }, { 33, 33 }, { 35, 19 },
-    { 64, 48 }, { 176, 176 }, { 401, 385 }, { 577, 323 }, { 643, 641 },
+    { 64, 48 }, { 176, 176 }, { 216, 1 }, { 233, 41 }, { 401, 385 }, { 577, 323 },
+    { 643, 641 },
     { 1920, 1080 },
 };
 
@@ -103,6 +121,20 @@ static void fill(Pic *pc, const Layout *l, int w, int h, int pat, const Pic *lik
 {
     const int bytes = l->bpc > 8 ? 2 : 1, max = (1 << l->bpc) - 1;
     const int np = qm_n_planes(l->chroma);
+    /* PAT_BANDS: v = lo + ((ax x + ay y) / bw) mod r, steps of one code;
+     * PAT_BLOCKS: bs x bs blocks of values lo .. lo + r - 1.  Drawn for
+     * these two only: the other patterns keep the data a seed gave them. */
+    int lo = 0, r = 1, bw = 1, ax = 0, ay = 1, bs = 1;
+    uint32_t salt = 0;
+    if (pat == PAT_BANDS || pat == PAT_BLOCKS) {
+        lo = (int)((uint64_t)max * (5 + rnd() % 40) / 100);
+        r = 2 + (int)(rnd() % 30);
+        bw = 2 + (int)(rnd() % 40);
+        ax = (int)(rnd() % 4);
+        ay = (int)(rnd() % 4) + (ax == 0);
+        bs = 2 + (int)(rnd() % 7);
+        salt = rnd();
+    }
     memset(&pc->cpu, 0, sizeof(pc->cpu));
     pc->cpu.w = w;
     pc->cpu.h = h;
@@ -141,6 +173,11 @@ static void fill(Pic *pc, const Layout *l, int w, int h, int pat, const Pic *lik
                     v = ((x ^ y) & 1) ? max : 0;
                 } else if (pat == PAT_CHECKER_INV) {
                     v = ((x ^ y) & 1) ? 0 : max;
+                } else if (pat == PAT_BANDS) {
+                    v = lo + ((ax * x + ay * y) / bw) % r;
+                } else if (pat == PAT_BLOCKS) {
+                    v = lo + (int)(hash3((uint32_t)(x / bs), (uint32_t)(y / bs),
+                                         salt + (uint32_t)p) % (uint32_t)r);
                 } else {
                     v = (int)(rnd() % (uint32_t)(max + 1));
                 }
@@ -222,19 +259,39 @@ static void pic_free(Pic *pc)
     memset(pc, 0, sizeof(*pc));
 }
 
-/* Run one engine over n frames; results in out[frame * nf + f]. */
-static int run(const char *metric, const Layout *l, int w, int h, Pic *ref,
-               Pic *dis, int n, QmBackend be, double *out, uint8_t *set,
-               unsigned *nf, double *secs)
+/* An engine for one metric on one backend, one thread. */
+static int open_engine(QmEngine **e, const char *metric, const Layout *l, int w, int h,
+                       QmBackend be, char **msg)
 {
     QmSettings s;
     qm_settings_default(&s, w, h, l->bpc, l->chroma);
     s.metrics = metric;
     s.backend = be;
     s.n_threads = 1;
+    return qm_engine_open(e, &s, msg);
+}
+
+/* The error with which an engine for this metric and geometry does not
+ * open, or 0. */
+static int open_error(const char *metric, const Layout *l, int w, int h, QmBackend be)
+{
     QmEngine *e;
     char *msg = NULL;
-    int err = qm_engine_open(&e, &s, &msg);
+    const int err = open_engine(&e, metric, l, w, h, be, &msg);
+    free(msg);
+    if (!err)
+        qm_engine_close(&e);
+    return err;
+}
+
+/* Run one engine over n frames; results in out[frame * nf + f]. */
+static int run(const char *metric, const Layout *l, int w, int h, Pic *ref,
+               Pic *dis, int n, QmBackend be, double *out, uint8_t *set,
+               unsigned *nf, double *secs)
+{
+    QmEngine *e;
+    char *msg = NULL;
+    int err = open_engine(&e, metric, l, w, h, be, &msg);
     if (err) {
         /* a format or size the metric refuses is checked in main() */
         if (err != QM_ENOTSUP)
@@ -417,41 +474,90 @@ static int option_values(const QmOptionDesc *od, double *v)
     return n;
 }
 
+/* What an option vector runs on: sizes, layouts (indices into layouts[];
+ * none: every layout) and patterns of the distorted pictures. */
+typedef struct OptionPlan {
+    const int (*sizes)[2];
+    size_t n_sizes;
+    const int *layouts;
+    size_t n_layouts;
+    const int *pats;
+    size_t n_pats;
+} OptionPlan;
+
+#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
+
+/* every option vector: small sizes (33x33: the smallest adm) */
+static const int osizes[][2] = { { 16, 16 }, { 33, 33 }, { 35, 19 }, { 64, 48 }, { 577, 323 } };
+static const int opats[] = { PAT_RANDOM, PAT_GAIN, PAT_SAME };
+static const OptionPlan plan_small = { osizes, N_OF(osizes), NULL, 0, opats, N_OF(opats) };
+
+/* CAMBI's listed values: banded and blocky content up to 1080p, where its
+ * largest window (63) and cambi_high_res_speedup=1080 act */
+static const int osizes_large[][2] = { { 577, 323 }, { 1920, 1080 } };
+static const int olayouts_large[] = { 0, 2, 5, 6 };  /* 420-8, p010, 444-12/16 */
+static const int opats_large[] = { PAT_BANDS, PAT_BLOCKS, PAT_RANDOM };
+static const OptionPlan plan_large = { osizes_large, N_OF(osizes_large), olayouts_large,
+                                       N_OF(olayouts_large), opats_large, N_OF(opats_large) };
+
 /* Combinations of options the one-at-a-time pass cannot reach (e.g. a CSF
- * table that exists for other displays only): "name=value,..." */
+ * table that exists for other displays only), and values worth a run on
+ * content of their own: "name=value,..." */
 static const struct {
     const char *metric, *set;
+    const OptionPlan *plan;
 } option_combos[] = {
-    { "adm", "adm_csf_mode=3,adm_ref_display_height=720,adm_norm_view_dist=5" },
-    { "adm", "adm_csf_mode=2,adm_ref_display_height=2160,adm_norm_view_dist=1.5" },
-    { "adm", "adm_csf_mode=1,adm_ref_display_height=4320,adm_enhn_gain_limit=2.7" },
-    { "adm", "adm_skip_scale0=1,adm_enhn_gain_limit=1,adm_noise_weight=0" },
+    { "adm", "adm_csf_mode=3,adm_ref_display_height=720,adm_norm_view_dist=5", &plan_small },
+    { "adm", "adm_csf_mode=2,adm_ref_display_height=2160,adm_norm_view_dist=1.5", &plan_small },
+    { "adm", "adm_csf_mode=1,adm_ref_display_height=4320,adm_enhn_gain_limit=2.7", &plan_small },
+    { "adm", "adm_skip_scale0=1,adm_enhn_gain_limit=1,adm_noise_weight=0", &plan_small },
+    { "cambi", "cambi_topk=0.0001", &plan_large },
+    { "cambi", "cambi_topk=0.05", &plan_large },
+    { "cambi", "cambi_topk=1", &plan_large },
+    { "cambi", "tvi_threshold=0.0001", &plan_large },
+    { "cambi", "tvi_threshold=0.1", &plan_large },
+    { "cambi", "tvi_threshold=1", &plan_large },
+    { "cambi", "cambi_vis_lum_threshold=0.5", &plan_large },
+    { "cambi", "cambi_vis_lum_threshold=20", &plan_large },
+    { "cambi", "cambi_vis_lum_threshold=300", &plan_large },
+    { "cambi", "cambi_max_val=0", &plan_large },
+    { "cambi", "cambi_max_val=0.5", &plan_large },
+    { "cambi", "window_size=15", &plan_large },
+    { "cambi", "window_size=40,cambi_topk=0.01", &plan_large },
+    { "cambi", "window_size=127", &plan_large },  /* the largest window: 63 at 1080p */
+    { "cambi", "enc_width=200,enc_height=150", &plan_large },  /* refused: below 216x216 */
+    { "cambi", "enc_width=300,enc_height=216", &plan_large },
+    { "cambi", "enc_width=1280,enc_height=720,cambi_topk=0.2", &plan_large },
+    { "cambi", "enc_width=999,enc_height=216", &plan_large },  /* wider than 577: ignored */
+    { "cambi", "cambi_high_res_speedup=1080", &plan_large },
+    { "cambi", "cambi_high_res_speedup=1080,cambi_topk=0.01", &plan_large },
+    { "cambi", "cambi_high_res_speedup=1440", &plan_large },   /* not at 1080p */
 };
 
-/* One option vector through both backends' descriptors on a few sizes,
- * layouts and patterns.  A vector both refuse with the same error (e.g.
- * a viewing distance the reference cannot compute) is counted apart. */
+/* One option vector through both backends' descriptors on the plan's
+ * sizes, layouts and patterns.  A vector both refuse with the same error
+ * (e.g. a viewing distance the reference cannot compute) is counted
+ * apart. */
 static int check_option_vector(const QmMetricDesc *d, int m, uint64_t seed, const QmOptValues *ov,
-                               const char *label, unsigned salt, double *worst, int *checks,
-                               int *refused)
+                               const char *label, unsigned salt, const OptionPlan *plan,
+                               double *worst, int *checks, int *refused)
 {
-    /* 33x33: the smallest adm */
-    static const int osizes[][2] = { { 16, 16 }, { 33, 33 }, { 35, 19 }, { 64, 48 }, { 577, 323 } };
-    static const int opats[] = { PAT_RANDOM, PAT_GAIN, PAT_SAME };
     unsigned nf = 0;
     while (d->features[nf])
         nf++;
     int fails = 0;
-    for (size_t li = 0; li < sizeof(layouts) / sizeof(layouts[0]); li++) {
+    const size_t nl = plan->layouts ? plan->n_layouts : N_OF(layouts);
+    for (size_t lj = 0; lj < nl; lj++) {
+        const size_t li = plan->layouts ? (size_t)plan->layouts[lj] : lj;
         const Layout *l = &layouts[li];
         if (l->chroma == QM_CHROMA_400 && !(d->flags & QM_METRIC_LUMA_ONLY))
             continue;
-        for (size_t si = 0; si < sizeof(osizes) / sizeof(osizes[0]); si++) {
-            const int w = osizes[si][0], h = osizes[si][1];
+        for (size_t si = 0; si < plan->n_sizes; si++) {
+            const int w = plan->sizes[si][0], h = plan->sizes[si][1];
             if (w < d->min_w || h < d->min_h)
                 continue;
-            for (size_t pi = 0; pi < sizeof(opats) / sizeof(opats[0]); pi++) {
-                const int pat = opats[pi], n = 2;
+            for (size_t pi = 0; pi < plan->n_pats; pi++) {
+                const int pat = plan->pats[pi], n = 2;
                 rng_state = seed ^ ((uint64_t)(m + 1) << 40) ^ ((uint64_t)li << 32) ^
                             ((uint64_t)si << 16) ^ ((uint64_t)salt << 8) ^
                             (uint64_t)pat ^ 0x51ED27FF2B7C1A93ULL;
@@ -536,7 +642,7 @@ static int check_options(const QmMetricDesc *d, int m, uint64_t seed, double *wo
             char label[96];
             snprintf(label, sizeof(label), "%s=%g", od->name, vals[vi]);
             fails += check_option_vector(d, m, seed, &ov, label, (unsigned)(oi * 16 + vi),
-                                         worst, checks, refused);
+                                         &plan_small, worst, checks, refused);
         }
     }
     for (size_t ci = 0; ci < sizeof(option_combos) / sizeof(option_combos[0]); ci++) {
@@ -564,7 +670,8 @@ static int check_options(const QmMetricDesc *d, int m, uint64_t seed, double *wo
             ov.v[oi] = strtod(eq + 1, NULL);
         }
         fails += check_option_vector(d, m, seed, &ov, option_combos[ci].set,
-                                     (unsigned)(200 + ci), worst, checks, refused);
+                                     (unsigned)(200 + ci), option_combos[ci].plan, worst,
+                                     checks, refused);
     }
     return fails;
 }
@@ -603,6 +710,23 @@ int main(int argc, char **argv)
                 const int w = sizes[si][0], h = sizes[si][1];
                 if (w < d->min_w || h < d->min_h)
                     continue;
+                /* a geometry the C reference refuses at init() (e.g. CAMBI
+                 * below 216 on both sides): the twin must refuse it with
+                 * the same error */
+                const int cpu_err = open_error(d->name, l, w, h, QM_BACKEND_CPU);
+                if (cpu_err) {
+                    const int gerr = open_error(d->name, l, w, h, QM_BACKEND_CUDA);
+                    if (gerr == cpu_err) {
+                        unsupported++;
+                    } else {
+                        checks++;
+                        fails++;
+                        printf("FAIL %s %s %dx%d: the C code refuses (%s), the "
+                               "twin %s\n", d->name, l->name, w, h,
+                               qm_strerror(cpu_err), gerr ? qm_strerror(gerr) : "accepts");
+                    }
+                    continue;
+                }
                 /* temporal metrics: enough frames to reuse every GPU slot
                  * (the engine has 4) and come back to each history buffer */
                 const bool temporal = (d->flags & QM_METRIC_SEQUENTIAL) != 0;
