@@ -24,7 +24,8 @@
  * alike (e.g. a viewing distance the reference has no CSF for) is counted
  * with the refused combinations.
  *
- *   parity [--seed N] [--metric NAME] [--bench]
+ *   parity [--seed N] [--metric NAME] [--bench] [--max-pixels N]
+ * (--max-pixels: leave out larger sizes, for tools/cuda-emu)
  * Exit: 0 pass, 1 fail, 77 no CUDA device (skip).
  */
 #include <inttypes.h>
@@ -105,6 +106,16 @@ static const int sizes[][2] = {
     { 1920, 1080 },
 };
 
+/* --max-pixels */
+static long max_pixels = -1;
+
+/* A size this run leaves out: below the metric's minimum, or above
+ * --max-pixels. */
+static bool size_skipped(const QmMetricDesc *d, int w, int h)
+{
+    return w < d->min_w || h < d->min_h || (max_pixels >= 0 && (long)w * h > max_pixels);
+}
+
 #define GUARD 64
 #define GUARD_BYTE 0xA5
 
@@ -163,7 +174,7 @@ static void fill(Pic *pc, const Layout *l, int w, int h, int pat, const Pic *lik
                 } else if (pat == PAT_NOISY && like) {
                     /* the reference plus small noise: realistic scores
                      * (e.g. a positive structure term for MS-SSIM) */
-                    const int e = ((int)(rnd() % 9) - 4) << (l->bpc - 8);
+                    const int e = ((int)(rnd() % 9) - 4) * (1 << (l->bpc - 8));
                     v = QM_MAX(0, QM_MIN(max, qm_sample(&like->cpu, p, x, y) + e));
                 } else if (pat == PAT_ZERO) {
                     v = 0;
@@ -554,7 +565,7 @@ static int check_option_vector(const QmMetricDesc *d, int m, uint64_t seed, cons
             continue;
         for (size_t si = 0; si < plan->n_sizes; si++) {
             const int w = plan->sizes[si][0], h = plan->sizes[si][1];
-            if (w < d->min_w || h < d->min_h)
+            if (size_skipped(d, w, h))
                 continue;
             for (size_t pi = 0; pi < plan->n_pats; pi++) {
                 const int pat = plan->pats[pi], n = 2;
@@ -685,6 +696,8 @@ int main(int argc, char **argv)
             seed = strtoull(argv[++i], NULL, 0);
         else if (!strcmp(argv[i], "--metric") && i + 1 < argc)
             only = argv[++i];
+        else if (!strcmp(argv[i], "--max-pixels") && i + 1 < argc)
+            max_pixels = strtol(argv[++i], NULL, 0);
     }
     if (!qm_have_cuda()) {
         printf("SKIP: this build has no CUDA backend\n");
@@ -708,7 +721,7 @@ int main(int argc, char **argv)
                 continue;
             for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
                 const int w = sizes[si][0], h = sizes[si][1];
-                if (w < d->min_w || h < d->min_h)
+                if (size_skipped(d, w, h))
                     continue;
                 /* a geometry the C reference refuses at init() (e.g. CAMBI
                  * below 216 on both sides): the twin must refuse it with
