@@ -19,6 +19,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "qm_hd.h"  /* restrict, when C++ (the CUDA twin) includes this */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct QmLab {
     float l, a, b;
 } QmLab;
@@ -83,5 +89,9 @@ double qm_ciede_sum(double acc, const float *de, int n);
 
 /* Stage 3: the "ciede2000" feature; +inf when the sum is 0. */
 double qm_ciede_score(double de_sum, int w, int h);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* QM_CIEDE_H */

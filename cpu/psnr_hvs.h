@@ -23,6 +23,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "qm_hd.h"  /* restrict, when C++ (the CUDA twin) includes this */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Geometry of the block grid (libvmaf third_party/xiph/psnr_hvs.c: 8x8 DCT
  * blocks, calc_psnrhvs() called with _step = 7). */
 #define QM_HVS_BLOCK 8
@@ -93,5 +99,9 @@ double qm_hvs_plane_error(float acc, long nblocks, int bpc);
  * the three planes' errors; +inf where an error is 0 (identical planes).
  */
 void qm_hvs_scores(const double err[3], double out[4]);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* QM_PSNR_HVS_H */

@@ -8,8 +8,9 @@
  *   ciede_total_kernel  the sum of the thread blocks' sums, in a fixed order.
  * collect() applies the C reference's qm_ciede_score() to the frame's sum.
  *
- * The per-pixel code is cuda/ciede_pixel.cuh, which tests/parity/host_arith
- * compiles for the host and holds against cpu/ciede.c bit for bit.
+ * The per-pixel code is cpu/ciede_pixel.h, the C code's own; tests/parity/
+ * host_arith compiles it with nvcc for the host and holds it against
+ * cpu/ciede.c bit for bit (C++ overloads, casts).
  *
  * Differences from the C reference, all far below the tolerance:
  *   - the sum of the per-pixel differences is a tree of double additions
@@ -28,7 +29,7 @@
  */
 #include <math.h>
 
-#include "ciede_pixel.cuh"
+#include "ciede_pixel.h"
 #include "common.cuh"
 
 #define CIEDE_BX 32
@@ -74,8 +75,8 @@ ciede_kernel(QmGpuFrame f, CiedeParams prm, double *__restrict__ part)
         /* equal colours differ by exactly 0 (as the C code, which skips
          * them); also keeps identical frames at +inf */
         if (ry != dy || ru != du || rv != dv)
-            de = ciede_de2000(ciede_lab(ry, ru, rv, prm.cv),
-                              ciede_lab(dy, du, dv, prm.cv));
+            de = qm_ciede_pixel_de2000(qm_ciede_pixel_lab(ry, ru, rv, &prm.cv),
+                                       qm_ciede_pixel_lab(dy, du, dv, &prm.cv));
     }
     de = qm_block_sum(de);
     if (threadIdx.x == 0)
