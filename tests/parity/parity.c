@@ -344,6 +344,39 @@ static int run(const char *metric, const Layout *l, int w, int h, Pic *ref,
 
 #define MAX_FRAMES 6
 
+/* n frames of nf features, the C reference's (a, present in sa) against the
+ * twin's (b, sb), [frame * nf + feature]: the same features present, equal
+ * infinities and NaNs, else within the descriptor's cuda_tol; *worst keeps
+ * the largest difference.  Returns 1 at the first frame with a mismatch
+ * (every mismatch of that frame printed), else 0. */
+static int compare_frames(const QmMetricDesc *d, int n, unsigned nf, const double *a,
+                          const uint8_t *sa, const double *b, const uint8_t *sb,
+                          double *worst)
+{
+    int bad = 0;
+    for (int i = 0; i < n && !bad; i++) {
+        for (unsigned f = 0; f < nf; f++) {
+            const size_t k = (size_t)i * nf + f;
+            const double x = a[k], y = b[k];
+            if (sa[k] != sb[k]) {
+                printf("  %s frame %d feature %u: present on one side only\n", d->name, i, f);
+                bad = 1;
+                continue;
+            }
+            if (!sa[k] || (isinf(x) && isinf(y) && x == y) || (isnan(x) && isnan(y)))
+                continue;
+            const double diff = fabs(x - y);
+            *worst = diff > *worst ? diff : *worst;
+            if (!(diff <= d->cuda_tol)) {
+                printf("  %s frame %d feature %u: cpu %.17g cuda %.17g\n", d->name, i, f, x,
+                       y);
+                bad = 1;
+            }
+        }
+    }
+    return bad;
+}
+
 /* Pattern of reference frame i of a temporal metric's case `pat`: the frame
  * to frame differences are then the worst cases (largest positive and
  * negative steps, alternating signs at every sample, none at all). */
@@ -365,6 +398,18 @@ static int ref_pattern(int pat, int i)
 
 /* ---- options: the descriptors driven directly ---- */
 
+/* The rows a descriptor writes frame i's nf features to (no earlier frames:
+ * the options pass leaves metrics with post() out). */
+static QmRows frame_rows(double *out, uint8_t *set, int i, unsigned nf)
+{
+    QmRows rows;
+    memset(&rows, 0, sizeof(rows));
+    rows.v[0] = out + (size_t)i * nf;
+    rows.set[0] = set + (size_t)i * nf;
+    rows.index = (uint64_t)i;
+    return rows;
+}
+
 static int direct_cpu(const QmMetricDesc *d, const QmMetricConfig *cfg, Pic *ref,
                       Pic *dis, int n, unsigned nf, double *out, uint8_t *set)
 {
@@ -374,11 +419,7 @@ static int direct_cpu(const QmMetricDesc *d, const QmMetricConfig *cfg, Pic *ref
     int err = d->cpu.init(priv, cfg);
     const bool inited = !err;
     for (int i = 0; i < n && !err; i++) {
-        QmRows rows;
-        memset(&rows, 0, sizeof(rows));
-        rows.v[0] = out + (size_t)i * nf;
-        rows.set[0] = set + (size_t)i * nf;
-        rows.index = (uint64_t)i;
+        QmRows rows = frame_rows(out, set, i, nf);
         const QmFrame fr = { &ref[i].cpu, &dis[i].cpu, (uint64_t)i };
         err = d->cpu.compute(priv, &fr, &rows);
     }
@@ -443,11 +484,7 @@ static int direct_cuda(const QmMetricDesc *d, const QmMetricConfig *cfg, Pic *re
     if (cudaStreamSynchronize(st) != cudaSuccess && !err)
         err = QM_EDEVICE;
     for (int i = 0; i < n && !err; i++) {
-        QmRows rows;
-        memset(&rows, 0, sizeof(rows));
-        rows.v[0] = out + (size_t)i * nf;
-        rows.set[0] = set + (size_t)i * nf;
-        rows.index = (uint64_t)i;
+        QmRows rows = frame_rows(out, set, i, nf);
         err = d->cuda->collect(priv, (unsigned)i, &rows);
     }
     if (inited && d->cuda->close)
@@ -593,27 +630,8 @@ static int check_option_vector(const QmMetricDesc *d, int m, uint64_t seed, cons
                         bad = 1;
                     }
                 }
-                for (int i = 0; i < n && !bad && !ea; i++) {
-                    for (unsigned f = 0; f < nf; f++) {
-                        double x = a[i * nf + f], y = b[i * nf + f];
-                        if (sa[i * nf + f] != sb[i * nf + f]) {
-                            printf("  %s frame %d feature %u: present on one side only\n",
-                                   d->name, i, f);
-                            bad = 1;
-                            continue;
-                        }
-                        if (!sa[i * nf + f] || (isinf(x) && isinf(y) && x == y) ||
-                            (isnan(x) && isnan(y)))
-                            continue;
-                        double diff = fabs(x - y);
-                        *worst = diff > *worst ? diff : *worst;
-                        if (!(diff <= d->cuda_tol)) {
-                            printf("  %s frame %d feature %u: cpu %.17g cuda %.17g\n",
-                                   d->name, i, f, x, y);
-                            bad = 1;
-                        }
-                    }
-                }
+                if (!bad && !ea)
+                    bad = compare_frames(d, n, nf, a, sa, b, sb, worst);
                 for (int i = 0; i < n; i++) {
                     pic_free(&ref[i]);
                     pic_free(&dis[i]);
@@ -770,27 +788,8 @@ int main(int argc, char **argv)
                     if (!refused && (ea == QM_ENOTSUP || eb == QM_ENOTSUP))
                         printf("  %s refused by the %s backend only\n", d->name,
                                ea == QM_ENOTSUP ? "cpu" : "cuda");
-                    for (int i = 0; i < n && !bad && !refused; i++) {
-                        for (unsigned f = 0; f < nfa; f++) {
-                            double x = a[i * nfa + f], y = b[i * nfa + f];
-                            if (sa[i * nfa + f] != sb[i * nfa + f]) {
-                                printf("  %s frame %d feature %u: present on one side only\n",
-                                       d->name, i, f);
-                                bad = 1;
-                                continue;
-                            }
-                            if (!sa[i * nfa + f] || (isinf(x) && isinf(y) && x == y) ||
-                                (isnan(x) && isnan(y)))
-                                continue;
-                            double diff = fabs(x - y);
-                            worst = diff > worst ? diff : worst;
-                            if (!(diff <= d->cuda_tol)) {
-                                printf("  %s frame %d feature %u: cpu %.17g cuda %.17g\n",
-                                       d->name, i, f, x, y);
-                                bad = 1;
-                            }
-                        }
-                    }
+                    if (!bad && !refused)
+                        bad = compare_frames(d, n, nfa, a, sa, b, sb, &worst);
                     for (int i = 0; i < n; i++) {
                         if (!guards_intact(&ref[i], l) || !guards_intact(&dis[i], l)) {
                             printf("  guard bytes overwritten\n");
