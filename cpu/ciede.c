@@ -177,20 +177,30 @@ static void ciede_close(void *priv)
     s->cache = NULL;
 }
 
-static int ciede_init(void *priv, const QmMetricConfig *cfg)
+int qm_ciede_check(const QmMetricConfig *cfg)
 {
-    CiedeState *s = priv;
     /* libvmaf ciede.c init(): needs colour; 8, 10, 12 and 16 bits (the
      * formula holds for every depth from 8 to 16, which we accept) */
     if (cfg->chroma == QM_CHROMA_400 || cfg->bpc < 8 || cfg->bpc > 16)
         return QM_ENOTSUP;
+    int cw, ch;
+    qm_plane_size(cfg->w, cfg->h, cfg->chroma, 1, &cw, &ch);
+    if (cw < 1 || ch < 1)
+        return QM_ENOTSUP;
+    return 0;
+}
+
+static int ciede_init(void *priv, const QmMetricConfig *cfg)
+{
+    CiedeState *s = priv;
+    const int err = qm_ciede_check(cfg);
+    if (err)
+        return err;
     s->w = cfg->w;
     s->h = cfg->h;
     s->bpc = cfg->bpc;
     int cw;
     qm_plane_size(cfg->w, cfg->h, cfg->chroma, 1, &cw, &s->ch);
-    if (cw < 1 || s->ch < 1)
-        return QM_ENOTSUP;
     const int ss_x = cfg->chroma != QM_CHROMA_444;
     s->ss_y = cfg->chroma == QM_CHROMA_420;
     qm_ciede_conv(&s->cv, cfg->bpc);

@@ -37,6 +37,13 @@ typedef struct QmCiedeConv {
 
 void qm_ciede_conv(QmCiedeConv *cv, int bpc);
 
+struct QmMetricConfig;
+
+/* 0 for a format the metric takes, else QM_ENOTSUP (libvmaf ciede.c init():
+ * colour, 8..16 bits; and a chroma plane of at least one sample): init()
+ * of both backends. */
+int qm_ciede_check(const struct QmMetricConfig *cfg);
+
 /* One limited-range BT.709 YCbCr sample -> L*a*b* (D65). */
 QmLab qm_ciede_lab(double y, double cb, double cr, const QmCiedeConv *cv);
 

@@ -280,12 +280,20 @@ static void motion_close(void *priv)
     s->row_sad = NULL;
 }
 
-static int motion_init(void *priv, const QmMetricConfig *cfg)
+int qm_motion_check(const QmMetricConfig *cfg)
 {
-    MotionState *s = priv;
     if (cfg->w < QM_MOTION_MIN_SIZE || cfg->h < QM_MOTION_MIN_SIZE ||
         cfg->bpc < 8 || cfg->bpc > 16)
         return QM_ENOTSUP;
+    return 0;
+}
+
+static int motion_init(void *priv, const QmMetricConfig *cfg)
+{
+    MotionState *s = priv;
+    const int err = qm_motion_check(cfg);
+    if (err)
+        return err;
     s->w = cfg->w;
     s->h = cfg->h;
     s->bpc = cfg->bpc;

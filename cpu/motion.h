@@ -65,6 +65,13 @@ QM_HD int qm_motion_mirror(int i, int n)
 extern "C" {
 #endif
 
+struct QmMetricConfig;
+
+/* 0 for a geometry the metric takes (both sides at least
+ * QM_MOTION_MIN_SIZE, 8..16 bits), else QM_ENOTSUP: init() of both
+ * backends. */
+int qm_motion_check(const struct QmMetricConfig *cfg);
+
 extern const int32_t qm_motion_filter[QM_MOTION_TAPS];
 
 /**

@@ -205,13 +205,19 @@ static void hvs_close(void *priv)
     s->scratch = NULL;
 }
 
+int qm_hvs_check(const QmMetricConfig *cfg)
+{
+    if (cfg->chroma == QM_CHROMA_400 || cfg->bpc < 8 || cfg->bpc > 12)
+        return QM_ENOTSUP;
+    return 0;
+}
+
 static int hvs_init(void *priv, const QmMetricConfig *cfg)
 {
     HvsState *s = priv;
-    /* libvmaf psnr_hvs.c init(): GRAY and more than 12 bits are refused
-     * (12-bit coefficients are what keeps its int32 arithmetic in range) */
-    if (cfg->chroma == QM_CHROMA_400 || cfg->bpc < 8 || cfg->bpc > 12)
-        return QM_ENOTSUP;
+    const int err = qm_hvs_check(cfg);
+    if (err)
+        return err;
     s->bpc = cfg->bpc;
     int maxbx = 0;
     for (int p = 0; p < 3; p++) {

@@ -53,6 +53,13 @@ typedef struct QmHvsTables {
     float mask[QM_HVS_COEFFS];
 } QmHvsTables;
 
+struct QmMetricConfig;
+
+/* 0 for a format the metric takes, else QM_ENOTSUP (libvmaf psnr_hvs.c
+ * init(): GRAY and more than 12 bits are refused, 12-bit coefficients are
+ * what keeps its int32 arithmetic in range): init() of both backends. */
+int qm_hvs_check(const struct QmMetricConfig *cfg);
+
 /* plane 0 = Y, 1 = Cb, 2 = Cr (the chroma tables are used for every chroma
  * subsampling, as the reference does). */
 void qm_hvs_tables(QmHvsTables *t, int plane);

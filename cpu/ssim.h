@@ -117,6 +117,16 @@ typedef void (*QmSsimHFilterFn)(const QmSsimPlanes *out,
 typedef void (*QmSsimVFilterFn)(QmSsimRowSums *sums, const QmSsimPlanes *in,
                                 int wo, int y0, int y1);
 
+struct QmMetricConfig;
+
+/* 0 for a picture float_ssim takes (the window fits, 8..16 bits), else
+ * QM_ENOTSUP: init() of both backends. */
+int qm_ssim_check(const struct QmMetricConfig *cfg);
+
+/* The same for float_ms_ssim (libvmaf ms_ssim.c: every scale, halved with
+ * floor, must hold the window). */
+int qm_ms_ssim_check(const struct QmMetricConfig *cfg);
+
 /* ---- the C implementations ---- */
 void qm_ssim_to_float(float *dst, ptrdiff_t dst_stride, const void *src,
                       ptrdiff_t src_stride, int w, int h, int bpc);

@@ -120,13 +120,11 @@ static int ciede_gpu_init(void *priv, const QmMetricConfig *cfg,
 {
     CiedeGpu *s = (CiedeGpu *)priv;
     (void)st;
-    /* the C reference's limits (cpu/ciede.c ciede_init()) */
-    if (cfg->chroma == QM_CHROMA_400 || cfg->bpc < 8 || cfg->bpc > 16)
-        return QM_ENOTSUP;
+    int err = qm_ciede_check(cfg);  /* the C reference's limits */
+    if (err)
+        return err;
     CiedeParams *p = &s->prm;
     qm_plane_size(cfg->w, cfg->h, cfg->chroma, 1, &p->cw, &p->ch);
-    if (p->cw < 1 || p->ch < 1)
-        return QM_ENOTSUP;
     p->w = cfg->w;
     p->h = cfg->h;
     p->ss_x = cfg->chroma != QM_CHROMA_444;
@@ -135,7 +133,7 @@ static int ciede_gpu_init(void *priv, const QmMetricConfig *cfg,
     s->grid = dim3((cfg->w + CIEDE_BX - 1) / CIEDE_BX,
                    (cfg->h + CIEDE_BY - 1) / CIEDE_BY);
     s->nblocks = (int)(s->grid.x * s->grid.y);
-    int err = ciede_gpu_alloc(s, n_slots);
+    err = ciede_gpu_alloc(s, n_slots);
     if (err)
         ciede_gpu_close(s);
     return err;

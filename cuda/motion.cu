@@ -249,9 +249,9 @@ static int motion_gpu_init(void *priv, const QmMetricConfig *cfg,
 {
     MotionGpu *s = (MotionGpu *)priv;
     memset(s, 0, sizeof(*s));
-    if (cfg->w < QM_MOTION_MIN_SIZE || cfg->h < QM_MOTION_MIN_SIZE ||
-        cfg->bpc < 8 || cfg->bpc > 16)
-        return QM_ENOTSUP;
+    int err = qm_motion_check(cfg);
+    if (err)
+        return err;
     s->w = cfg->w;
     s->h = cfg->h;
     s->bpc = cfg->bpc;
@@ -268,7 +268,7 @@ static int motion_gpu_init(void *priv, const QmMetricConfig *cfg,
         return QM_ENOMEM;
     if (s->force_zero)
         return 0;  /* every score is 0: nothing to keep */
-    const int err = motion_gpu_alloc(s, n_slots, (cudaStream_t)st);
+    err = motion_gpu_alloc(s, n_slots, (cudaStream_t)st);
     if (err)
         motion_gpu_close(s);
     return err;

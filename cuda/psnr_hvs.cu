@@ -425,9 +425,9 @@ static int hvs_gpu_init(void *priv, const QmMetricConfig *cfg, unsigned n_slots,
                         QmStream st)
 {
     HvsGpu *s = (HvsGpu *)priv;
-    /* the C reference's limits (cpu/psnr_hvs.c hvs_init()) */
-    if (cfg->chroma == QM_CHROMA_400 || cfg->bpc < 8 || cfg->bpc > 12)
-        return QM_ENOTSUP;
+    int err = qm_hvs_check(cfg);  /* the C reference's limits */
+    if (err)
+        return err;
     s->bpc = cfg->bpc;
     s->var64 = qm_hvs_var64();
     s->var16 = qm_hvs_var16();
@@ -452,7 +452,7 @@ static int hvs_gpu_init(void *priv, const QmMetricConfig *cfg, unsigned n_slots,
     if (s->max_nblocks == 0)
         return QM_ENOTSUP;  /* below 8x8: refused by the C code's min_w/min_h */
     (void)st;
-    int err = hvs_gpu_alloc(s, n_slots, nterms, nchunks);
+    err = hvs_gpu_alloc(s, n_slots, nterms, nchunks);
     if (err)
         hvs_gpu_close(s);
     return err;

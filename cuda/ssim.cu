@@ -490,10 +490,9 @@ static int fssim_gpu_init(void *priv, const QmMetricConfig *cfg,
                           unsigned n_slots, QmStream st)
 {
     SsimGpu *s = (SsimGpu *)priv;
-    /* the C twin's limits (cpu/ssim.c, ssim_init) */
-    if (cfg->w < QM_SSIM_WIN || cfg->h < QM_SSIM_WIN || cfg->bpc < 8 ||
-        cfg->bpc > 16)
-        return QM_ENOTSUP;
+    int err = qm_ssim_check(cfg);  /* the C reference's limits */
+    if (err)
+        return err;
     s->pic_w = cfg->w;
     s->pic_h = cfg->h;
     s->factor = qm_ssim_auto_scale(cfg->w, cfg->h);
@@ -504,7 +503,7 @@ static int fssim_gpu_init(void *priv, const QmMetricConfig *cfg,
         s->w[0] = qm_ssim_decimated_size(cfg->w, s->factor);
         s->h[0] = qm_ssim_decimated_size(cfg->h, s->factor);
     }
-    int err = ssim_gpu_setup(s, cfg->bpc, s->factor > 1 ? 1u : 0u, n_slots);
+    err = ssim_gpu_setup(s, cfg->bpc, s->factor > 1 ? 1u : 0u, n_slots);
     if (!err && s->factor > 1) {
         const size_t n = (size_t)s->factor * s->factor;
         float *k = (float *)malloc(n * sizeof(float));
@@ -581,12 +580,9 @@ static int msssim_gpu_init(void *priv, const QmMetricConfig *cfg,
                            unsigned n_slots, QmStream st)
 {
     SsimGpu *s = (SsimGpu *)priv;
-    /* the C twin's limits (cpu/ms_ssim.c, ms_ssim_init) */
-    for (int i = 0; i < QM_MS_SSIM_SCALES; i++)
-        if ((cfg->w >> i) < QM_SSIM_WIN || (cfg->h >> i) < QM_SSIM_WIN)
-            return QM_ENOTSUP;
-    if (cfg->bpc < 8 || cfg->bpc > 16)
-        return QM_ENOTSUP;
+    int err = qm_ms_ssim_check(cfg);  /* the C reference's limits */
+    if (err)
+        return err;
     s->n = QM_MS_SSIM_SCALES;
     s->w[0] = cfg->w;
     s->h[0] = cfg->h;
@@ -597,7 +593,7 @@ static int msssim_gpu_init(void *priv, const QmMetricConfig *cfg,
     qm_ms_ssim_lpf_kernel(s->lpf);
     /* scale 0 is read from the frame, scales 1..4 live on the device */
     const unsigned owned = ((1u << QM_MS_SSIM_SCALES) - 1) & ~1u;
-    int err = ssim_gpu_setup(s, cfg->bpc, owned, n_slots);
+    err = ssim_gpu_setup(s, cfg->bpc, owned, n_slots);
     if (err)
         ssim_gpu_close(s);
     return err;
