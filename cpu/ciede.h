@@ -19,6 +19,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "qm_hd.h"  /* restrict, when C++ (the CUDA twin) includes this */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct QmLab {
     float l, a, b;
 } QmLab;
@@ -30,6 +36,13 @@ typedef struct QmCiedeConv {
 } QmCiedeConv;
 
 void qm_ciede_conv(QmCiedeConv *cv, int bpc);
+
+struct QmMetricConfig;
+
+/* 0 for a format the metric takes, else QM_ENOTSUP (libvmaf ciede.c init():
+ * colour, 8..16 bits; and a chroma plane of at least one sample): init()
+ * of both backends. */
+int qm_ciede_check(const struct QmMetricConfig *cfg);
 
 /* One limited-range BT.709 YCbCr sample -> L*a*b* (D65). */
 QmLab qm_ciede_lab(double y, double cb, double cr, const QmCiedeConv *cv);
@@ -83,5 +96,9 @@ double qm_ciede_sum(double acc, const float *de, int n);
 
 /* Stage 3: the "ciede2000" feature; +inf when the sum is 0. */
 double qm_ciede_score(double de_sum, int w, int h);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* QM_CIEDE_H */

@@ -21,21 +21,8 @@
 const int32_t qm_motion_filter[QM_MOTION_TAPS] = {
     QM_MOTION_F0, QM_MOTION_F1, QM_MOTION_F2, QM_MOTION_F1, QM_MOTION_F0,
 };
-_Static_assert(2 * QM_MOTION_F0 + 2 * QM_MOTION_F1 + QM_MOTION_F2 == 65536,
-               "the motion blur taps sum to 1.0 in Q16");
 
 #define RADIUS (QM_MOTION_TAPS / 2)
-
-/* Mirror an index into [0, n) without repeating the edge sample on either
- * side (libvmaf 3.2.0 integer_motion.c, mirror()): -k -> k, n-1+k -> n-1-k. */
-static inline int mirror(int i, int n)
-{
-    if (i < 0)
-        return -i;
-    if (i >= n)
-        return 2 * n - 2 - i;
-    return i;
-}
 
 size_t qm_motion_scratch_len(int w)
 {
@@ -163,7 +150,7 @@ motion_row_sad(const void *prev, ptrdiff_t prev_stride, const void *cur,
     for (int y = 0; y < h; y++) {
         const uint8_t *pr[QM_MOTION_TAPS], *cr[QM_MOTION_TAPS];
         for (int k = 0; k < QM_MOTION_TAPS; k++) {
-            const int r = mirror(y - RADIUS + k, h);
+            const int r = qm_motion_mirror(y - RADIUS + k, h);
             pr[k] = (const uint8_t *)prev + r * prev_stride;
             cr[k] = (const uint8_t *)cur + r * cur_stride;
         }
@@ -172,8 +159,8 @@ motion_row_sad(const void *prev, ptrdiff_t prev_stride, const void *cur,
             continue;
         }
         for (int k = 1; k <= RADIUS; k++) {
-            row[-k] = row[mirror(-k, w)];
-            row[w - 1 + k] = row[mirror(w - 1 + k, w)];
+            row[-k] = row[qm_motion_mirror(-k, w)];
+            row[w - 1 + k] = row[qm_motion_mirror(w - 1 + k, w)];
         }
         row_sad[y] = row_sad_horizontal(scratch, w);
     }
@@ -293,12 +280,20 @@ static void motion_close(void *priv)
     s->row_sad = NULL;
 }
 
-static int motion_init(void *priv, const QmMetricConfig *cfg)
+int qm_motion_check(const QmMetricConfig *cfg)
 {
-    MotionState *s = priv;
     if (cfg->w < QM_MOTION_MIN_SIZE || cfg->h < QM_MOTION_MIN_SIZE ||
         cfg->bpc < 8 || cfg->bpc > 16)
         return QM_ENOTSUP;
+    return 0;
+}
+
+static int motion_init(void *priv, const QmMetricConfig *cfg)
+{
+    MotionState *s = priv;
+    const int err = qm_motion_check(cfg);
+    if (err)
+        return err;
     s->w = cfg->w;
     s->h = cfg->h;
     s->bpc = cfg->bpc;

@@ -29,8 +29,11 @@
 #ifndef QM_MOTION_H
 #define QM_MOTION_H
 
+#include <assert.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "qm_hd.h"
 
 /* libvmaf integer_motion.h: filter[5] = { 3571, 16004, 26386, 16004, 3571 },
  * a symmetric 5-tap Gaussian in Q16 (the taps sum to 65536). */
@@ -38,11 +41,38 @@
 #define QM_MOTION_F0 3571   /* taps 0 and 4 */
 #define QM_MOTION_F1 16004  /* taps 1 and 3 */
 #define QM_MOTION_F2 26386  /* tap 2 */
-extern const int32_t qm_motion_filter[QM_MOTION_TAPS];
+static_assert(2 * QM_MOTION_F0 + 2 * QM_MOTION_F1 + QM_MOTION_F2 == 65536,
+              "the motion blur taps sum to 1.0 in Q16");
 
 /* Smallest plane the 5-tap mirror stays inside of: a tap at distance 2 past
  * a border mirrors to index 2 (top/left) or n - 3 (bottom/right). */
 #define QM_MOTION_MIN_SIZE 3
+
+/* Mirror an index into [0, n) without repeating the edge sample on either
+ * side (libvmaf 3.2.0 integer_motion.c, mirror()): -k -> k, n-1+k -> n-1-k;
+ * stays in [0, n) for -2 <= i <= n + 1 when n >= QM_MOTION_MIN_SIZE.  Both
+ * backends' border rule. */
+QM_HD int qm_motion_mirror(int i, int n)
+{
+    if (i < 0)
+        return -i;
+    if (i >= n)
+        return 2 * n - 2 - i;
+    return i;
+}
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct QmMetricConfig;
+
+/* 0 for a geometry the metric takes (both sides at least
+ * QM_MOTION_MIN_SIZE, 8..16 bits), else QM_ENOTSUP: init() of both
+ * backends. */
+int qm_motion_check(const struct QmMetricConfig *cfg);
+
+extern const int32_t qm_motion_filter[QM_MOTION_TAPS];
 
 /**
  * Stage 1: per-row SADs of the blurred luma difference of two pictures.
@@ -117,5 +147,9 @@ double qm_motion2(uint64_t index, double score, double next_score,
 double qm_motion3(uint64_t index, double motion2, double next_score,
                   int has_next, double blend_factor, double blend_offset,
                   double max_val);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* QM_MOTION_H */

@@ -46,9 +46,8 @@ static void ms_ssim_close(void *priv)
     qm_ssim_work_free(&s->work);
 }
 
-static int ms_ssim_init(void *priv, const QmMetricConfig *cfg)
+int qm_ms_ssim_check(const QmMetricConfig *cfg)
 {
-    MsSsimState *s = priv;
     /* libvmaf ms_ssim.c: every scale, halved with floor, must hold the
      * window */
     for (int i = 0; i < QM_MS_SSIM_SCALES; i++)
@@ -56,6 +55,15 @@ static int ms_ssim_init(void *priv, const QmMetricConfig *cfg)
             return QM_ENOTSUP;
     if (cfg->bpc < 8 || cfg->bpc > 16)
         return QM_ENOTSUP;
+    return 0;
+}
+
+static int ms_ssim_init(void *priv, const QmMetricConfig *cfg)
+{
+    MsSsimState *s = priv;
+    int err = qm_ms_ssim_check(cfg);
+    if (err)
+        return err;
     s->bpc = cfg->bpc;
     s->w[0] = cfg->w;
     s->h[0] = cfg->h;
@@ -76,7 +84,7 @@ static int ms_ssim_init(void *priv, const QmMetricConfig *cfg)
     if (!s->dec_scratch)
         goto nomem;
     qm_ms_ssim_lpf_kernel(s->lpf);
-    int err = qm_ssim_work_init(&s->work, cfg->w, cfg->h);
+    err = qm_ssim_work_init(&s->work, cfg->w, cfg->h);
     if (err) {
         ms_ssim_close(s);
         return err;

@@ -18,7 +18,8 @@
  * errors into one float in block raster order; every float operation below
  * happens in the same order and precision (see psnr_hvs.h).  The CPU code
  * processes QM_HVS_CHUNK blocks side by side, one block per vector lane, so
- * each lane performs exactly the reference's scalar sequence.
+ * each lane performs exactly the reference's scalar sequence; the per-block
+ * arithmetic is in psnr_hvs_block.h, which the CUDA twin shares.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -26,6 +27,7 @@
 
 #include "metric.h"
 #include "psnr_hvs.h"
+#include "psnr_hvs_block.h"
 
 /* ---- constants ---- */
 
@@ -72,12 +74,6 @@ static const float hvs_csf_cr[QM_HVS_COEFFS] = {
  * CSF table onto the PSNR-HVS-M masking table of Ponomarenko et al., VPQM-07). */
 #define HVS_MASK_SCALE 0.3885746225901003
 
-/* Unbiased variance factors n / (n - 1) for the 64 samples of a block and the
- * 16 of a quadrant, formed in float as the reference's 1 / 63.f * 64 and
- * 1 / 15.f * 16 are. */
-static const float hvs_var64 = 1.0f / 63.0f * 64.0f;
-static const float hvs_var16 = 1.0f / 15.0f * 16.0f;
-
 void qm_hvs_tables(QmHvsTables *t, int plane)
 {
     const float *csf = plane == 0 ? hvs_csf_y : plane == 1 ? hvs_csf_cb : hvs_csf_cr;
@@ -90,108 +86,8 @@ void qm_hvs_tables(QmHvsTables *t, int plane)
 
 /* ---- stage 1: per-block DCT, masking and weighted errors ---- */
 
-/* Daala's integer rounding helpers (libvmaf psnr_hvs.c, OD_DCT_RSHIFT and the
- * "(x * c + round) >> shift" products of od_bin_fdct8): halving rounds toward
- * zero, the lifting products round half up.  Right shifts of negative values
- * are arithmetic (GCC/Clang). */
-static inline int32_t od_half(int32_t a)
-{
-    return ((int32_t)((uint32_t)a >> 31) + a) >> 1;
-}
-
-static inline int32_t od_mul(int32_t a, int32_t c, int shift)
-{
-    return (a * c + (1 << (shift - 1))) >> shift;
-}
-
-/* One 8-point forward DCT (Daala od_bin_fdct8: butterflies, then lifting
- * rotations with 13-15 bit constants) on n lanes: element m of lane b is
- * in[m * istep + b], output coefficient k goes to out[k * ostep + b].  Every
- * lane performs the same integer steps, so the loop vectorises. */
-static void fdct8_lanes(int32_t *restrict out, ptrdiff_t ostep,
-                        const int32_t *restrict in, ptrdiff_t istep, int n)
-{
-    for (int b = 0; b < n; b++) {
-        /* Daala's input permutation */
-        int32_t t0 = in[0 * istep + b], t4 = in[1 * istep + b];
-        int32_t t2 = in[2 * istep + b], t6 = in[3 * istep + b];
-        int32_t t7 = in[4 * istep + b], t3 = in[5 * istep + b];
-        int32_t t5 = in[6 * istep + b], t1 = in[7 * istep + b];
-
-        /* sum/difference butterflies, each keeping half of the sum */
-        t1 = t0 - t1;
-        const int32_t t1h = od_half(t1);
-        t0 -= t1h;
-        t4 += t5;
-        const int32_t t4h = od_half(t4);
-        t5 -= t4h;
-        t3 = t2 - t3;
-        t2 -= od_half(t3);
-        t6 += t7;
-        const int32_t t6h = od_half(t6);
-        t7 = t6h - t7;
-
-        /* embedded 4-point DCT-II */
-        t0 += t6h;
-        t6 = t0 - t6;
-        t2 = t4h - t2;
-        t4 = t2 - t4;
-        /* 2-point DCT-II: rotation by pi/4 as three lifts,
-         * 13573/32768 ~ sqrt(2) - 1, 11585/16384 ~ sqrt(1/2) */
-        t0 -= od_mul(t4, 13573, 15);
-        t4 += od_mul(t0, 11585, 14);
-        t0 -= od_mul(t4, 13573, 15);
-        /* 2-point DST-IV: rotation by 3pi/8,
-         * 21895/32768 ~ (1 - cos(3pi/8)) / sin(3pi/8), 15137/16384 ~ sin(3pi/8) */
-        t6 -= od_mul(t2, 21895, 15);
-        t2 += od_mul(t6, 15137, 14);
-        t6 -= od_mul(t2, 21895, 15);
-
-        /* embedded 4-point DST-IV:
-         * 19195/32768 ~ 2 - sqrt(2), 11585/16384 ~ sqrt(1/2),
-         * 7489/8192 ~ sqrt(2) - 1/2 */
-        t3 += od_mul(t5, 19195, 15);
-        t5 += od_mul(t3, 11585, 14);
-        t3 -= od_mul(t5, 7489, 13);
-        t7 = od_half(t5) - t7;
-        t5 -= t7;
-        t3 = t1h - t3;
-        t1 -= t3;
-        /* rotation by pi/16: 3227/32768 ~ (1 - cos(pi/16)) / sin(pi/16),
-         * 6393/32768 ~ sin(pi/16) */
-        t7 += od_mul(t1, 3227, 15);
-        t1 -= od_mul(t7, 6393, 15);
-        t7 += od_mul(t1, 3227, 15);
-        /* rotation by 3pi/16: 2485/8192 ~ (1 - cos(3pi/16)) / sin(3pi/16),
-         * 18205/32768 ~ sin(3pi/16) */
-        t5 += od_mul(t3, 2485, 13);
-        t3 -= od_mul(t5, 18205, 15);
-        t5 += od_mul(t3, 2485, 13);
-
-        out[0 * ostep + b] = t0;
-        out[1 * ostep + b] = t1;
-        out[2 * ostep + b] = t2;
-        out[3 * ostep + b] = t3;
-        out[4 * ostep + b] = t4;
-        out[5 * ostep + b] = t5;
-        out[6 * ostep + b] = t6;
-        out[7 * ostep + b] = t7;
-    }
-}
-
-/* 2-D DCT of n blocks stored coefficient-major (sample i * 8 + j of block b
- * at blk[(i * 8 + j) * QM_HVS_CHUNK + b]), in place.  The integer rounding
- * makes the order matter: columns first, then rows (od_bin_fdct8x8). */
-static void fdct8x8_lanes(int32_t *restrict blk, int32_t *restrict tmp, int n)
-{
-    const ptrdiff_t C = QM_HVS_CHUNK;
-    /* column j -> tmp "row" j: tmp[(j * 8 + v) * C] = vertical frequency v */
-    for (int j = 0; j < 8; j++)
-        fdct8_lanes(tmp + j * 8 * C, C, blk + j * C, 8 * C, n);
-    /* vertical frequency v across the 8 columns -> coefficient (v, u) */
-    for (int v = 0; v < 8; v++)
-        fdct8_lanes(blk + v * 8 * C, C, tmp + v * C, 8 * C, n);
-}
+/* The arithmetic is psnr_hvs_block.h's (shared with the CUDA twin); here,
+ * the gathering of QM_HVS_CHUNK blocks into coefficient-major lanes. */
 
 /* Copy n overlapping 8x8 blocks (step 7) into coefficient-major lanes. */
 static void gather_blocks(int32_t *restrict dst, const void *src,
@@ -215,92 +111,6 @@ static void gather_blocks(int32_t *restrict dst, const void *src,
     }
 }
 
-/* Masking strength of n blocks before their DCT: the block's sample variance
- * and the summed variances of its four 4x4 quadrants, all unbiased and in
- * float, as the reference forms them; returns in vr[b] the ratio
- * quadrant variance / block variance (or 0 for a flat block).  Quadrant q =
- * (row >= 4) + 2 (column >= 4), summed in that order. */
-static void block_variance_ratio(float *restrict vr, const int32_t *restrict s,
-                                 int n)
-{
-    const ptrdiff_t C = QM_HVS_CHUNK;
-    float gmean[QM_HVS_CHUNK], qmean[4][QM_HVS_CHUNK];
-    float gvar[QM_HVS_CHUNK], qvar[4][QM_HVS_CHUNK];
-
-    /* Means: the sums are integers below 2^24, exact in float whatever the
-     * order, and the divisions by 64 and 16 are exact. */
-    int32_t qsum[4][QM_HVS_CHUNK];
-    for (int q = 0; q < 4; q++)
-        for (int b = 0; b < n; b++)
-            qsum[q][b] = 0;
-    for (int i = 0; i < 8; i++) {
-        for (int j = 0; j < 8; j++) {
-            int32_t *restrict qs = qsum[(i >> 2) + 2 * (j >> 2)];
-            const int32_t *restrict p = s + (i * 8 + j) * C;
-            for (int b = 0; b < n; b++)
-                qs[b] += p[b];
-        }
-    }
-    for (int b = 0; b < n; b++) {
-        gmean[b] = (float)(qsum[0][b] + qsum[1][b] + qsum[2][b] + qsum[3][b]) / 64.f;
-        gvar[b] = 0.f;
-    }
-    for (int q = 0; q < 4; q++) {
-        for (int b = 0; b < n; b++) {
-            qmean[q][b] = (float)qsum[q][b] / 16.f;
-            qvar[q][b] = 0.f;
-        }
-    }
-    /* Squared deviations, summed in sample raster order per lane. */
-    for (int i = 0; i < 8; i++) {
-        for (int j = 0; j < 8; j++) {
-            const int q = (i >> 2) + 2 * (j >> 2);
-            const int32_t *restrict p = s + (i * 8 + j) * C;
-            float *restrict qv = qvar[q];
-            const float *restrict qm = qmean[q];
-            for (int b = 0; b < n; b++) {
-                const float x = (float)p[b];
-                const float dg = x - gmean[b], dq = x - qm[b];
-                gvar[b] += dg * dg;
-                qv[b] += dq * dq;
-            }
-        }
-    }
-    for (int b = 0; b < n; b++) {
-        const float g = gvar[b] * hvs_var64;
-        const float qs = qvar[0][b] * hvs_var16 + qvar[1][b] * hvs_var16 +
-                         qvar[2][b] * hvs_var16 + qvar[3][b] * hvs_var16;
-        /* the reference keeps g (= 0) for a flat block; the quotient is
-         * formed unconditionally so that the loop vectorises */
-        const float r = qs / g;
-        vr[b] = g > 0 ? r : g;
-    }
-}
-
-/* Masking threshold of n transformed blocks: sqrt(sum of mask-weighted
- * squared AC coefficients * variance ratio) / 32, all in float except the
- * square root (double, then rounded). */
-static void block_mask(float *restrict m, const int32_t *restrict c,
-                       const float *restrict vr, const float *restrict mask,
-                       int n)
-{
-    const ptrdiff_t C = QM_HVS_CHUNK;
-    float e[QM_HVS_CHUNK];
-    for (int b = 0; b < n; b++)
-        e[b] = 0.f;
-    for (int k = 1; k < QM_HVS_COEFFS; k++) {
-        const int32_t *restrict p = c + k * C;
-        const float w = mask[k];
-        for (int b = 0; b < n; b++) {
-            /* the square is an int32 product (|coefficient|^2 is bounded by
-             * the block's energy, 64 * 4095^2 < 2^31 at 12 bits) */
-            e[b] += (float)(p[b] * p[b]) * w;
-        }
-    }
-    for (int b = 0; b < n; b++)
-        m[b] = (float)(sqrt((double)(e[b] * vr[b])) / 32.0);
-}
-
 void qm_hvs_blocks_c(const void *ref, ptrdiff_t ref_stride,
                      const void *dist, ptrdiff_t dist_stride,
                      int bpc, int nblocks, const QmHvsTables *t,
@@ -313,17 +123,14 @@ void qm_hvs_blocks_c(const void *ref, ptrdiff_t ref_stride,
     for (int b0 = 0; b0 < nblocks; b0 += QM_HVS_CHUNK) {
         const int n = QM_MIN(QM_HVS_CHUNK, nblocks - b0);
         const size_t off = (size_t)b0 * QM_HVS_STEP * bytes;
-        float s_vr[QM_HVS_CHUNK], d_vr[QM_HVS_CHUNK];
         float s_m[QM_HVS_CHUNK], d_m[QM_HVS_CHUNK];
 
         gather_blocks(s, (const uint8_t *)ref + off, ref_stride, bpc, n);
         gather_blocks(d, (const uint8_t *)dist + off, dist_stride, bpc, n);
-        block_variance_ratio(s_vr, s, n);
-        block_variance_ratio(d_vr, d, n);
-        fdct8x8_lanes(s, scratch->tmp, n);
-        fdct8x8_lanes(d, scratch->tmp, n);
-        block_mask(s_m, s, s_vr, t->mask, n);
-        block_mask(d_m, d, d_vr, t->mask, n);
+        qm_hvs_block_prep(s_m, s, scratch->tmp, C, n, t->mask, qm_hvs_var64(),
+                          qm_hvs_var16());
+        qm_hvs_block_prep(d_m, d, scratch->tmp, C, n, t->mask, qm_hvs_var64(),
+                          qm_hvs_var16());
         /* a distortion is masked by the busier of the two blocks */
         for (int b = 0; b < n; b++)
             s_m[b] = d_m[b] > s_m[b] ? d_m[b] : s_m[b];
@@ -332,26 +139,15 @@ void qm_hvs_blocks_c(const void *ref, ptrdiff_t ref_stride,
         {
             float *restrict o = terms + b0;
             const float w = t->csf[0];
-            for (int b = 0; b < n; b++) {
-                const float we = (float)abs(s[b] - d[b]) * w;
-                o[b] = we * we;
-            }
+            for (int b = 0; b < n; b++)
+                o[b] = qm_hvs_term_dc(s[b], d[b], w);
         }
         for (int k = 1; k < QM_HVS_COEFFS; k++) {
             const int32_t *restrict cs = s + k * C, *restrict cd = d + k * C;
             float *restrict o = terms + (size_t)k * nblocks + b0;
             const float w = t->csf[k], mk = t->mask[k];
-            for (int b = 0; b < n; b++) {
-                const float err = (float)abs(cs[b] - cd[b]);
-                const float thr = s_m[b] / mk;
-                /* The reference's "err < thr ? 0 : err - thr": for finite
-                 * floats err - thr < 0 exactly when err < thr (and is +0 when
-                 * they are equal), so this is the same value, written as a
-                 * select that vectorises. */
-                const float over = err - thr;
-                const float we = (over > 0.f ? over : 0.f) * w;
-                o[b] = we * we;
-            }
+            for (int b = 0; b < n; b++)
+                o[b] = qm_hvs_term_ac(cs[b], cd[b], s_m[b], w, mk);
         }
     }
 }
@@ -409,13 +205,19 @@ static void hvs_close(void *priv)
     s->scratch = NULL;
 }
 
+int qm_hvs_check(const QmMetricConfig *cfg)
+{
+    if (cfg->chroma == QM_CHROMA_400 || cfg->bpc < 8 || cfg->bpc > 12)
+        return QM_ENOTSUP;
+    return 0;
+}
+
 static int hvs_init(void *priv, const QmMetricConfig *cfg)
 {
     HvsState *s = priv;
-    /* libvmaf psnr_hvs.c init(): GRAY and more than 12 bits are refused
-     * (12-bit coefficients are what keeps its int32 arithmetic in range) */
-    if (cfg->chroma == QM_CHROMA_400 || cfg->bpc < 8 || cfg->bpc > 12)
-        return QM_ENOTSUP;
+    const int err = qm_hvs_check(cfg);
+    if (err)
+        return err;
     s->bpc = cfg->bpc;
     int maxbx = 0;
     for (int p = 0; p < 3; p++) {

@@ -23,6 +23,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "qm_hd.h"  /* restrict, when C++ (the CUDA twin) includes this */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Geometry of the block grid (libvmaf third_party/xiph/psnr_hvs.c: 8x8 DCT
  * blocks, calc_psnrhvs() called with _step = 7). */
 #define QM_HVS_BLOCK 8
@@ -46,6 +52,13 @@ typedef struct QmHvsTables {
     float csf[QM_HVS_COEFFS];
     float mask[QM_HVS_COEFFS];
 } QmHvsTables;
+
+struct QmMetricConfig;
+
+/* 0 for a format the metric takes, else QM_ENOTSUP (libvmaf psnr_hvs.c
+ * init(): GRAY and more than 12 bits are refused, 12-bit coefficients are
+ * what keeps its int32 arithmetic in range): init() of both backends. */
+int qm_hvs_check(const struct QmMetricConfig *cfg);
 
 /* plane 0 = Y, 1 = Cb, 2 = Cr (the chroma tables are used for every chroma
  * subsampling, as the reference does). */
@@ -93,5 +106,9 @@ double qm_hvs_plane_error(float acc, long nblocks, int bpc);
  * the three planes' errors; +inf where an error is 0 (identical planes).
  */
 void qm_hvs_scores(const double err[3], double out[4]);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* QM_PSNR_HVS_H */

@@ -39,12 +39,20 @@ static void ssim_close(void *priv)
     qm_ssim_work_free(&s->work);
 }
 
-static int ssim_init(void *priv, const QmMetricConfig *cfg)
+int qm_ssim_check(const QmMetricConfig *cfg)
 {
-    SsimState *s = priv;
     if (cfg->w < QM_SSIM_WIN || cfg->h < QM_SSIM_WIN || cfg->bpc < 8 ||
         cfg->bpc > 16)
         return QM_ENOTSUP;
+    return 0;
+}
+
+static int ssim_init(void *priv, const QmMetricConfig *cfg)
+{
+    SsimState *s = priv;
+    int err = qm_ssim_check(cfg);
+    if (err)
+        return err;
     s->w = cfg->w;
     s->h = cfg->h;
     s->bpc = cfg->bpc;
@@ -67,7 +75,7 @@ static int ssim_init(void *priv, const QmMetricConfig *cfg)
             goto nomem;
         qm_ssim_box_kernel(s->kernel, s->factor);
     }
-    int err = qm_ssim_work_init(&s->work, s->sw, s->sh);
+    err = qm_ssim_work_init(&s->work, s->sw, s->sh);
     if (err) {
         ssim_close(s);
         return err;

@@ -35,8 +35,15 @@
 #ifndef QM_SSIM_H
 #define QM_SSIM_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "qm_hd.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 /* The Gaussian window: 11 taps (libvmaf iqa/ssim_tools.h, GAUSSIAN_LEN);
  * the valid region of a w x h picture is (w - 10) x (h - 10). */
@@ -110,6 +117,16 @@ typedef void (*QmSsimHFilterFn)(const QmSsimPlanes *out,
 typedef void (*QmSsimVFilterFn)(QmSsimRowSums *sums, const QmSsimPlanes *in,
                                 int wo, int y0, int y1);
 
+struct QmMetricConfig;
+
+/* 0 for a picture float_ssim takes (the window fits, 8..16 bits), else
+ * QM_ENOTSUP: init() of both backends. */
+int qm_ssim_check(const struct QmMetricConfig *cfg);
+
+/* The same for float_ms_ssim (libvmaf ms_ssim.c: every scale, halved with
+ * floor, must hold the window). */
+int qm_ms_ssim_check(const struct QmMetricConfig *cfg);
+
 /* ---- the C implementations ---- */
 void qm_ssim_to_float(float *dst, ptrdiff_t dst_stride, const void *src,
                       ptrdiff_t src_stride, int w, int h, int bpc);
@@ -172,5 +189,66 @@ void qm_ssim_work_free(QmSsimWork *wk);
 /* SSIM of two w x h planes (w, h >= 11, <= the work's maximum). */
 void qm_ssim_scale(QmSsimScore *out, QmSsimWork *wk, const QmSsimSrc *ref,
                    const QmSsimSrc *dis, int w, int h);
+
+#ifdef __cplusplus
+}
+#endif
+
+/* ---- per-pixel arithmetic, shared with the CUDA twin (see qm_hd.h) ---- */
+
+/* Stage 2's border rule: mirror with the edge sample repeated (libvmaf
+ * iqa/convolve.c, KBND_SYMMETRIC: -1 -> 0, n -> n - 1); the final clamp
+ * only keeps samples that no output uses inside the plane. */
+QM_HD int qm_ssim_mirror(int i, int n)
+{
+    if (i < 0)
+        i = -1 - i;
+    else if (i >= n)
+        i = 2 * n - 1 - i;
+    i = i < n - 1 ? i : n - 1;
+    return i > 0 ? i : 0;
+}
+
+/* libvmaf iqa/ssim_tools.c, _iqa_ssim(): K1 = 0.01f, K2 = 0.03f, L = 255
+ * (also for 10/12-bit input, which is scaled to 0..255), C1 = (K1 L)^2,
+ * C2 = (K2 L)^2, C3 = C2 / 2, all in float. */
+QM_HD void qm_ssim_consts(float *c1, float *c2, float *c3)
+{
+    const float k1l = 0.01f * 255.0f, k2l = 0.03f * 255.0f;
+    *c1 = k1l * k1l;
+    *c2 = k2l * k2l;
+    *c3 = *c2 / 2.0f;
+}
+
+/* The per-pixel terms of stage 4 from the pixel's five filtered values
+ * (mu_r, mu_d, E[r^2], E[d^2], E[r d]) and qm_ssim_consts(): ssim = l c s,
+ * l, c, s, mixing float and double as the reference does (see
+ * ssim_common.c for the reference behind each step). */
+QM_HD QmSsimRowSums qm_ssim_pixel(float mr, float md, float rr, float dd, float rd,
+                                  float C1, float C2, float C3)
+{
+    float vr = rr - mr * mr;
+    float vd = dd - md * md;
+    const float cov = rd - mr * md;
+    /* cancellation can leave a tiny negative variance */
+    vr = vr < 0.0f ? 0.0f : vr;
+    vd = vd < 0.0f ? 0.0f : vd;
+    const float sd = (float)sqrt((double)(vr * vd));
+    const double l = (2.0 * (double)mr * (double)md + (double)C1) /
+                     (double)(mr * mr + md * md + C1);
+    const double c = (2.0 * (double)sd + (double)C2) / (double)(vr + vd + C2);
+    /* libvmaf's fix for flat identical areas: a covariance rounded below 0
+     * where sigma_r sigma_d is 0 counts as 0, so that s (and SSIM) is
+     * exactly 1 there */
+    const int flat = (cov < 0.0f) & (sd <= 0.0f);
+    const float cb = flat ? 0.0f : cov;
+    const float s = (cb + C3) / (sd + C3);
+    QmSsimRowSums t;
+    t.ssim = l * c * (double)s;
+    t.l = l;
+    t.c = c;
+    t.s = (double)s;
+    return t;
+}
 
 #endif /* QM_SSIM_H */

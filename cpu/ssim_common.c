@@ -103,18 +103,6 @@ static const float *src_row(const QmSsimSrc *s, int y, int w, float *buf)
 
 /* ---- stage 2 ---- */
 
-/* Mirror with the edge sample repeated (libvmaf iqa/convolve.c,
- * KBND_SYMMETRIC: -1 -> 0, n -> n - 1); the clamp only keeps samples that
- * no output uses inside the buffer. */
-static inline int mirror(int i, int n)
-{
-    if (i < 0)
-        i = -1 - i;
-    else if (i >= n)
-        i = 2 * n - 1 - i;
-    return QM_MAX(0, QM_MIN(i, n - 1));
-}
-
 /* The decimator reads column f x + u - r for output x and tap u (r =
  * taps / 2).  Splitting each (mirrored) input row into its f phases,
  * phase q holding columns f k + q - r, turns that into phase[u % f][x + u / f]:
@@ -137,7 +125,7 @@ size_t qm_ssim_decimate_scratch(int w, int taps, int factor)
            ((size_t)taps * split + (size_t)w) * sizeof(float);
 }
 
-/* Phases of one input row: ph[q * plen + k] = s[mirror(f k + q - r)]. */
+/* Phases of one input row: ph[q * plen + k] = s[qm_ssim_mirror(f k + q - r)]. */
 static void split_row(float *restrict ph, const float *restrict s, int w,
                       int factor, int r, int plen)
 {
@@ -147,12 +135,12 @@ static void split_row(float *restrict ph, const float *restrict s, int w,
         const int k0 = QM_MIN(plen, QM_MAX(0, (r - q + factor - 1) / factor));
         const int k1 = QM_MAX(k0, QM_MIN(plen, (w - 1 + r - q) / factor + 1));
         for (int k = 0; k < k0; k++)
-            d[k] = s[mirror(factor * k + q - r, w)];
+            d[k] = s[qm_ssim_mirror(factor * k + q - r, w)];
         const float *restrict sq = s + q - r;
         for (int k = k0; k < k1; k++)
             d[k] = sq[factor * k];
         for (int k = k1; k < plen; k++)
-            d[k] = s[mirror(factor * k + q - r, w)];
+            d[k] = s[qm_ssim_mirror(factor * k + q - r, w)];
     }
 }
 
@@ -193,7 +181,7 @@ void qm_ssim_decimate(float *dst, ptrdiff_t dst_stride, const QmSsimSrc *src,
         /* per output sample: rows (v) outer, columns (u) inner, one double
          * sum of float products, as iqa's _iqa_filter_pixel() */
         for (int v = 0; v < taps; v++) {
-            const int row = mirror(factor * y + v - r, h);
+            const int row = qm_ssim_mirror(factor * y + v - r, h);
             float *ph = cache + (size_t)(row % taps) * split;
             if (tag[row % taps] != row) {
                 split_row(ph, src_row(src, row, w, rowbuf), w, factor, r,
@@ -289,11 +277,8 @@ static void vpass(float *restrict out, const float *const *rows, int x0,
 void qm_ssim_vfilter(QmSsimRowSums *sums, const QmSsimPlanes *in, int wo,
                      int y0, int y1)
 {
-    /* libvmaf iqa/ssim_tools.c, _iqa_ssim(): K1 = 0.01f, K2 = 0.03f,
-     * L = 255 (also for 10/12-bit input, which is scaled to 0..255),
-     * C1 = (K1 L)^2, C2 = (K2 L)^2, C3 = C2 / 2, all in float. */
-    const float k1l = 0.01f * 255.0f, k2l = 0.03f * 255.0f;
-    const float C1 = k1l * k1l, C2 = k2l * k2l, C3 = C2 / 2.0f;
+    float C1, C2, C3;
+    qm_ssim_consts(&C1, &C2, &C3);
 
     for (int y = y0; y < y1; y++) {
         const float *rows[QM_SSIM_NPLANES][QM_SSIM_WIN];
@@ -310,28 +295,13 @@ void qm_ssim_vfilter(QmSsimRowSums *sums, const QmSsimPlanes *in, int wo,
 
             double t_ssim[BLOCK], t_l[BLOCK], t_c[BLOCK], t_s[BLOCK];
             for (int i = 0; i < n; i++) {
-                const float mr = m[QM_SSIM_MU_R][i], md = m[QM_SSIM_MU_D][i];
-                float vr = m[QM_SSIM_RR][i] - mr * mr;
-                float vd = m[QM_SSIM_DD][i] - md * md;
-                const float cov = m[QM_SSIM_RD][i] - mr * md;
-                /* cancellation can leave a tiny negative variance */
-                vr = vr < 0.0f ? 0.0f : vr;
-                vd = vd < 0.0f ? 0.0f : vd;
-                const float sd = (float)sqrt((double)(vr * vd));
-                const double l = (2.0 * (double)mr * (double)md + (double)C1) /
-                                 (double)(mr * mr + md * md + C1);
-                const double c = (2.0 * (double)sd + (double)C2) /
-                                 (double)(vr + vd + C2);
-                /* libvmaf's fix for flat identical areas: a covariance
-                 * rounded below 0 where sigma_r sigma_d is 0 counts as 0,
-                 * so that s (and SSIM) is exactly 1 there */
-                const int flat = (cov < 0.0f) & (sd <= 0.0f);
-                const float cb = flat ? 0.0f : cov;
-                const float s = (cb + C3) / (sd + C3);
-                t_ssim[i] = l * c * (double)s;
-                t_l[i] = l;
-                t_c[i] = c;
-                t_s[i] = (double)s;
+                const QmSsimRowSums t = qm_ssim_pixel(
+                    m[QM_SSIM_MU_R][i], m[QM_SSIM_MU_D][i], m[QM_SSIM_RR][i],
+                    m[QM_SSIM_DD][i], m[QM_SSIM_RD][i], C1, C2, C3);
+                t_ssim[i] = t.ssim;
+                t_l[i] = t.l;
+                t_c[i] = t.c;
+                t_s[i] = t.s;
             }
             for (int i = 0; i < n; i++) {
                 rs.ssim += t_ssim[i];

@@ -8,8 +8,9 @@
  *   ciede_total_kernel  the sum of the thread blocks' sums, in a fixed order.
  * collect() applies the C reference's qm_ciede_score() to the frame's sum.
  *
- * The per-pixel code is cuda/ciede_pixel.cuh, which tests/parity/host_arith
- * compiles for the host and holds against cpu/ciede.c bit for bit.
+ * The per-pixel code is cpu/ciede_pixel.h, the C code's own; tests/parity/
+ * host_arith compiles it with nvcc for the host and holds it against
+ * cpu/ciede.c bit for bit (C++ overloads, casts).
  *
  * Differences from the C reference, all far below the tolerance:
  *   - the sum of the per-pixel differences is a tree of double additions
@@ -28,7 +29,7 @@
  */
 #include <math.h>
 
-#include "ciede_pixel.cuh"
+#include "ciede_pixel.h"
 #include "common.cuh"
 
 #define CIEDE_BX 32
@@ -74,8 +75,8 @@ ciede_kernel(QmGpuFrame f, CiedeParams prm, double *__restrict__ part)
         /* equal colours differ by exactly 0 (as the C code, which skips
          * them); also keeps identical frames at +inf */
         if (ry != dy || ru != du || rv != dv)
-            de = ciede_de2000(ciede_lab(ry, ru, rv, prm.cv),
-                              ciede_lab(dy, du, dv, prm.cv));
+            de = qm_ciede_pixel_de2000(qm_ciede_pixel_lab(ry, ru, rv, &prm.cv),
+                                       qm_ciede_pixel_lab(dy, du, dv, &prm.cv));
     }
     de = qm_block_sum(de);
     if (threadIdx.x == 0)
@@ -119,13 +120,11 @@ static int ciede_gpu_init(void *priv, const QmMetricConfig *cfg,
 {
     CiedeGpu *s = (CiedeGpu *)priv;
     (void)st;
-    /* the C reference's limits (cpu/ciede.c ciede_init()) */
-    if (cfg->chroma == QM_CHROMA_400 || cfg->bpc < 8 || cfg->bpc > 16)
-        return QM_ENOTSUP;
+    int err = qm_ciede_check(cfg);  /* the C reference's limits */
+    if (err)
+        return err;
     CiedeParams *p = &s->prm;
     qm_plane_size(cfg->w, cfg->h, cfg->chroma, 1, &p->cw, &p->ch);
-    if (p->cw < 1 || p->ch < 1)
-        return QM_ENOTSUP;
     p->w = cfg->w;
     p->h = cfg->h;
     p->ss_x = cfg->chroma != QM_CHROMA_444;
@@ -134,7 +133,7 @@ static int ciede_gpu_init(void *priv, const QmMetricConfig *cfg,
     s->grid = dim3((cfg->w + CIEDE_BX - 1) / CIEDE_BX,
                    (cfg->h + CIEDE_BY - 1) / CIEDE_BY);
     s->nblocks = (int)(s->grid.x * s->grid.y);
-    int err = ciede_gpu_alloc(s, n_slots);
+    err = ciede_gpu_alloc(s, n_slots);
     if (err)
         ciede_gpu_close(s);
     return err;

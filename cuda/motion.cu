@@ -32,10 +32,7 @@
 #include <string.h>
 
 #include "common.cuh"
-
-extern "C" {
 #include "motion.h"
-}
 
 #define R (QM_MOTION_TAPS / 2)  /* 2: the blur's reach on either side */
 #define TW 128                  /* output columns per tile */
@@ -51,19 +48,6 @@ extern "C" {
 static_assert(TH % SEG == 0, "segments tile the rows");
 static_assert(TW % 32 == 0 && TH % NWARPS == 0,
               "the horizontal pass gives each warp whole rows");
-static_assert(2 * QM_MOTION_F0 + 2 * QM_MOTION_F1 + QM_MOTION_F2 == 65536,
-              "taps of cpu/motion.h");
-
-/* cpu/motion.c mirror(): -k -> k, n - 1 + k -> n - 1 - k (libvmaf 3.2.0);
- * stays in [0, n) for -R <= i <= n - 1 + R when n >= QM_MOTION_MIN_SIZE. */
-__device__ __forceinline__ int motion_mirror(int i, int n)
-{
-    if (i < 0)
-        return -i;
-    if (i >= n)
-        return 2 * n - 2 - i;
-    return i;
-}
 
 /*
  * prev: the previous frame's luma (values, packed, w per row); next: where
@@ -110,14 +94,14 @@ motion_sad_kernel(QmGpuPlane cur, int shift, const T *__restrict__ prev,
         /* a column at or past w + R, or rows at or past h, feed no output */
         if (x >= w + R || yo0 >= h)
             continue;
-        const int xm = motion_mirror(x, w);
+        const int xm = qm_motion_mirror(x, w);
         int32_t d[SEG + 2 * R];
 #pragma unroll
         for (int j = 0; j < SEG + 2 * R; j++) {
             /* input rows past h - 1 + R feed only outputs past h - 1:
              * clamp them to keep the mirrored index inside the plane */
             const int y = min(yo0 - R + j, h - 1 + R);
-            const int ym = motion_mirror(y, h);
+            const int ym = qm_motion_mirror(y, h);
             const int c = qm_load<T>(cur, shift, xm, ym);
             const int p = __ldg(prev + (size_t)ym * w + xm);
             d[j] = p - c;
@@ -265,9 +249,9 @@ static int motion_gpu_init(void *priv, const QmMetricConfig *cfg,
 {
     MotionGpu *s = (MotionGpu *)priv;
     memset(s, 0, sizeof(*s));
-    if (cfg->w < QM_MOTION_MIN_SIZE || cfg->h < QM_MOTION_MIN_SIZE ||
-        cfg->bpc < 8 || cfg->bpc > 16)
-        return QM_ENOTSUP;
+    int err = qm_motion_check(cfg);
+    if (err)
+        return err;
     s->w = cfg->w;
     s->h = cfg->h;
     s->bpc = cfg->bpc;
@@ -284,7 +268,7 @@ static int motion_gpu_init(void *priv, const QmMetricConfig *cfg,
         return QM_ENOMEM;
     if (s->force_zero)
         return 0;  /* every score is 0: nothing to keep */
-    const int err = motion_gpu_alloc(s, n_slots, (cudaStream_t)st);
+    err = motion_gpu_alloc(s, n_slots, (cudaStream_t)st);
     if (err)
         motion_gpu_close(s);
     return err;

@@ -27,9 +27,10 @@
  *                       result never depends on them.
  * The three accumulators go back to the host, where collect() finishes with
  * the C reference's qm_hvs_plane_error() and qm_hvs_scores().
- * tests/parity/host_arith checks the per-block code (psnr_hvs_block.cuh) on
- * the host against cpu/psnr_hvs.c, and this decomposition of the sum,
- * emulated, against qm_hvs_accumulate().
+ * The per-block code is cpu/psnr_hvs_block.h, the C code's own (one block
+ * per thread here, st = n = 1).  tests/parity/host_arith checks it in this
+ * shape on the host against cpu/psnr_hvs.c, and this decomposition of the
+ * sum (psnr_hvs_sum.cuh), emulated, against qm_hvs_accumulate().
  *
  * Why not copy the terms back and add them on the host: 16 MB per frame at
  * 1080p 4:2:0 (65 MB at 4K), and ~4 million dependent float additions per
@@ -42,7 +43,8 @@
 
 #include "common.cuh"
 #include "fsum.h"
-#include "psnr_hvs_block.cuh"
+#include "psnr_hvs_block.h"
+#include "psnr_hvs_sum.cuh"
 
 #define HVS_BLOCK_THREADS 128
 
@@ -113,11 +115,12 @@ __device__ __forceinline__ float hvs_block(const QmGpuFrame &f, int p, int x0,
                                            float var64, float var16,
                                            float4 *__restrict__ o)
 {
-    int s[64], d[64];
+    int s[64], d[64], tmp[64];
+    float m, d_m;
     hvs_load<T>(s, hvs_plane(f.ref, p), f.ref.shift, x0, y0);
-    float m = hvs_block_prep(s, t.mask, var64, var16);
+    qm_hvs_block_prep(&m, s, tmp, 1, 1, t.mask, var64, var16);
     hvs_load<T>(d, hvs_plane(f.dist, p), f.dist.shift, x0, y0);
-    const float d_m = hvs_block_prep(d, t.mask, var64, var16);
+    qm_hvs_block_prep(&d_m, d, tmp, 1, 1, t.mask, var64, var16);
     /* a distortion is masked by the busier of the two blocks */
     m = d_m > m ? d_m : m;
     float sum = 0.f;
@@ -126,8 +129,8 @@ __device__ __forceinline__ float hvs_block(const QmGpuFrame &f, int p, int x0,
         float q[4];
 #pragma unroll
         for (int i = 0; i < 4; i++)
-            q[i] = hvs_term(k + i, s[k + i], d[k + i], m, t.csf[k + i],
-                            t.mask[k + i]);
+            q[i] = qm_hvs_term(k + i, s[k + i], d[k + i], m, t.csf[k + i],
+                               t.mask[k + i]);
         o[k >> 2] = make_float4(q[0], q[1], q[2], q[3]);
         sum += q[0] + q[1] + q[2] + q[3];
     }
@@ -422,12 +425,12 @@ static int hvs_gpu_init(void *priv, const QmMetricConfig *cfg, unsigned n_slots,
                         QmStream st)
 {
     HvsGpu *s = (HvsGpu *)priv;
-    /* the C reference's limits (cpu/psnr_hvs.c hvs_init()) */
-    if (cfg->chroma == QM_CHROMA_400 || cfg->bpc < 8 || cfg->bpc > 12)
-        return QM_ENOTSUP;
+    int err = qm_hvs_check(cfg);  /* the C reference's limits */
+    if (err)
+        return err;
     s->bpc = cfg->bpc;
-    s->var64 = hvs_var64();
-    s->var16 = hvs_var16();
+    s->var64 = qm_hvs_var64();
+    s->var16 = qm_hvs_var16();
     long long nterms = 0;
     int nchunks = 0;
     s->max_nblocks = s->max_nchunks = 0;
@@ -449,7 +452,7 @@ static int hvs_gpu_init(void *priv, const QmMetricConfig *cfg, unsigned n_slots,
     if (s->max_nblocks == 0)
         return QM_ENOTSUP;  /* below 8x8: refused by the C code's min_w/min_h */
     (void)st;
-    int err = hvs_gpu_alloc(s, n_slots, nterms, nchunks);
+    err = hvs_gpu_alloc(s, n_slots, nterms, nchunks);
     if (err)
         hvs_gpu_close(s);
     return err;

@@ -38,9 +38,7 @@
 
 #include "common.cuh"
 
-extern "C" {
 #include "ssim.h"
-}
 
 /* ---- geometry of the kernels ---- */
 
@@ -92,18 +90,6 @@ __device__ __forceinline__ float src_load(const SsimSrc &s, float inv, int x,
     return (float)v * inv;
 }
 
-/* The decimator's border rule (cpu/ssim_common.c, mirror(): libvmaf
- * iqa/convolve.c KBND_SYMMETRIC, edge sample repeated), including its
- * final clamp, so that every index a block touches is inside the plane. */
-__device__ __forceinline__ int mirror(int i, int n)
-{
-    if (i < 0)
-        i = -1 - i;
-    else if (i >= n)
-        i = 2 * n - 1 - i;
-    return max(0, min(i, n - 1));
-}
-
 /* ---- stage 2: decimation ---- */
 
 typedef struct BoxArg {
@@ -131,9 +117,10 @@ __global__ void __launch_bounds__(256) box_decimate(const BoxArg a)
     const int f = a.factor, r = f / 2;
     double acc = 0.0;
     for (int v = 0; v < f; v++) {
-        const int sy = mirror(f * y + v - r, a.h);
+        const int sy = qm_ssim_mirror(f * y + v - r, a.h);
         for (int u = 0; u < f; u++) {
-            const float s = src_load<T>(src, a.inv, mirror(f * x + u - r, a.w), sy);
+            const float s =
+                src_load<T>(src, a.inv, qm_ssim_mirror(f * x + u - r, a.w), sy);
             acc += (double)(s * __ldg(a.kernel + v * f + u));
         }
     }
@@ -167,7 +154,8 @@ __global__ void __launch_bounds__(DEC_DX * DEC_NW) lpf_decimate(const LpfArg a)
     for (int i = tid; i < DEC_IN_H * 2 * DEC_IN_HALF; i += DEC_DX * DEC_NW) {
         const int r = i / (2 * DEC_IN_HALF), c = i - r * (2 * DEC_IN_HALF);
         s_in[r][c & 1][c >> 1] =
-            src_load<T>(src, a.inv, mirror(gx0 + c, a.w), mirror(gy0 + r, a.h));
+            src_load<T>(src, a.inv, qm_ssim_mirror(gx0 + c, a.w),
+                        qm_ssim_mirror(gy0 + r, a.h));
     }
     __syncthreads();
 
@@ -286,26 +274,14 @@ __global__ void __launch_bounds__(SSIM_THREADS) ssim_tiles(const SsimArg a)
                     acc += (double)(s_h[p][r + v][c] * a.g[v]);
                 m[p] = (float)acc;
             }
-            /* the terms, written as in qm_ssim_vfilter() (see
-             * cpu/ssim_common.c for the reference behind each one) */
-            const float mr = m[QM_SSIM_MU_R], md = m[QM_SSIM_MU_D];
-            float vr = m[QM_SSIM_RR] - mr * mr;
-            float vd = m[QM_SSIM_DD] - md * md;
-            const float cov = m[QM_SSIM_RD] - mr * md;
-            vr = vr < 0.0f ? 0.0f : vr;
-            vd = vd < 0.0f ? 0.0f : vd;
-            const float sd = (float)sqrt((double)(vr * vd));
-            const double l = (2.0 * (double)mr * (double)md + (double)a.C1) /
-                             (double)(mr * mr + md * md + a.C1);
-            const double cs = (2.0 * (double)sd + (double)a.C2) /
-                              (double)(vr + vd + a.C2);
-            const int flat = (cov < 0.0f) & (sd <= 0.0f);
-            const float cb = flat ? 0.0f : cov;
-            const float s = (cb + a.C3) / (sd + a.C3);
-            t_ssim = l * cs * (double)s;
-            t_l = l;
-            t_c = cs;
-            t_s = (double)s;
+            /* the terms, as qm_ssim_vfilter() */
+            const QmSsimRowSums t =
+                qm_ssim_pixel(m[QM_SSIM_MU_R], m[QM_SSIM_MU_D], m[QM_SSIM_RR],
+                              m[QM_SSIM_DD], m[QM_SSIM_RD], a.C1, a.C2, a.C3);
+            t_ssim = t.ssim;
+            t_l = t.l;
+            t_c = t.c;
+            t_s = t.s;
         }
         /* the row's 32 columns: a fixed tree (columns beyond the valid
          * region add 0.0) */
@@ -407,11 +383,7 @@ static int ssim_gpu_setup(SsimGpu *s, int bpc, unsigned owned,
     s->bpc = bpc;
     s->inv = bpc > 8 ? 1.0f / (float)(1 << (bpc - 8)) : 1.0f;
     qm_ssim_gauss_taps(s->g);
-    /* qm_ssim_vfilter(): K1 = 0.01f, K2 = 0.03f, L = 255, in float */
-    const float k1l = 0.01f * 255.0f, k2l = 0.03f * 255.0f;
-    s->C1 = k1l * k1l;
-    s->C2 = k2l * k2l;
-    s->C3 = s->C2 / 2.0f;
+    qm_ssim_consts(&s->C1, &s->C2, &s->C3);
 
     size_t part = 0;
     s->block0[0] = 0;
@@ -518,10 +490,9 @@ static int fssim_gpu_init(void *priv, const QmMetricConfig *cfg,
                           unsigned n_slots, QmStream st)
 {
     SsimGpu *s = (SsimGpu *)priv;
-    /* the C twin's limits (cpu/ssim.c, ssim_init) */
-    if (cfg->w < QM_SSIM_WIN || cfg->h < QM_SSIM_WIN || cfg->bpc < 8 ||
-        cfg->bpc > 16)
-        return QM_ENOTSUP;
+    int err = qm_ssim_check(cfg);  /* the C reference's limits */
+    if (err)
+        return err;
     s->pic_w = cfg->w;
     s->pic_h = cfg->h;
     s->factor = qm_ssim_auto_scale(cfg->w, cfg->h);
@@ -532,7 +503,7 @@ static int fssim_gpu_init(void *priv, const QmMetricConfig *cfg,
         s->w[0] = qm_ssim_decimated_size(cfg->w, s->factor);
         s->h[0] = qm_ssim_decimated_size(cfg->h, s->factor);
     }
-    int err = ssim_gpu_setup(s, cfg->bpc, s->factor > 1 ? 1u : 0u, n_slots);
+    err = ssim_gpu_setup(s, cfg->bpc, s->factor > 1 ? 1u : 0u, n_slots);
     if (!err && s->factor > 1) {
         const size_t n = (size_t)s->factor * s->factor;
         float *k = (float *)malloc(n * sizeof(float));
@@ -609,12 +580,9 @@ static int msssim_gpu_init(void *priv, const QmMetricConfig *cfg,
                            unsigned n_slots, QmStream st)
 {
     SsimGpu *s = (SsimGpu *)priv;
-    /* the C twin's limits (cpu/ms_ssim.c, ms_ssim_init) */
-    for (int i = 0; i < QM_MS_SSIM_SCALES; i++)
-        if ((cfg->w >> i) < QM_SSIM_WIN || (cfg->h >> i) < QM_SSIM_WIN)
-            return QM_ENOTSUP;
-    if (cfg->bpc < 8 || cfg->bpc > 16)
-        return QM_ENOTSUP;
+    int err = qm_ms_ssim_check(cfg);  /* the C reference's limits */
+    if (err)
+        return err;
     s->n = QM_MS_SSIM_SCALES;
     s->w[0] = cfg->w;
     s->h[0] = cfg->h;
@@ -625,7 +593,7 @@ static int msssim_gpu_init(void *priv, const QmMetricConfig *cfg,
     qm_ms_ssim_lpf_kernel(s->lpf);
     /* scale 0 is read from the frame, scales 1..4 live on the device */
     const unsigned owned = ((1u << QM_MS_SSIM_SCALES) - 1) & ~1u;
-    int err = ssim_gpu_setup(s, cfg->bpc, owned, n_slots);
+    err = ssim_gpu_setup(s, cfg->bpc, owned, n_slots);
     if (err)
         ssim_gpu_close(s);
     return err;

@@ -41,24 +41,13 @@
 
 #include "json.h"
 #include "model.h"
+#include "unit.h"
 
 #ifndef QM_GOLDEN_DIR
 #define QM_GOLDEN_DIR "../shared/golden"
 #endif
 
 #define ABS_LIMIT 3e-4  /* see the header comment */
-
-static int failures;
-
-#define CHECK(cond, ...)                                                      \
-    do {                                                                      \
-        if (!(cond)) {                                                        \
-            failures++;                                                       \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                       \
-            printf(__VA_ARGS__);                                              \
-            printf("\n");                                                     \
-        }                                                                     \
-    } while (0)
 
 static const char *models_dir(void)
 {

@@ -15,9 +15,8 @@
 
 #include "qmplot.h"
 
-static int failures;
-#define CHECK(c, ...) do { if (!(c)) { failures++; fprintf(stderr, "FAIL %s:%d: ", \
-    __FILE__, __LINE__); fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } while (0)
+#define QM_CHECK_OUT stderr
+#include "unit.h"
 
 static int count(const char *hay, const char *needle)
 {

@@ -175,17 +175,22 @@ static void post_error(App *app, const char *fmt, ...)
     g_free(msg);
 }
 
+/* "qmetric-compare: MESSAGE" and tail on stderr, then exit(EXIT_USAGE). */
+static G_GNUC_NORETURN void die_usage(const char *tail, const char *fmt, va_list ap)
+{
+    fputs("qmetric-compare: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputs(tail, stderr);
+    exit(EXIT_USAGE);
+}
+
 /* A bad option: one line, and where to look. */
 static G_GNUC_NORETURN void usage_error(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
 static void usage_error(const char *fmt, ...)
 {
     va_list ap;
-    fputs("qmetric-compare: ", stderr);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputs(" (see qmetric-compare --help)\n", stderr);
-    exit(EXIT_USAGE);
+    die_usage(" (see qmetric-compare --help)\n", fmt, ap);
 }
 
 /* A problem with an input, found before anything runs: one line. */
@@ -193,12 +198,8 @@ static G_GNUC_NORETURN void input_error(const char *fmt, ...) G_GNUC_PRINTF(1, 2
 static void input_error(const char *fmt, ...)
 {
     va_list ap;
-    fputs("qmetric-compare: ", stderr);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    exit(EXIT_USAGE);
+    die_usage("\n", fmt, ap);
 }
 
 /* ----------------------------------------------------------------- options */

@@ -73,6 +73,21 @@ static void make_pic(QmPicture *pic, const uint8_t *buf, int w, int h, int bpc,
     }
 }
 
+/* An option's named values: the value of `name`, or -1 after a message. */
+typedef struct NameValue {
+    const char *name;
+    int value;
+} NameValue;
+
+static int option_value(const NameValue *t, const char *option, const char *name)
+{
+    for (; t->name; t++)
+        if (!strcmp(t->name, name))
+            return t->value;
+    fprintf(stderr, "qmetric-yuv: bad %s %s\n", option, name);
+    return -1;
+}
+
 static double now_s(void)
 {
     struct timespec ts;
@@ -119,25 +134,31 @@ int main(int argc, char **argv)
         case 'o': out_path = optarg; break;
         case O_W: w = atoi(optarg); break;
         case O_H: h = atoi(optarg); break;
-        case O_PF:
-            if (!strcmp(optarg, "420")) s.chroma = QM_CHROMA_420;
-            else if (!strcmp(optarg, "422")) s.chroma = QM_CHROMA_422;
-            else if (!strcmp(optarg, "444")) s.chroma = QM_CHROMA_444;
-            else if (!strcmp(optarg, "400")) s.chroma = QM_CHROMA_400;
-            else { fprintf(stderr, "qmetric-yuv: bad --pixel_format %s\n", optarg); return 2; }
+        case O_PF: {
+            static const NameValue pf[] = { { "420", QM_CHROMA_420 }, { "422", QM_CHROMA_422 },
+                                            { "444", QM_CHROMA_444 }, { "400", QM_CHROMA_400 },
+                                            { NULL, 0 } };
+            const int v = option_value(pf, "--pixel_format", optarg);
+            if (v < 0)
+                return 2;
+            s.chroma = (QmChroma)v;
             break;
+        }
         case O_BD: bpc = atoi(optarg); break;
         case O_MET: s.metrics = optarg; break;
         case O_MOD: s.models = optarg; break;
         case O_THR: s.n_threads = atoi(optarg); break;
         case O_SUB: s.subsample = (unsigned)atoi(optarg); break;
         case O_FR: max_frames = atol(optarg); break;
-        case O_BE:
-            if (!strcmp(optarg, "cpu")) s.backend = QM_BACKEND_CPU;
-            else if (!strcmp(optarg, "cuda")) s.backend = QM_BACKEND_CUDA;
-            else if (!strcmp(optarg, "auto")) s.backend = QM_BACKEND_AUTO;
-            else { fprintf(stderr, "qmetric-yuv: bad --backend %s\n", optarg); return 2; }
+        case O_BE: {
+            static const NameValue be[] = { { "cpu", QM_BACKEND_CPU }, { "cuda", QM_BACKEND_CUDA },
+                                            { "auto", QM_BACKEND_AUTO }, { NULL, 0 } };
+            const int v = option_value(be, "--backend", optarg);
+            if (v < 0)
+                return 2;
+            s.backend = (QmBackend)v;
             break;
+        }
         case O_FMT: format = optarg; break;
         case O_LIST:
             for (const char *const *n = qm_metric_names(); *n; n++)

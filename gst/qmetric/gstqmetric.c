@@ -169,6 +169,20 @@ static GstClockTime gst_qmetric_get_next_time (GstAggregator * agg);
 
 /* ---- enums ---- */
 
+/* The GType of enum (flags NULL) or flags values (enum_values NULL) named
+ * name, registered on the first call (thread-safe). */
+static GType
+register_once (GType * type, const gchar * name,
+    const GEnumValue * enum_values, const GFlagsValue * flags_values)
+{
+  if (g_once_init_enter (type)) {
+    GType t = enum_values ? g_enum_register_static (name, enum_values) :
+        g_flags_register_static (name, flags_values);
+    g_once_init_leave (type, t);
+  }
+  return *type;
+}
+
 GType
 gst_qmetric_log_format_get_type (void)
 {
@@ -180,11 +194,7 @@ gst_qmetric_log_format_get_type (void)
     {0, NULL, NULL},
   };
 
-  if (g_once_init_enter (&type)) {
-    GType t = g_enum_register_static ("GstQmetricLogFormat", values);
-    g_once_init_leave (&type, t);
-  }
-  return type;
+  return register_once (&type, "GstQmetricLogFormat", values, NULL);
 }
 
 GType
@@ -198,11 +208,7 @@ gst_qmetric_backend_get_type (void)
     {0, NULL, NULL},
   };
 
-  if (g_once_init_enter (&type)) {
-    GType t = g_enum_register_static ("GstQmetricBackend", values);
-    g_once_init_leave (&type, t);
-  }
-  return type;
+  return register_once (&type, "GstQmetricBackend", values, NULL);
 }
 
 GType
@@ -220,11 +226,7 @@ gst_qmetric_pool_get_type (void)
     {0, NULL, NULL},
   };
 
-  if (g_once_init_enter (&type)) {
-    GType t = g_flags_register_static ("GstQmetricPool", values);
-    g_once_init_leave (&type, t);
-  }
-  return type;
+  return register_once (&type, "GstQmetricPool", NULL, values);
 }
 
 /* ---- class ---- */
@@ -321,16 +323,21 @@ gst_qmetric_class_init (GstQmetricClass * klass)
   {
     /* system memory, and CUDA memory where GStreamer's CUDA library and our
      * CUDA backend are built (nvh264dec ! qmetric without a copy) */
+    static const struct
+    {
+      const gchar *name;
+      GstPadDirection direction;
+    } pads[] = {
+      {"ref_sink", GST_PAD_SINK}, {"dist_sink", GST_PAD_SINK},
+      {"src", GST_PAD_SRC},
+    };
     GstCaps *caps = gst_qmetric_cuda_pad_caps (GST_QMETRIC_FORMATS);
-    gst_element_class_add_pad_template (element_class,
-        gst_pad_template_new_with_gtype ("ref_sink", GST_PAD_SINK,
-            GST_PAD_ALWAYS, caps, GST_TYPE_AGGREGATOR_PAD));
-    gst_element_class_add_pad_template (element_class,
-        gst_pad_template_new_with_gtype ("dist_sink", GST_PAD_SINK,
-            GST_PAD_ALWAYS, caps, GST_TYPE_AGGREGATOR_PAD));
-    gst_element_class_add_pad_template (element_class,
-        gst_pad_template_new_with_gtype ("src", GST_PAD_SRC,
-            GST_PAD_ALWAYS, caps, GST_TYPE_AGGREGATOR_PAD));
+    guint i;
+
+    for (i = 0; i < G_N_ELEMENTS (pads); i++)
+      gst_element_class_add_pad_template (element_class,
+          gst_pad_template_new_with_gtype (pads[i].name, pads[i].direction,
+              GST_PAD_ALWAYS, caps, GST_TYPE_AGGREGATOR_PAD));
     gst_caps_unref (caps);
   }
 
@@ -360,23 +367,23 @@ gst_qmetric_class_init (GstQmetricClass * klass)
       "video quality metrics");
 }
 
+/* The ALWAYS sink pad of template `name`, added to the element. */
+static GstAggregatorPad *
+add_sink_pad (GstQmetric * self, const gchar * name)
+{
+  GstPadTemplate *templ =
+      gst_element_class_get_pad_template (GST_ELEMENT_GET_CLASS (self), name);
+  GstPad *pad = gst_pad_new_from_template (templ, name);
+
+  gst_element_add_pad (GST_ELEMENT (self), pad);
+  return GST_AGGREGATOR_PAD (pad);
+}
+
 static void
 gst_qmetric_init (GstQmetric * self)
 {
-  GstElement *element = GST_ELEMENT (self);
-  GstPadTemplate *templ;
-
-  templ = gst_element_class_get_pad_template (GST_ELEMENT_GET_CLASS (self),
-      "ref_sink");
-  self->ref_pad = GST_AGGREGATOR_PAD (gst_pad_new_from_template (templ,
-          "ref_sink"));
-  gst_element_add_pad (element, GST_PAD (self->ref_pad));
-
-  templ = gst_element_class_get_pad_template (GST_ELEMENT_GET_CLASS (self),
-      "dist_sink");
-  self->dist_pad = GST_AGGREGATOR_PAD (gst_pad_new_from_template (templ,
-          "dist_sink"));
-  gst_element_add_pad (element, GST_PAD (self->dist_pad));
+  self->ref_pad = add_sink_pad (self, "ref_sink");
+  self->dist_pad = add_sink_pad (self, "dist_sink");
 
   self->metrics = g_strdup (DEFAULT_METRICS);
   self->model = g_strdup (DEFAULT_MODEL);

@@ -12,11 +12,9 @@
 GstCaps *
 gst_qmetric_cuda_pad_caps (const gchar * formats)
 {
-  gchar *s = g_strdup_printf ("video/x-raw, format=(string)%s, "
-      "width=(int)[1, max], height=(int)[1, max], framerate=(fraction)[0, max]; "
-      "video/x-raw(" GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY "), format=(string)%s, "
-      "width=(int)[1, max], height=(int)[1, max], framerate=(fraction)[0, max]",
-      formats, formats);
+  gchar *s = g_strdup_printf ("video/x-raw, " GST_QMETRIC_CAPS_FIELDS "; "
+      "video/x-raw(" GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY "), "
+      GST_QMETRIC_CAPS_FIELDS, formats, formats);
   GstCaps *caps = gst_caps_from_string (s);
 
   g_free (s);

@@ -12,6 +12,11 @@ G_BEGIN_DECLS
 /* Caps the pads accept: system memory, plus CUDA memory where built. */
 GstCaps *gst_qmetric_cuda_pad_caps (const gchar * formats);
 
+/* The fields of one structure of those caps (after the media type and its
+ * memory feature), for g_strdup_printf (): %s is the format list. */
+#define GST_QMETRIC_CAPS_FIELDS "format=(string)%s, width=(int)[1, max], " \
+    "height=(int)[1, max], framerate=(fraction)[0, max]"
+
 /* The element's GstCudaContext (a GstObject), or NULL. */
 gboolean gst_qmetric_cuda_set_context (GstElement * element,
     GstContext * context, gint device_id, GstObject ** cuda_ctx);

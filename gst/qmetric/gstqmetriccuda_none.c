@@ -8,8 +8,7 @@
 GstCaps *
 gst_qmetric_cuda_pad_caps (const gchar * formats)
 {
-  gchar *s = g_strdup_printf ("video/x-raw, format=(string)%s, "
-      "width=(int)[1, max], height=(int)[1, max], framerate=(fraction)[0, max]",
+  gchar *s = g_strdup_printf ("video/x-raw, " GST_QMETRIC_CAPS_FIELDS,
       formats);
   GstCaps *caps = gst_caps_from_string (s);
 

@@ -145,6 +145,14 @@ qm_rig_run (QmRig * rig)
 }
 
 void
+qm_rig_finish (QmRig * rig)
+{
+  qm_rig_eos (rig, TRUE);
+  qm_rig_eos (rig, FALSE);
+  qm_rig_run (rig);
+}
+
+void
 qm_rig_free (QmRig * rig)
 {
   gst_element_set_state (rig->pipe, GST_STATE_NULL);

@@ -25,6 +25,8 @@ void qm_rig_push (QmRig * rig, gboolean ref, GstBuffer * buf, guint i);
 void qm_rig_eos (QmRig * rig, gboolean ref);
 /* Run until EOS or an error (or 60 s); fills the records. */
 void qm_rig_run (QmRig * rig);
+/* End both streams, then qm_rig_run (). */
+void qm_rig_finish (QmRig * rig);
 void qm_rig_free (QmRig * rig);
 
 /* Field of the nth score message, asserting it exists. */

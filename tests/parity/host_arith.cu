@@ -2,18 +2,19 @@
  * C reference (no GPU needed; tests/parity/parity.c runs the kernels
  * themselves on a GPU).
  *
- *   psnr_hvs   the per-block code of cuda/psnr_hvs_block.cuh, compiled for
- *              the host, against qm_hvs_blocks_c(): every term bit for bit;
+ *   psnr_hvs   the per-block code of cpu/psnr_hvs_block.h in the CUDA twin's
+ *              shape (one block, st = n = 1), compiled by nvcc for the host,
+ *              against qm_hvs_blocks_c() (lanes): every term bit for bit;
  *              and the decomposition of the ordered float sum used by
  *              cuda/psnr_hvs.cu (chunk units in guessed binades, the chain
  *              and its element-wise pass, emulated one thread after the
  *              other) against qm_hvs_accumulate(), on terms of synthetic
  *              pictures and on adversarial sequences (ties, subnormals,
  *              stagnation, wide ranges);
- *   ciede      cuda/ciede_pixel.cuh against qm_ciede_lab() and
- *              qm_ciede_de2000() (with glibc on both sides: this checks the
- *              transcription, casts and overloads; CUDA's libm is the
- *              parity test's business);
+ *   ciede      cpu/ciede_pixel.h compiled by nvcc for the host against
+ *              the C code's qm_ciede_lab() and qm_ciede_de2000() (the same
+ *              source, with glibc on both sides: this checks the casts and
+ *              C++ overloads; CUDA's libm is the parity test's business);
  *   adm        the scale kernels of cuda/adm.cu (cuda/adm_tile.cuh: tiles,
  *              halos, mirrored borders, per-row partial sums, the final
  *              row rounding), emulated one thread and one block after the
@@ -33,9 +34,10 @@
 #include <time.h>
 
 #include "adm_tile.cuh"
-#include "ciede_pixel.cuh"
+#include "ciede_pixel.h"
 #include "fsum.h"
-#include "psnr_hvs_block.cuh"
+#include "psnr_hvs_block.h"
+#include "psnr_hvs_sum.cuh"
 #include "metric.h"
 
 typedef unsigned long long u64;
@@ -103,11 +105,13 @@ static long hvs_strip(int bpc, int plane, int kind, int nb)
                 s[i * 8 + j] = ref[i * w + QM_HVS_STEP * b + j];
                 t[i * 8 + j] = dis[i * w + QM_HVS_STEP * b + j];
             }
-        float m = hvs_block_prep(s, tab.mask, hvs_var64(), hvs_var16());
-        const float dm = hvs_block_prep(t, tab.mask, hvs_var64(), hvs_var16());
+        int tmp[64];
+        float m, dm;
+        qm_hvs_block_prep(&m, s, tmp, 1, 1, tab.mask, qm_hvs_var64(), qm_hvs_var16());
+        qm_hvs_block_prep(&dm, t, tmp, 1, 1, tab.mask, qm_hvs_var64(), qm_hvs_var16());
         m = dm > m ? dm : m;
         for (int k = 0; k < QM_HVS_COEFFS; k++) {
-            const float q = hvs_term(k, s[k], t[k], m, tab.csf[k], tab.mask[k]);
+            const float q = qm_hvs_term(k, s[k], t[k], m, tab.csf[k], tab.mask[k]);
             const float c = terms[(size_t)k * nb + b];
             if (qm_fsum_bits(q) != qm_fsum_bits(c)) {
                 if (bad < 3)
@@ -381,9 +385,9 @@ static long ciede_tests(long n, long *pow7_diff)
             c1[1] = c1[2] = c2[1] = c2[2] = 128 << (bpc - 8);
         const QmLab a = qm_ciede_lab(c1[0], c1[1], c1[2], &cv);
         const QmLab b = qm_ciede_lab(c2[0], c2[1], c2[2], &cv);
-        const QmLab ga = ciede_lab(c1[0], c1[1], c1[2], cv);
-        const QmLab gb = ciede_lab(c2[0], c2[1], c2[2], cv);
-        const float de = qm_ciede_de2000(a, b), gde = ciede_de2000(ga, gb);
+        const QmLab ga = qm_ciede_pixel_lab(c1[0], c1[1], c1[2], &cv);
+        const QmLab gb = qm_ciede_pixel_lab(c2[0], c2[1], c2[2], &cv);
+        const float de = qm_ciede_de2000(a, b), gde = qm_ciede_pixel_de2000(ga, gb);
         if (qm_fsum_bits(a.l) != qm_fsum_bits(ga.l) || qm_fsum_bits(a.a) != qm_fsum_bits(ga.a) ||
             qm_fsum_bits(a.b) != qm_fsum_bits(ga.b) || qm_fsum_bits(b.l) != qm_fsum_bits(gb.l) ||
             qm_fsum_bits(de) != qm_fsum_bits(gde)) {
@@ -392,9 +396,9 @@ static long ciede_tests(long n, long *pow7_diff)
                        c1[0], c1[1], c1[2], c2[0], c2[1], c2[2], gde, de);
             bad++;
         }
-        /* the GPU's x^7 against glibc's powf (a statistic, see ciede_pixel.cuh) */
+        /* the GPU's x^7 against glibc's powf (a statistic, see cpu/ciede_pixel.h) */
         const float c = (float)(urand() * 200.0);
-        *pow7_diff += qm_fsum_bits(powf(c, 7)) != qm_fsum_bits(ciede_pow7f_double(c));
+        *pow7_diff += qm_fsum_bits(powf(c, 7)) != qm_fsum_bits(qm_ciede_pow7f_double(c));
     }
     return bad;
 }

@@ -4,10 +4,13 @@
  * same pictures and compare every feature: bit-exact where the descriptor's
  * cuda_tol is 0, else within it.  Inputs: random data from a printed seed
  * (reseeded per metric and case), and worst cases: all 0, all max,
- * checkerboard, identical pictures; sizes from the smallest the metric
- * accepts to 1080p, odd sizes, strides wider than the picture (with guard
- * bytes that must stay untouched), chroma interleaved as in NV12/P010
- * (MSB-aligned) and pictures already in device memory.  Temporal metrics
+ * checkerboard, identical pictures; banded content (steps of one code, as
+ * CAMBI looks for) and flat blocks of random values; sizes from the
+ * smallest the metric accepts to 1080p, odd sizes, strides wider than the
+ * picture (with guard bytes that must stay untouched), chroma interleaved
+ * as in NV12/P010 (MSB-aligned) and pictures already in device memory.
+ * A size the C reference refuses (some metrics decide at init(), e.g.
+ * CAMBI) must be refused by the twin with the same error.  Temporal metrics
  * (QM_METRIC_SEQUENTIAL, e.g. motion on consecutive reference pictures) get
  * longer sequences whose reference pictures follow the pattern too: frames
  * alternating between all 0 and all max, a checkerboard then its inverse,
@@ -15,12 +18,14 @@
  * frame 0 checks the first-frame convention.
  * Metrics with options are also run with each option at its non-default
  * extremes, every value of a small integral range (a mode) or else the
- * midpoint, and listed combinations, through their descriptors (the engine
+ * midpoint, and listed values and combinations (option_combos; CAMBI's on
+ * banded and blocky content up to 1080p), through their descriptors (the engine
  * takes options only from models); an option vector both backends refuse
  * alike (e.g. a viewing distance the reference has no CSF for) is counted
  * with the refused combinations.
  *
- *   parity [--seed N] [--metric NAME] [--bench]
+ *   parity [--seed N] [--metric NAME] [--bench] [--max-pixels N]
+ * (--max-pixels: leave out larger sizes, for tools/cuda-emu)
  * Exit: 0 pass, 1 fail, 77 no CUDA device (skip).
  */
 #include <inttypes.h>
@@ -47,14 +52,26 @@ static uint32_t rnd(void)
     return (uint32_t)((rng_state * 2685821657736338717ULL) >> 32);
 }
 
-enum { PAT_RANDOM, PAT_ZERO, PAT_MAX, PAT_CHECKER, PAT_SAME, PAT_NOISY, PAT_N,
+enum { PAT_RANDOM, PAT_ZERO, PAT_MAX, PAT_CHECKER, PAT_SAME, PAT_NOISY, PAT_BANDS,
+       PAT_BLOCKS, PAT_N,
        /* reference sequences of temporal metrics only */
        PAT_CHECKER_INV = PAT_N,
        /* options pass only: the reference with its contrast doubled
         * (gains above 1, for limits such as VIF's enhancement gain) */
        PAT_GAIN };
 static const char *const pat_name[] = { "random", "zero", "max", "checker", "identical",
-                                        "noisy", "checker-inverse", "gain" };
+                                        "noisy", "bands", "blocks", "checker-inverse",
+                                        "gain" };
+
+/* a well-mixed hash, for the values of PAT_BLOCKS' blocks */
+static uint32_t hash3(uint32_t a, uint32_t b, uint32_t c)
+{
+    uint64_t h = (a * 0x9E3779B97F4A7C15ULL) ^ (b * 0xC2B2AE3D27D4EB4FULL) ^ c;
+    h ^= h >> 31;
+    h *= 0xBF58476D1CE4E5B9ULL;
+    h ^= h >> 29;
+    return (uint32_t)h;
+}
 
 typedef struct Layout {
     const char *name;
@@ -80,12 +97,24 @@ static const Layout layouts[] = {
 /* 11x11: smallest float_ssim; 33x33: smallest adm (3x3 bands at its last
  * scale, no border left out of its sums); 176x176: smallest float_ms_ssim
  * (1x1 valid region at its last scale); 401x385, 643x641: float_ssim's
- * decimation by 2 and 3 on odd sizes (577x323 has none, 1920x1080 4) */
+ * decimation by 2 and 3 on odd sizes (577x323 has none, 1920x1080 4);
+ * 216x1, 233x41: CAMBI's smallest encodes (one side of at least 216) */
 static const int sizes[][2] = {
     { 1, 1 }, { 2, 2 }, { 3, 5 }, { 11, 11 }, { 16, 16 }, { 17, 9 }, { 33, 33 }, { 35, 19 },
-    { 64, 48 }, { 176, 176 }, { 401, 385 }, { 577, 323 }, { 643, 641 },
+    { 64, 48 }, { 176, 176 }, { 216, 1 }, { 233, 41 }, { 401, 385 }, { 577, 323 },
+    { 643, 641 },
     { 1920, 1080 },
 };
+
+/* --max-pixels */
+static long max_pixels = -1;
+
+/* A size this run leaves out: below the metric's minimum, or above
+ * --max-pixels. */
+static bool size_skipped(const QmMetricDesc *d, int w, int h)
+{
+    return w < d->min_w || h < d->min_h || (max_pixels >= 0 && (long)w * h > max_pixels);
+}
 
 #define GUARD 64
 #define GUARD_BYTE 0xA5
@@ -103,6 +132,20 @@ static void fill(Pic *pc, const Layout *l, int w, int h, int pat, const Pic *lik
 {
     const int bytes = l->bpc > 8 ? 2 : 1, max = (1 << l->bpc) - 1;
     const int np = qm_n_planes(l->chroma);
+    /* PAT_BANDS: v = lo + ((ax x + ay y) / bw) mod r, steps of one code;
+     * PAT_BLOCKS: bs x bs blocks of values lo .. lo + r - 1.  Drawn for
+     * these two only: the other patterns keep the data a seed gave them. */
+    int lo = 0, r = 1, bw = 1, ax = 0, ay = 1, bs = 1;
+    uint32_t salt = 0;
+    if (pat == PAT_BANDS || pat == PAT_BLOCKS) {
+        lo = (int)((uint64_t)max * (5 + rnd() % 40) / 100);
+        r = 2 + (int)(rnd() % 30);
+        bw = 2 + (int)(rnd() % 40);
+        ax = (int)(rnd() % 4);
+        ay = (int)(rnd() % 4) + (ax == 0);
+        bs = 2 + (int)(rnd() % 7);
+        salt = rnd();
+    }
     memset(&pc->cpu, 0, sizeof(pc->cpu));
     pc->cpu.w = w;
     pc->cpu.h = h;
@@ -131,7 +174,7 @@ static void fill(Pic *pc, const Layout *l, int w, int h, int pat, const Pic *lik
                 } else if (pat == PAT_NOISY && like) {
                     /* the reference plus small noise: realistic scores
                      * (e.g. a positive structure term for MS-SSIM) */
-                    const int e = ((int)(rnd() % 9) - 4) << (l->bpc - 8);
+                    const int e = ((int)(rnd() % 9) - 4) * (1 << (l->bpc - 8));
                     v = QM_MAX(0, QM_MIN(max, qm_sample(&like->cpu, p, x, y) + e));
                 } else if (pat == PAT_ZERO) {
                     v = 0;
@@ -141,6 +184,11 @@ static void fill(Pic *pc, const Layout *l, int w, int h, int pat, const Pic *lik
                     v = ((x ^ y) & 1) ? max : 0;
                 } else if (pat == PAT_CHECKER_INV) {
                     v = ((x ^ y) & 1) ? 0 : max;
+                } else if (pat == PAT_BANDS) {
+                    v = lo + ((ax * x + ay * y) / bw) % r;
+                } else if (pat == PAT_BLOCKS) {
+                    v = lo + (int)(hash3((uint32_t)(x / bs), (uint32_t)(y / bs),
+                                         salt + (uint32_t)p) % (uint32_t)r);
                 } else {
                     v = (int)(rnd() % (uint32_t)(max + 1));
                 }
@@ -222,19 +270,39 @@ static void pic_free(Pic *pc)
     memset(pc, 0, sizeof(*pc));
 }
 
-/* Run one engine over n frames; results in out[frame * nf + f]. */
-static int run(const char *metric, const Layout *l, int w, int h, Pic *ref,
-               Pic *dis, int n, QmBackend be, double *out, uint8_t *set,
-               unsigned *nf, double *secs)
+/* An engine for one metric on one backend, one thread. */
+static int open_engine(QmEngine **e, const char *metric, const Layout *l, int w, int h,
+                       QmBackend be, char **msg)
 {
     QmSettings s;
     qm_settings_default(&s, w, h, l->bpc, l->chroma);
     s.metrics = metric;
     s.backend = be;
     s.n_threads = 1;
+    return qm_engine_open(e, &s, msg);
+}
+
+/* The error with which an engine for this metric and geometry does not
+ * open, or 0. */
+static int open_error(const char *metric, const Layout *l, int w, int h, QmBackend be)
+{
     QmEngine *e;
     char *msg = NULL;
-    int err = qm_engine_open(&e, &s, &msg);
+    const int err = open_engine(&e, metric, l, w, h, be, &msg);
+    free(msg);
+    if (!err)
+        qm_engine_close(&e);
+    return err;
+}
+
+/* Run one engine over n frames; results in out[frame * nf + f]. */
+static int run(const char *metric, const Layout *l, int w, int h, Pic *ref,
+               Pic *dis, int n, QmBackend be, double *out, uint8_t *set,
+               unsigned *nf, double *secs)
+{
+    QmEngine *e;
+    char *msg = NULL;
+    int err = open_engine(&e, metric, l, w, h, be, &msg);
     if (err) {
         /* a format or size the metric refuses is checked in main() */
         if (err != QM_ENOTSUP)
@@ -276,6 +344,39 @@ static int run(const char *metric, const Layout *l, int w, int h, Pic *ref,
 
 #define MAX_FRAMES 6
 
+/* n frames of nf features, the C reference's (a, present in sa) against the
+ * twin's (b, sb), [frame * nf + feature]: the same features present, equal
+ * infinities and NaNs, else within the descriptor's cuda_tol; *worst keeps
+ * the largest difference.  Returns 1 at the first frame with a mismatch
+ * (every mismatch of that frame printed), else 0. */
+static int compare_frames(const QmMetricDesc *d, int n, unsigned nf, const double *a,
+                          const uint8_t *sa, const double *b, const uint8_t *sb,
+                          double *worst)
+{
+    int bad = 0;
+    for (int i = 0; i < n && !bad; i++) {
+        for (unsigned f = 0; f < nf; f++) {
+            const size_t k = (size_t)i * nf + f;
+            const double x = a[k], y = b[k];
+            if (sa[k] != sb[k]) {
+                printf("  %s frame %d feature %u: present on one side only\n", d->name, i, f);
+                bad = 1;
+                continue;
+            }
+            if (!sa[k] || (isinf(x) && isinf(y) && x == y) || (isnan(x) && isnan(y)))
+                continue;
+            const double diff = fabs(x - y);
+            *worst = diff > *worst ? diff : *worst;
+            if (!(diff <= d->cuda_tol)) {
+                printf("  %s frame %d feature %u: cpu %.17g cuda %.17g\n", d->name, i, f, x,
+                       y);
+                bad = 1;
+            }
+        }
+    }
+    return bad;
+}
+
 /* Pattern of reference frame i of a temporal metric's case `pat`: the frame
  * to frame differences are then the worst cases (largest positive and
  * negative steps, alternating signs at every sample, none at all). */
@@ -297,6 +398,18 @@ static int ref_pattern(int pat, int i)
 
 /* ---- options: the descriptors driven directly ---- */
 
+/* The rows a descriptor writes frame i's nf features to (no earlier frames:
+ * the options pass leaves metrics with post() out). */
+static QmRows frame_rows(double *out, uint8_t *set, int i, unsigned nf)
+{
+    QmRows rows;
+    memset(&rows, 0, sizeof(rows));
+    rows.v[0] = out + (size_t)i * nf;
+    rows.set[0] = set + (size_t)i * nf;
+    rows.index = (uint64_t)i;
+    return rows;
+}
+
 static int direct_cpu(const QmMetricDesc *d, const QmMetricConfig *cfg, Pic *ref,
                       Pic *dis, int n, unsigned nf, double *out, uint8_t *set)
 {
@@ -306,11 +419,7 @@ static int direct_cpu(const QmMetricDesc *d, const QmMetricConfig *cfg, Pic *ref
     int err = d->cpu.init(priv, cfg);
     const bool inited = !err;
     for (int i = 0; i < n && !err; i++) {
-        QmRows rows;
-        memset(&rows, 0, sizeof(rows));
-        rows.v[0] = out + (size_t)i * nf;
-        rows.set[0] = set + (size_t)i * nf;
-        rows.index = (uint64_t)i;
+        QmRows rows = frame_rows(out, set, i, nf);
         const QmFrame fr = { &ref[i].cpu, &dis[i].cpu, (uint64_t)i };
         err = d->cpu.compute(priv, &fr, &rows);
     }
@@ -375,11 +484,7 @@ static int direct_cuda(const QmMetricDesc *d, const QmMetricConfig *cfg, Pic *re
     if (cudaStreamSynchronize(st) != cudaSuccess && !err)
         err = QM_EDEVICE;
     for (int i = 0; i < n && !err; i++) {
-        QmRows rows;
-        memset(&rows, 0, sizeof(rows));
-        rows.v[0] = out + (size_t)i * nf;
-        rows.set[0] = set + (size_t)i * nf;
-        rows.index = (uint64_t)i;
+        QmRows rows = frame_rows(out, set, i, nf);
         err = d->cuda->collect(priv, (unsigned)i, &rows);
     }
     if (inited && d->cuda->close)
@@ -417,41 +522,90 @@ static int option_values(const QmOptionDesc *od, double *v)
     return n;
 }
 
+/* What an option vector runs on: sizes, layouts (indices into layouts[];
+ * none: every layout) and patterns of the distorted pictures. */
+typedef struct OptionPlan {
+    const int (*sizes)[2];
+    size_t n_sizes;
+    const int *layouts;
+    size_t n_layouts;
+    const int *pats;
+    size_t n_pats;
+} OptionPlan;
+
+#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
+
+/* every option vector: small sizes (33x33: the smallest adm) */
+static const int osizes[][2] = { { 16, 16 }, { 33, 33 }, { 35, 19 }, { 64, 48 }, { 577, 323 } };
+static const int opats[] = { PAT_RANDOM, PAT_GAIN, PAT_SAME };
+static const OptionPlan plan_small = { osizes, N_OF(osizes), NULL, 0, opats, N_OF(opats) };
+
+/* CAMBI's listed values: banded and blocky content up to 1080p, where its
+ * largest window (63) and cambi_high_res_speedup=1080 act */
+static const int osizes_large[][2] = { { 577, 323 }, { 1920, 1080 } };
+static const int olayouts_large[] = { 0, 2, 5, 6 };  /* 420-8, p010, 444-12/16 */
+static const int opats_large[] = { PAT_BANDS, PAT_BLOCKS, PAT_RANDOM };
+static const OptionPlan plan_large = { osizes_large, N_OF(osizes_large), olayouts_large,
+                                       N_OF(olayouts_large), opats_large, N_OF(opats_large) };
+
 /* Combinations of options the one-at-a-time pass cannot reach (e.g. a CSF
- * table that exists for other displays only): "name=value,..." */
+ * table that exists for other displays only), and values worth a run on
+ * content of their own: "name=value,..." */
 static const struct {
     const char *metric, *set;
+    const OptionPlan *plan;
 } option_combos[] = {
-    { "adm", "adm_csf_mode=3,adm_ref_display_height=720,adm_norm_view_dist=5" },
-    { "adm", "adm_csf_mode=2,adm_ref_display_height=2160,adm_norm_view_dist=1.5" },
-    { "adm", "adm_csf_mode=1,adm_ref_display_height=4320,adm_enhn_gain_limit=2.7" },
-    { "adm", "adm_skip_scale0=1,adm_enhn_gain_limit=1,adm_noise_weight=0" },
+    { "adm", "adm_csf_mode=3,adm_ref_display_height=720,adm_norm_view_dist=5", &plan_small },
+    { "adm", "adm_csf_mode=2,adm_ref_display_height=2160,adm_norm_view_dist=1.5", &plan_small },
+    { "adm", "adm_csf_mode=1,adm_ref_display_height=4320,adm_enhn_gain_limit=2.7", &plan_small },
+    { "adm", "adm_skip_scale0=1,adm_enhn_gain_limit=1,adm_noise_weight=0", &plan_small },
+    { "cambi", "cambi_topk=0.0001", &plan_large },
+    { "cambi", "cambi_topk=0.05", &plan_large },
+    { "cambi", "cambi_topk=1", &plan_large },
+    { "cambi", "tvi_threshold=0.0001", &plan_large },
+    { "cambi", "tvi_threshold=0.1", &plan_large },
+    { "cambi", "tvi_threshold=1", &plan_large },
+    { "cambi", "cambi_vis_lum_threshold=0.5", &plan_large },
+    { "cambi", "cambi_vis_lum_threshold=20", &plan_large },
+    { "cambi", "cambi_vis_lum_threshold=300", &plan_large },
+    { "cambi", "cambi_max_val=0", &plan_large },
+    { "cambi", "cambi_max_val=0.5", &plan_large },
+    { "cambi", "window_size=15", &plan_large },
+    { "cambi", "window_size=40,cambi_topk=0.01", &plan_large },
+    { "cambi", "window_size=127", &plan_large },  /* the largest window: 63 at 1080p */
+    { "cambi", "enc_width=200,enc_height=150", &plan_large },  /* refused: below 216x216 */
+    { "cambi", "enc_width=300,enc_height=216", &plan_large },
+    { "cambi", "enc_width=1280,enc_height=720,cambi_topk=0.2", &plan_large },
+    { "cambi", "enc_width=999,enc_height=216", &plan_large },  /* wider than 577: ignored */
+    { "cambi", "cambi_high_res_speedup=1080", &plan_large },
+    { "cambi", "cambi_high_res_speedup=1080,cambi_topk=0.01", &plan_large },
+    { "cambi", "cambi_high_res_speedup=1440", &plan_large },   /* not at 1080p */
 };
 
-/* One option vector through both backends' descriptors on a few sizes,
- * layouts and patterns.  A vector both refuse with the same error (e.g.
- * a viewing distance the reference cannot compute) is counted apart. */
+/* One option vector through both backends' descriptors on the plan's
+ * sizes, layouts and patterns.  A vector both refuse with the same error
+ * (e.g. a viewing distance the reference cannot compute) is counted
+ * apart. */
 static int check_option_vector(const QmMetricDesc *d, int m, uint64_t seed, const QmOptValues *ov,
-                               const char *label, unsigned salt, double *worst, int *checks,
-                               int *refused)
+                               const char *label, unsigned salt, const OptionPlan *plan,
+                               double *worst, int *checks, int *refused)
 {
-    /* 33x33: the smallest adm */
-    static const int osizes[][2] = { { 16, 16 }, { 33, 33 }, { 35, 19 }, { 64, 48 }, { 577, 323 } };
-    static const int opats[] = { PAT_RANDOM, PAT_GAIN, PAT_SAME };
     unsigned nf = 0;
     while (d->features[nf])
         nf++;
     int fails = 0;
-    for (size_t li = 0; li < sizeof(layouts) / sizeof(layouts[0]); li++) {
+    const size_t nl = plan->layouts ? plan->n_layouts : N_OF(layouts);
+    for (size_t lj = 0; lj < nl; lj++) {
+        const size_t li = plan->layouts ? (size_t)plan->layouts[lj] : lj;
         const Layout *l = &layouts[li];
         if (l->chroma == QM_CHROMA_400 && !(d->flags & QM_METRIC_LUMA_ONLY))
             continue;
-        for (size_t si = 0; si < sizeof(osizes) / sizeof(osizes[0]); si++) {
-            const int w = osizes[si][0], h = osizes[si][1];
-            if (w < d->min_w || h < d->min_h)
+        for (size_t si = 0; si < plan->n_sizes; si++) {
+            const int w = plan->sizes[si][0], h = plan->sizes[si][1];
+            if (size_skipped(d, w, h))
                 continue;
-            for (size_t pi = 0; pi < sizeof(opats) / sizeof(opats[0]); pi++) {
-                const int pat = opats[pi], n = 2;
+            for (size_t pi = 0; pi < plan->n_pats; pi++) {
+                const int pat = plan->pats[pi], n = 2;
                 rng_state = seed ^ ((uint64_t)(m + 1) << 40) ^ ((uint64_t)li << 32) ^
                             ((uint64_t)si << 16) ^ ((uint64_t)salt << 8) ^
                             (uint64_t)pat ^ 0x51ED27FF2B7C1A93ULL;
@@ -476,27 +630,8 @@ static int check_option_vector(const QmMetricDesc *d, int m, uint64_t seed, cons
                         bad = 1;
                     }
                 }
-                for (int i = 0; i < n && !bad && !ea; i++) {
-                    for (unsigned f = 0; f < nf; f++) {
-                        double x = a[i * nf + f], y = b[i * nf + f];
-                        if (sa[i * nf + f] != sb[i * nf + f]) {
-                            printf("  %s frame %d feature %u: present on one side only\n",
-                                   d->name, i, f);
-                            bad = 1;
-                            continue;
-                        }
-                        if (!sa[i * nf + f] || (isinf(x) && isinf(y) && x == y) ||
-                            (isnan(x) && isnan(y)))
-                            continue;
-                        double diff = fabs(x - y);
-                        *worst = diff > *worst ? diff : *worst;
-                        if (!(diff <= d->cuda_tol)) {
-                            printf("  %s frame %d feature %u: cpu %.17g cuda %.17g\n",
-                                   d->name, i, f, x, y);
-                            bad = 1;
-                        }
-                    }
-                }
+                if (!bad && !ea)
+                    bad = compare_frames(d, n, nf, a, sa, b, sb, worst);
                 for (int i = 0; i < n; i++) {
                     pic_free(&ref[i]);
                     pic_free(&dis[i]);
@@ -536,7 +671,7 @@ static int check_options(const QmMetricDesc *d, int m, uint64_t seed, double *wo
             char label[96];
             snprintf(label, sizeof(label), "%s=%g", od->name, vals[vi]);
             fails += check_option_vector(d, m, seed, &ov, label, (unsigned)(oi * 16 + vi),
-                                         worst, checks, refused);
+                                         &plan_small, worst, checks, refused);
         }
     }
     for (size_t ci = 0; ci < sizeof(option_combos) / sizeof(option_combos[0]); ci++) {
@@ -564,7 +699,8 @@ static int check_options(const QmMetricDesc *d, int m, uint64_t seed, double *wo
             ov.v[oi] = strtod(eq + 1, NULL);
         }
         fails += check_option_vector(d, m, seed, &ov, option_combos[ci].set,
-                                     (unsigned)(200 + ci), worst, checks, refused);
+                                     (unsigned)(200 + ci), option_combos[ci].plan, worst,
+                                     checks, refused);
     }
     return fails;
 }
@@ -573,11 +709,15 @@ int main(int argc, char **argv)
 {
     uint64_t seed = (uint64_t)time(NULL);
     const char *only = NULL;
+    /* a log file shows each line as it comes (slow runs: tools/cuda-emu) */
+    setvbuf(stdout, NULL, _IOLBF, 0);
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--seed") && i + 1 < argc)
             seed = strtoull(argv[++i], NULL, 0);
         else if (!strcmp(argv[i], "--metric") && i + 1 < argc)
             only = argv[++i];
+        else if (!strcmp(argv[i], "--max-pixels") && i + 1 < argc)
+            max_pixels = strtol(argv[++i], NULL, 0);
     }
     if (!qm_have_cuda()) {
         printf("SKIP: this build has no CUDA backend\n");
@@ -601,8 +741,25 @@ int main(int argc, char **argv)
                 continue;
             for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
                 const int w = sizes[si][0], h = sizes[si][1];
-                if (w < d->min_w || h < d->min_h)
+                if (size_skipped(d, w, h))
                     continue;
+                /* a geometry the C reference refuses at init() (e.g. CAMBI
+                 * below 216 on both sides): the twin must refuse it with
+                 * the same error */
+                const int cpu_err = open_error(d->name, l, w, h, QM_BACKEND_CPU);
+                if (cpu_err) {
+                    const int gerr = open_error(d->name, l, w, h, QM_BACKEND_CUDA);
+                    if (gerr == cpu_err) {
+                        unsupported++;
+                    } else {
+                        checks++;
+                        fails++;
+                        printf("FAIL %s %s %dx%d: the C code refuses (%s), the "
+                               "twin %s\n", d->name, l->name, w, h,
+                               qm_strerror(cpu_err), gerr ? qm_strerror(gerr) : "accepts");
+                    }
+                    continue;
+                }
                 /* temporal metrics: enough frames to reuse every GPU slot
                  * (the engine has 4) and come back to each history buffer */
                 const bool temporal = (d->flags & QM_METRIC_SEQUENTIAL) != 0;
@@ -633,27 +790,8 @@ int main(int argc, char **argv)
                     if (!refused && (ea == QM_ENOTSUP || eb == QM_ENOTSUP))
                         printf("  %s refused by the %s backend only\n", d->name,
                                ea == QM_ENOTSUP ? "cpu" : "cuda");
-                    for (int i = 0; i < n && !bad && !refused; i++) {
-                        for (unsigned f = 0; f < nfa; f++) {
-                            double x = a[i * nfa + f], y = b[i * nfa + f];
-                            if (sa[i * nfa + f] != sb[i * nfa + f]) {
-                                printf("  %s frame %d feature %u: present on one side only\n",
-                                       d->name, i, f);
-                                bad = 1;
-                                continue;
-                            }
-                            if (!sa[i * nfa + f] || (isinf(x) && isinf(y) && x == y) ||
-                                (isnan(x) && isnan(y)))
-                                continue;
-                            double diff = fabs(x - y);
-                            worst = diff > worst ? diff : worst;
-                            if (!(diff <= d->cuda_tol)) {
-                                printf("  %s frame %d feature %u: cpu %.17g cuda %.17g\n",
-                                       d->name, i, f, x, y);
-                                bad = 1;
-                            }
-                        }
-                    }
+                    if (!bad && !refused)
+                        bad = compare_frames(d, n, nfa, a, sa, b, sb, &worst);
                     for (int i = 0; i < n; i++) {
                         if (!guards_intact(&ref[i], l) || !guards_intact(&dis[i], l)) {
                             printf("  guard bytes overwritten\n");

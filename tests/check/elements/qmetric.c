@@ -60,8 +60,10 @@ expected_psnr_y (gint w, gint h, guint frame, gint delta, guint bits)
       6.0 * bits + 12);
 }
 
+/* n pairs of pattern frames (the distorted one delta away), then EOS on
+ * both pads; runs the pipeline until EOS or an error. */
 static void
-push_pairs (QmRig * rig, const gchar * caps, guint n, gint delta, guint max)
+run_pairs (QmRig * rig, const gchar * caps, guint n, gint delta, guint max)
 {
   guint i;
 
@@ -69,8 +71,7 @@ push_pairs (QmRig * rig, const gchar * caps, guint n, gint delta, guint max)
     qm_rig_push (rig, TRUE, pat_frame (caps, i, 0, max), i);
     qm_rig_push (rig, FALSE, pat_frame (caps, i, delta, max), i);
   }
-  qm_rig_eos (rig, TRUE);
-  qm_rig_eos (rig, FALSE);
+  qm_rig_finish (rig);
 }
 
 GST_START_TEST (test_identical_psnr_at_cap)
@@ -93,8 +94,7 @@ GST_START_TEST (test_identical_psnr_at_cap)
 
   for (c = 0; c < G_N_ELEMENTS (cases); c++) {
     QmRig *rig = qm_rig_new ("metrics=psnr", cases[c].caps, NULL);
-    push_pairs (rig, cases[c].caps, 3, 0, (1u << cases[c].bits) - 1);
-    qm_rig_run (rig);
+    run_pairs (rig, cases[c].caps, 3, 0, (1u << cases[c].bits) - 1);
     fail_unless (rig->eos && !rig->error, "%s: %s", cases[c].caps,
         rig->error);
     fail_unless_equals_int (rig->scores->len, 3);
@@ -124,8 +124,7 @@ GST_START_TEST (test_identical_ssim_one)
       NULL);
   guint i;
 
-  push_pairs (rig, caps, 2, 0, 255);
-  qm_rig_run (rig);
+  run_pairs (rig, caps, 2, 0, 255);
   fail_unless (rig->eos && !rig->error, "%s", rig->error);
   for (i = 0; i < 2; i++) {
     fail_unless_equals_float (qm_rig_score (rig, i, "float_ssim"), 1.0);
@@ -144,8 +143,7 @@ GST_START_TEST (test_known_distortion)
   guint i;
 
   rig = qm_rig_new ("metrics=psnr", I420_64, NULL);
-  push_pairs (rig, I420_64, 4, 3, 255);
-  qm_rig_run (rig);
+  run_pairs (rig, I420_64, 4, 3, 255);
   fail_unless (rig->eos && !rig->error, "%s", rig->error);
   fail_unless_equals_int (rig->scores->len, 4);
   for (i = 0; i < 4; i++) {
@@ -156,8 +154,7 @@ GST_START_TEST (test_known_distortion)
   qm_rig_free (rig);
 
   rig = qm_rig_new ("metrics=psnr", caps_10, NULL);
-  push_pairs (rig, caps_10, 2, -17, 1023);
-  qm_rig_run (rig);
+  run_pairs (rig, caps_10, 2, -17, 1023);
   fail_unless (rig->eos && !rig->error, "%s", rig->error);
   for (i = 0; i < 2; i++)
     fail_unless (fabs (qm_rig_score (rig, i, "psnr_y") -
@@ -189,9 +186,7 @@ GST_START_TEST (test_layouts_agree)
         qm_rig_push (rig, TRUE, qm_make_frame (caps, gen_pat, &a), i);
         qm_rig_push (rig, FALSE, qm_make_frame (caps, gen_pat, &b), i);
       }
-      qm_rig_eos (rig, TRUE);
-      qm_rig_eos (rig, FALSE);
-      qm_rig_run (rig);
+      qm_rig_finish (rig);
       fail_unless (rig->eos && !rig->error, "%s: %s", caps, rig->error);
       for (i = 0; i < 3; i++) {
         gdouble v[3] = { qm_rig_score (rig, i, "psnr_y"),
@@ -217,8 +212,7 @@ GST_START_TEST (test_odd_size)
       "framerate=25/1";
   QmRig *rig = qm_rig_new ("metrics=psnr", caps, NULL);
 
-  push_pairs (rig, caps, 2, 5, 255);
-  qm_rig_run (rig);
+  run_pairs (rig, caps, 2, 5, 255);
   fail_unless (rig->eos && !rig->error, "%s", rig->error);
   fail_unless (fabs (qm_rig_score (rig, 1, "psnr_y") -
           expected_psnr_y (33, 17, 1, 5, 8)) < 1e-9);
@@ -226,17 +220,23 @@ GST_START_TEST (test_odd_size)
 }
 GST_END_TEST;
 
-GST_START_TEST (test_size_mismatch)
+/* One I420_64 reference frame and one distorted frame of dist_caps, run. */
+static QmRig *
+run_mismatch (const gchar * dist_caps)
 {
-  const gchar *small = "video/x-raw,format=I420,width=32,height=48,"
-      "framerate=25/1";
-  QmRig *rig = qm_rig_new ("metrics=psnr", I420_64, small);
+  QmRig *rig = qm_rig_new ("metrics=psnr", I420_64, dist_caps);
 
   qm_rig_push (rig, TRUE, pat_frame (I420_64, 0, 0, 255), 0);
-  qm_rig_push (rig, FALSE, pat_frame (small, 0, 0, 255), 0);
-  qm_rig_eos (rig, TRUE);
-  qm_rig_eos (rig, FALSE);
-  qm_rig_run (rig);
+  qm_rig_push (rig, FALSE, pat_frame (dist_caps, 0, 0, 255), 0);
+  qm_rig_finish (rig);
+  return rig;
+}
+
+GST_START_TEST (test_size_mismatch)
+{
+  QmRig *rig = run_mismatch ("video/x-raw,format=I420,width=32,height=48,"
+      "framerate=25/1");
+
   fail_unless (rig->error != NULL, "a size mismatch must be an error");
   fail_unless (strstr (rig->error, "64x48") && strstr (rig->error, "32x48"),
       "error must name both sizes: %s", rig->error);
@@ -247,15 +247,9 @@ GST_END_TEST;
 
 GST_START_TEST (test_format_mismatch)
 {
-  const gchar *y444 = "video/x-raw,format=Y444,width=64,height=48,"
-      "framerate=25/1";
-  QmRig *rig = qm_rig_new ("metrics=psnr", I420_64, y444);
+  QmRig *rig = run_mismatch ("video/x-raw,format=Y444,width=64,height=48,"
+      "framerate=25/1");
 
-  qm_rig_push (rig, TRUE, pat_frame (I420_64, 0, 0, 255), 0);
-  qm_rig_push (rig, FALSE, pat_frame (y444, 0, 0, 255), 0);
-  qm_rig_eos (rig, TRUE);
-  qm_rig_eos (rig, FALSE);
-  qm_rig_run (rig);
   fail_unless (rig->error != NULL, "a format mismatch must be an error");
   fail_unless (strstr (rig->error, "I420") && strstr (rig->error, "Y444"),
       "error must name both formats: %s", rig->error);
@@ -301,9 +295,7 @@ GST_START_TEST (test_dropped_frame)
     /* distortion differs per frame, so a mispairing would show */
     qm_rig_push (rig, FALSE, pat_frame (I420_64, kept[i], kept[i] + 1, 255),
         kept[i]);
-  qm_rig_eos (rig, TRUE);
-  qm_rig_eos (rig, FALSE);
-  qm_rig_run (rig);
+  qm_rig_finish (rig);
   fail_unless (rig->eos && !rig->error, "%s", rig->error);
   fail_unless_equals_int (rig->scores->len, 4);
   for (i = 0; i < 4; i++) {
@@ -335,9 +327,7 @@ GST_START_TEST (test_extra_distorted_frame)
       qm_rig_push (rig, TRUE, pat_frame (I420_64, i, 0, 255), i);
   for (i = 0; i < 4; i++)
     qm_rig_push (rig, FALSE, pat_frame (I420_64, i, 2, 255), i);
-  qm_rig_eos (rig, TRUE);
-  qm_rig_eos (rig, FALSE);
-  qm_rig_run (rig);
+  qm_rig_finish (rig);
   fail_unless (rig->eos && !rig->error, "%s", rig->error);
   fail_unless_equals_int (rig->scores->len, 3);
   fail_unless_equals_int (rig->buffers->len, 4);
@@ -357,8 +347,7 @@ GST_START_TEST (test_meta_and_tags)
   QmRig *rig = qm_rig_new ("metrics=psnr", I420_64, NULL);
   guint i;
 
-  push_pairs (rig, I420_64, 3, 4, 255);
-  qm_rig_run (rig);
+  run_pairs (rig, I420_64, 3, 4, 255);
   fail_unless (rig->eos && !rig->error, "%s", rig->error);
   fail_unless_equals_int (rig->buffers->len, 3);
   for (i = 0; i < 3; i++) {
@@ -390,8 +379,7 @@ GST_START_TEST (test_subsample)
   guint64 idx;
   guint i;
 
-  push_pairs (rig, I420_64, 5, 1, 255);
-  qm_rig_run (rig);
+  run_pairs (rig, I420_64, 5, 1, 255);
   fail_unless (rig->eos && !rig->error, "%s", rig->error);
   fail_unless_equals_int (rig->scores->len, 3);
   for (i = 0; i < 3; i++) {
@@ -444,8 +432,7 @@ GST_START_TEST (test_logs)
     gchar *text = NULL;
     const GstStructure *pooled;
 
-    push_pairs (rig, I420_64, 4, 6, 255);
-    qm_rig_run (rig);
+    run_pairs (rig, I420_64, 4, 6, 255);
     fail_unless (rig->eos && !rig->error, "%s", rig->error);
     fail_unless (g_file_get_contents (path, &text, NULL, NULL));
     if (f == 0) {
@@ -480,8 +467,7 @@ GST_START_TEST (test_unwritable_log)
   QmRig *rig = qm_rig_new ("metrics=psnr log-location=/nonexistent/dir/x.json",
       I420_64, NULL);
 
-  push_pairs (rig, I420_64, 2, 1, 255);
-  qm_rig_run (rig);
+  run_pairs (rig, I420_64, 2, 1, 255);
   fail_unless (rig->error && strstr (rig->error, "/nonexistent/dir/x.json"),
       "%s", rig->error);
   qm_rig_free (rig);
@@ -502,9 +488,7 @@ GST_START_TEST (test_truncated_frame)
       gst_buffer_resize (b, 0, 1000);   /* far less than a frame */
     qm_rig_push (rig, FALSE, b, i);
   }
-  qm_rig_eos (rig, TRUE);
-  qm_rig_eos (rig, FALSE);
-  qm_rig_run (rig);
+  qm_rig_finish (rig);
   fail_unless (rig->eos && !rig->error, "%s", rig->error);
   fail_unless_equals_int (rig->scores->len, 2);
   gst_structure_get_uint64 (rig->summary, "unreadable", &unreadable);
@@ -518,16 +502,14 @@ GST_START_TEST (test_bad_settings)
 {
   QmRig *rig = qm_rig_new ("metrics=psnr,nosuchmetric", I420_64, NULL);
 
-  push_pairs (rig, I420_64, 2, 1, 255);
-  qm_rig_run (rig);
+  run_pairs (rig, I420_64, 2, 1, 255);
   fail_unless (rig->error && strstr (rig->error, "nosuchmetric"), "%s",
       rig->error);
   qm_rig_free (rig);
 
   rig = qm_rig_new ("metrics=vmaf model=/nonexistent/model.json", I420_64,
       NULL);
-  push_pairs (rig, I420_64, 2, 1, 255);
-  qm_rig_run (rig);
+  run_pairs (rig, I420_64, 2, 1, 255);
   fail_unless (rig->error && strstr (rig->error, "/nonexistent/model.json"),
       "a missing model must be an error naming it: %s", rig->error);
   qm_rig_free (rig);
@@ -540,8 +522,7 @@ GST_START_TEST (test_bad_settings)
     fail_unless (g_file_set_contents (path, "{\"model_dict\": [1, 2", -1,
             NULL));
     rig = qm_rig_new (props, I420_64, NULL);
-    push_pairs (rig, I420_64, 2, 1, 255);
-    qm_rig_run (rig);
+    run_pairs (rig, I420_64, 2, 1, 255);
     fail_unless (rig->error && strstr (rig->error, "qm-bad-model.json"),
         "a malformed model must be an error naming it: %s", rig->error);
     qm_rig_free (rig);
@@ -619,9 +600,7 @@ GST_START_TEST (test_threads_keep_order)
     qm_rig_push (rig, TRUE, pat_frame (I420_64, i, 0, 255), i);
     qm_rig_push (rig, FALSE, pat_frame (I420_64, i, i % 7 + 1, 255), i);
   }
-  qm_rig_eos (rig, TRUE);
-  qm_rig_eos (rig, FALSE);
-  qm_rig_run (rig);
+  qm_rig_finish (rig);
   fail_unless (rig->eos && !rig->error, "%s", rig->error);
   fail_unless_equals_int (rig->scores->len, 30);
   for (i = 0; i < 30; i++)
