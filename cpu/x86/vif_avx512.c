@@ -269,6 +269,20 @@ INLINE void vert15(const uint8_t *const *r, const uint8_t *const *d,
 /* ---- stage 1: horizontal pass and the per-pixel terms ---- */
 
 /* the weights of vif_x86_row_weights() as vectors */
+/* The column filter's taps for pmaddwd: wp[k / 2] holds taps k and k + 1
+ * (a pair of rows per multiply), ww[k] tap k twice (two rows already added
+ * or a row's two halves). */
+static void col_weights(int scale, int half, __m512i *wp, __m512i *ww)
+{
+    int16_t g[QM_VIF_MAX_HALF + 1];
+    vif_x86_col_weights(scale, g);
+    for (int k = 0; k <= half; k += 2)
+        wp[k / 2] = _mm512_set1_epi32((uint16_t)g[k] |
+                                      (k + 1 <= half ? (uint32_t)g[k + 1] << 16 : 0));
+    for (int k = 0; k <= half; k++)
+        ww[k] = _mm512_set1_epi32((uint16_t)g[k] | (uint32_t)g[k] << 16);
+}
+
 typedef struct RowW {
     __m512i e[QM_VIF_MAX_HALF + 2][2], o[QM_VIF_MAX_HALF + 2][2];
 } RowW;
@@ -606,14 +620,8 @@ INLINE void stat_scale(const void *ref, ptrdiff_t ref_stride, const void *dis,
     uint16_t *st[VIF_X86_STREAMS];
     vif_x86_streams(scratch, w, st);
 
-    int16_t g[QM_VIF_MAX_HALF + 1];
-    vif_x86_col_weights(scale, g);
     __m512i wp[(QM_VIF_MAX_HALF + 2) / 2], ww[QM_VIF_MAX_HALF + 1];
-    for (int k = 0; k <= half; k += 2)
-        wp[k / 2] = _mm512_set1_epi32((uint16_t)g[k] |
-                                      (k + 1 <= half ? (uint32_t)g[k + 1] << 16 : 0));
-    for (int k = 0; k <= half; k++)
-        ww[k] = _mm512_set1_epi32((uint16_t)g[k] | (uint32_t)g[k] << 16);
+    col_weights(scale, half, wp, ww);
     RowW rw;
     row_weights(scale, &rw);
 
@@ -794,14 +802,8 @@ INLINE void decimate_scale(const void *ref, ptrdiff_t ref_stride, const void *di
     const int taps = vif_taps[fscale], half = taps / 2;
     uint16_t *st[VIF_X86_STREAMS];
     vif_x86_streams(scratch, w, st);
-    int16_t g[QM_VIF_MAX_HALF + 1];
-    vif_x86_col_weights(fscale, g);
     __m512i wp[(QM_VIF_MAX_HALF + 2) / 2], ww[QM_VIF_MAX_HALF + 1];
-    for (int k = 0; k <= half; k += 2)
-        wp[k / 2] = _mm512_set1_epi32((uint16_t)g[k] |
-                                      (k + 1 <= half ? (uint32_t)g[k + 1] << 16 : 0));
-    for (int k = 0; k <= half; k++)
-        ww[k] = _mm512_set1_epi32((uint16_t)g[k] | (uint32_t)g[k] << 16);
+    col_weights(fscale, half, wp, ww);
     RowW rw;
     row_weights(fscale, &rw);
     Vert16Shifts vs;
