@@ -23,17 +23,17 @@ unsigned qm_cpu_flags(void)
 {
     /* Detection is idempotent, so a race between first callers only
      * repeats the same work; the stored value is the same for all. */
-    static volatile int done;
+    static int done;
     static unsigned flags;
-    if (!done) {
+    if (!__atomic_load_n(&done, __ATOMIC_ACQUIRE)) {
         unsigned f = detect();
         const char *cap = getenv("QMETRIC_CPU");
         if (cap && !strcmp(cap, "c"))
             f = 0;
         else if (cap && !strcmp(cap, "avx2"))
             f &= QM_CPU_AVX2;
-        flags = f;
+        __atomic_store_n(&flags, f, __ATOMIC_RELAXED);
         __atomic_store_n(&done, 1, __ATOMIC_RELEASE);
     }
-    return flags;
+    return __atomic_load_n(&flags, __ATOMIC_RELAXED);
 }

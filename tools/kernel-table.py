@@ -16,7 +16,7 @@ import argparse, collections, csv, glob, io, os, re, shutil, subprocess, sys
 def short(name):
     """Readable kernel name: no anonymous namespace, no parameter list."""
     name = re.sub(r"\(anonymous namespace\)::", "", name)
-    depth, out = 0, []
+    depth = 0
     # drop the parameter list (the last top-level parenthesis group)
     cut = len(name)
     for i, ch in enumerate(name):

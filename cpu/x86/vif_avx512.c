@@ -268,21 +268,18 @@ INLINE void vert15(const uint8_t *const *r, const uint8_t *const *d,
 
 /* ---- stage 1: horizontal pass and the per-pixel terms ---- */
 
-/* the weights of vif_x86_row_weights() as vectors */
-/* The column filter's taps for pmaddwd: wp[k / 2] holds taps k and k + 1
- * (a pair of rows per multiply), ww[k] tap k twice (two rows already added
- * or a row's two halves). */
-static void col_weights(int scale, int half, __m512i *wp, __m512i *ww)
+/* vif_x86_col_words() as vectors */
+static void col_weights(int scale, __m512i *wp, __m512i *ww)
 {
-    int16_t g[QM_VIF_MAX_HALF + 1];
-    vif_x86_col_weights(scale, g);
+    uint32_t pair[(QM_VIF_MAX_HALF + 2) / 2], dup[QM_VIF_MAX_HALF + 1];
+    const int half = vif_x86_col_words(scale, pair, dup);
     for (int k = 0; k <= half; k += 2)
-        wp[k / 2] = _mm512_set1_epi32((uint16_t)g[k] |
-                                      (k + 1 <= half ? (uint32_t)g[k + 1] << 16 : 0));
+        wp[k / 2] = _mm512_set1_epi32((int32_t)pair[k / 2]);
     for (int k = 0; k <= half; k++)
-        ww[k] = _mm512_set1_epi32((uint16_t)g[k] | (uint32_t)g[k] << 16);
+        ww[k] = _mm512_set1_epi32((int32_t)dup[k]);
 }
 
+/* the weights of vif_x86_row_weights() as vectors */
 typedef struct RowW {
     __m512i e[QM_VIF_MAX_HALF + 2][2], o[QM_VIF_MAX_HALF + 2][2];
 } RowW;
@@ -621,7 +618,7 @@ INLINE void stat_scale(const void *ref, ptrdiff_t ref_stride, const void *dis,
     vif_x86_streams(scratch, w, st);
 
     __m512i wp[(QM_VIF_MAX_HALF + 2) / 2], ww[QM_VIF_MAX_HALF + 1];
-    col_weights(scale, half, wp, ww);
+    col_weights(scale, wp, ww);
     RowW rw;
     row_weights(scale, &rw);
 
@@ -803,7 +800,7 @@ INLINE void decimate_scale(const void *ref, ptrdiff_t ref_stride, const void *di
     uint16_t *st[VIF_X86_STREAMS];
     vif_x86_streams(scratch, w, st);
     __m512i wp[(QM_VIF_MAX_HALF + 2) / 2], ww[QM_VIF_MAX_HALF + 1];
-    col_weights(fscale, half, wp, ww);
+    col_weights(fscale, wp, ww);
     RowW rw;
     row_weights(fscale, &rw);
     Vert16Shifts vs;

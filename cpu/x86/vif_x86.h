@@ -179,4 +179,23 @@ static inline void vif_x86_col_weights(int scale, int16_t g[QM_VIF_MAX_HALF + 1]
     g[half] = (int16_t)(f[half] / 2);
 }
 
+/* The column weights as pmaddwd operands (one 32-bit word per lane):
+ * pair[k / 2] holds g[k] and g[k + 1] (0 past the centre) for a pair of
+ * rows per multiply, dup[k] holds g[k] twice (two rows already added, or
+ * a row's two halves).  Returns half (the filter's taps / 2). */
+static inline int vif_x86_col_words(int scale, uint32_t pair[(QM_VIF_MAX_HALF + 2) / 2],
+                                    uint32_t dup[QM_VIF_MAX_HALF + 1])
+{
+    int taps;
+    int16_t g[QM_VIF_MAX_HALF + 1];
+    qm_vif_filter(scale, &taps);
+    const int half = taps / 2;
+    vif_x86_col_weights(scale, g);
+    for (int k = 0; k <= half; k += 2)
+        pair[k / 2] = (uint16_t)g[k] | (k + 1 <= half ? (uint32_t)(uint16_t)g[k + 1] << 16 : 0);
+    for (int k = 0; k <= half; k++)
+        dup[k] = (uint16_t)g[k] | (uint32_t)(uint16_t)g[k] << 16;
+    return half;
+}
+
 #endif /* QM_VIF_X86_H */
