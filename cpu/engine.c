@@ -927,8 +927,20 @@ int qm_engine_submit(QmEngine *e, const QmPicture *ref, const QmPicture *dist,
         pthread_mutex_unlock(&e->lock);
         return QM_EAGAIN;
     }
-    while (e->nthreads && inflight(e) >= (int)e->max_inflight && !e->failed)
+    while (e->nthreads && inflight(e) >= (int)e->max_inflight && !e->failed) {
+        /* No worker collects GPU work: when the oldest frames wait on the
+         * GPU alone (every metric on it, max_inflight <= gpu_slots), waiting
+         * for a worker's signal would wait for ever.  Collect it here. */
+        if (e->gpu && (gpu_reap(e, false, 0) < 0 || e->next_gpu < e->next_index)) {
+            /* next_gpu is now the oldest frame the GPU still holds */
+            if (e->failed || gpu_reap(e, true, e->next_gpu) < 0) {
+                pthread_mutex_unlock(&e->lock);
+                return QM_EDEVICE;
+            }
+            continue;
+        }
         pthread_cond_wait(&e->done_cv, &e->lock);
+    }
 
     /* the GPU slot of this frame must be free: collect its last user */
     if (e->gpu && e->next_index >= e->gpu_slots &&

@@ -610,6 +610,29 @@ GST_START_TEST (test_threads_keep_order)
 }
 GST_END_TEST;
 
+/* Two threads: as many frames in flight as the GPU holds.  With every
+ * metric on the GPU no worker thread collects its work, and the element
+ * once waited for ever here (seen on the GPU machine).  On the CPU the same
+ * checks hold. */
+GST_START_TEST (test_threads_two_gpu_bound)
+{
+  QmRig *rig = qm_rig_new ("metrics=psnr,float_ssim threads=2", I420_64, NULL);
+  guint i, n = 200;
+
+  for (i = 0; i < n; i++) {
+    qm_rig_push (rig, TRUE, pat_frame (I420_64, i, 0, 255), i);
+    qm_rig_push (rig, FALSE, pat_frame (I420_64, i, i % 5 + 1, 255), i);
+  }
+  qm_rig_finish (rig);
+  fail_unless (rig->eos && !rig->error, "%s", rig->error);
+  fail_unless_equals_int (rig->scores->len, n);
+  for (i = 0; i < n; i++)
+    fail_unless (fabs (qm_rig_score (rig, i, "psnr_y") -
+            expected_psnr_y (64, 48, i, i % 5 + 1, 8)) < 1e-9);
+  qm_rig_free (rig);
+}
+GST_END_TEST;
+
 /* Run a live pipeline description to EOS (or 30 s); the summary or NULL. */
 static GstStructure *
 run_live (const gchar * desc, gchar ** error)
@@ -726,6 +749,7 @@ qmetric_suite (void)
   tcase_add_test (tc, test_bad_settings);
   tcase_add_test (tc, test_properties);
   tcase_add_test (tc, test_threads_keep_order);
+  tcase_add_test (tc, test_threads_two_gpu_bound);
   tcase_add_test (tc, test_live_late_partner);
   tcase_add_test (tc, test_live_eos_one_side);
   return s;
