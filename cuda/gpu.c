@@ -38,8 +38,15 @@ struct QmGpu {
     int device;
     char name[320];
     char err[512];
-    cudaStream_t st;
-    cudaEvent_t *ev;
+    cudaStream_t st;                 /* the element's stream */
+    cudaEvent_t *ev;                 /* per slot: the frame is done */
+    /* fork: each instance on a stream of its own, forked from st after the
+     * upload and joined back before ev (kernels of different metrics run
+     * side by side; each metric's frames stay in order on its stream) */
+    bool fork;
+    cudaStream_t *ist;               /* per instance */
+    cudaEvent_t *up_ev;              /* per slot: uploaded */
+    cudaEvent_t *inst_ev;            /* per slot and instance: finished */
     Slot *slot;
     unsigned n_slots;
     GpuInst *inst;
@@ -133,6 +140,25 @@ static int open_locked(QmGpu *g, const QmGpuSetup *s)
             g->luma_only = false;
     qm_copy_pool_start(&g->copy, s->copy_threads);
 
+    /* QMETRIC_CUDA_STREAMS=1 keeps every metric on the one stream (to
+     * compare; the scores are the same either way) */
+    const char *env = getenv("QMETRIC_CUDA_STREAMS");
+    g->fork = g->n_inst > 1 && !(env && atoi(env) == 1);
+    if (g->fork) {
+        g->ist = calloc(g->n_inst, sizeof(*g->ist));
+        g->up_ev = calloc(g->n_slots, sizeof(*g->up_ev));
+        g->inst_ev = calloc((size_t)g->n_slots * g->n_inst, sizeof(*g->inst_ev));
+        if (!g->ist || !g->up_ev || !g->inst_ev)
+            return QM_ENOMEM;
+        for (unsigned i = 0; i < g->n_inst; i++)
+            QM_CUDA_CHECK(g, cudaStreamCreateWithFlags(&g->ist[i], cudaStreamNonBlocking));
+        for (unsigned i = 0; i < g->n_slots; i++)
+            QM_CUDA_CHECK(g, cudaEventCreateWithFlags(&g->up_ev[i], cudaEventDisableTiming));
+        for (unsigned i = 0; i < g->n_slots * g->n_inst; i++)
+            QM_CUDA_CHECK(g, cudaEventCreateWithFlags(&g->inst_ev[i],
+                                                      cudaEventDisableTiming));
+    }
+
     g->ev = calloc(g->n_slots, sizeof(*g->ev));
     g->slot = calloc(g->n_slots, sizeof(*g->slot));
     if (!g->ev || !g->slot)
@@ -160,6 +186,9 @@ static int open_locked(QmGpu *g, const QmGpuSetup *s)
             return err;
         }
     }
+    /* what init() queued on st is done before another stream uses it */
+    if (g->fork)
+        QM_CUDA_CHECK(g, cudaStreamSynchronize(g->st));
     return 0;
 }
 
@@ -307,16 +336,36 @@ int qm_gpu_submit(QmGpu *g, unsigned slot, const QmPicture *ref,
             goto out;
         }
     }
+    const unsigned si = slot % g->n_slots;
+    if (g->fork) {
+        cudaError_t e = cudaEventRecord(g->up_ev[si], g->st);
+        if (e) {
+            ret = fail(g, e, "cudaEventRecord", __func__);
+            goto out;
+        }
+    }
     for (unsigned i = 0; i < g->n_inst; i++) {
         if (!(inst_mask & (1u << i)))
             continue;
-        ret = g->inst[i].f->submit(g->inst[i].priv, &sl->frame, slot % g->n_slots,
-                                   (QmStream)g->st);
+        cudaStream_t cs = g->fork ? g->ist[i] : g->st;
+        cudaError_t e = g->fork ? cudaStreamWaitEvent(cs, g->up_ev[si], 0) : cudaSuccess;
+        if (e) {
+            ret = fail(g, e, "cudaStreamWaitEvent", __func__);
+            goto out;
+        }
+        ret = g->inst[i].f->submit(g->inst[i].priv, &sl->frame, si, (QmStream)cs);
         if (ret) {
-            cudaError_t e = cudaGetLastError();
+            e = cudaGetLastError();
             if (e)
                 fail(g, e, g->inst[i].in.desc->name, "kernel launch");
             goto out;
+        }
+        if (g->fork) {
+            cudaEvent_t done = g->inst_ev[(size_t)si * g->n_inst + i];
+            if ((e = cudaEventRecord(done, cs)) || (e = cudaStreamWaitEvent(g->st, done, 0))) {
+                ret = fail(g, e, "cudaEventRecord/cudaStreamWaitEvent", __func__);
+                goto out;
+            }
         }
     }
     {
@@ -375,6 +424,9 @@ void qm_gpu_close(QmGpu **pg)
     ctx_push(g);
     if (g->st)
         cudaStreamSynchronize(g->st);
+    for (unsigned i = 0; g->ist && i < g->n_inst; i++)
+        if (g->ist[i])
+            cudaStreamSynchronize(g->ist[i]);
     for (unsigned i = 0; i < g->n_inst; i++) {
         if (g->inst[i].priv && g->inst[i].f->close)
             g->inst[i].f->close(g->inst[i].priv);
@@ -388,11 +440,23 @@ void qm_gpu_close(QmGpu **pg)
         if (g->ev && g->ev[i])
             cudaEventDestroy(g->ev[i]);
     }
+    for (unsigned i = 0; g->up_ev && i < g->n_slots; i++)
+        if (g->up_ev[i])
+            cudaEventDestroy(g->up_ev[i]);
+    for (unsigned i = 0; g->inst_ev && i < g->n_slots * g->n_inst; i++)
+        if (g->inst_ev[i])
+            cudaEventDestroy(g->inst_ev[i]);
+    for (unsigned i = 0; g->ist && i < g->n_inst; i++)
+        if (g->ist[i])
+            cudaStreamDestroy(g->ist[i]);
     if (g->st)
         cudaStreamDestroy(g->st);
     ctx_pop(g);
     free(g->slot);
     free(g->ev);
+    free(g->ist);
+    free(g->up_ev);
+    free(g->inst_ev);
     free(g->inst);
     free(g);
     *pg = NULL;

@@ -56,8 +56,16 @@ if [[ $what == *pipeline* ]]; then
   python3 - "$OUT/pipe-cuda.json" "$OUT/pipe-system.json" <<'PY' | tee -a "$OUT/summary.txt"
 import json, sys
 a, b = (json.load(open(p)) for p in sys.argv[1:3])
-d = max(abs(x["metrics"][k] - y["metrics"][k]) for x, y in zip(a["frames"], b["frames"]) for k in x["metrics"])
-print("cuda-memory vs system-memory scores: %d vs %d frames, max abs diff %.3g" % (len(a["frames"]), len(b["frames"]), d))
+d, bad = 0.0, 0
+for x, y in zip(a["frames"], b["frames"]):
+    for k, u in x["metrics"].items():
+        v = y["metrics"].get(k)
+        if u is None or v is None:  # infinite (null): only against infinite
+            bad += u is not v
+        else:
+            d = max(d, abs(u - v))
+print("cuda-memory vs system-memory scores: %d vs %d frames, max abs diff %.3g, %d null mismatches"
+      % (len(a["frames"]), len(b["frames"]), d, bad))
 PY
 fi
 if [[ " $what " == *" bench "* ]] && [ -x build-gpu/bench/qmetric-bench ]; then
