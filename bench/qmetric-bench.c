@@ -337,8 +337,9 @@ int main(int argc, char **argv)
                             continue;  /* the CPU backend reads host memory only */
                         for (int ti = 0; ti < nt; ti++) {
                             int th = atoi(T[ti]);
-                            if (be == QM_BACKEND_CUDA && ti > 0)
-                                break;  /* CPU threads only matter for CPU metrics */
+                            if (be == QM_BACKEND_CUDA && device && ti > 0)
+                                break;  /* threads are CPU workers and, with host
+                                         * input, the staging copy's threads */
                             char why[256] = "";
                             if (be == QM_BACKEND_CUDA && !qm_have_cuda()) {
                                 printf("%-11s %-4s %-*s %-5s %-6s %-7s %10s  (CUDA backend not built)\n",
