@@ -63,6 +63,7 @@ static void layout(int w, int h, int bpc, QmChroma c, Layout *l)
 static void make_pic(QmPicture *pic, const uint8_t *buf, int w, int h, int bpc,
                      QmChroma c, const Layout *l)
 {
+    memset(pic, 0, sizeof(*pic));  /* flags, shift, steps: plain host planes */
     pic->w = w;
     pic->h = h;
     pic->bpc = bpc;
