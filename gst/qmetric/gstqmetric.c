@@ -292,7 +292,9 @@ gst_qmetric_class_init (GstQmetricClass * klass)
   g_object_class_install_property (gobject_class, PROP_THREADS,
       g_param_spec_uint ("threads", "Threads",
           "CPU threads computing the metrics (0 = one per CPU core); "
-          "frames are computed in parallel, scores stay in order",
+          "frames are computed in parallel, scores stay in order; with the "
+          "CUDA backend and system-memory input, up to 4 of them share the "
+          "copy into the GPU's staging memory",
           0, 64, DEFAULT_THREADS, flags));
   g_object_class_install_property (gobject_class, PROP_DISABLE_CLIP,
       g_param_spec_boolean ("disable-clip", "Disable clip",
