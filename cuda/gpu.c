@@ -101,7 +101,18 @@ static void ctx_pop(QmGpu *g)
 static int open_locked(QmGpu *g, const QmGpuSetup *s)
 {
     int n = 0;
-    QM_CUDA_CHECK(g, cudaGetDeviceCount(&n));
+    const cudaError_t ce = cudaGetDeviceCount(&n);
+    if (ce == cudaErrorInsufficientDriver || ce == cudaErrorNoDevice) {
+        /* what a machine without an NVIDIA GPU or driver answers: say so in
+         * plain words (the runtime's text blames the driver's version) */
+        snprintf(g->err, sizeof(g->err), "%s (%s)",
+                 ce == cudaErrorNoDevice ? "no CUDA device"
+                                         : "no usable NVIDIA driver: libcuda is missing "
+                                           "or older than this build's CUDA runtime",
+                 cudaGetErrorName(ce));
+        return QM_EDEVICE;
+    }
+    QM_CUDA_CHECK(g, ce);
     if (n <= 0) {
         snprintf(g->err, sizeof(g->err), "no CUDA device");
         return QM_EDEVICE;
