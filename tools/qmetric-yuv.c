@@ -12,11 +12,9 @@
  * tightly packed; the engine reads the floor-sized part, as libvmaf does.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,35 +76,59 @@ static void make_pic(QmPicture *pic, const uint8_t *buf, int w, int h, int bpc,
     }
 }
 
+/* Frames in flight need their buffers until released: a read source keeps
+ * a ring, no larger than the frames in flight need (every fresh buffer
+ * costs page faults: at 1080p a ring of 256 took more system time than ADM
+ * took user time). */
+#define RING 32
+
 /* One input file.  A regular file is mapped: its frames go to the engine
  * in place, without a read into a buffer (that single-threaded copy set the
  * pace with the CUDA backend; the engine's staging copy runs on several
  * threads).  Anything else (a pipe) is read into a ring of buffers. */
 typedef struct Source {
     FILE *f;
+    size_t frame;
     const uint8_t *map;
     size_t size;
+    uint8_t *ring[RING];
 } Source;
 
-static void source_map(Source *src)
+/* 0, or -1 when out of memory. */
+static int source_open(Source *src, FILE *f, size_t frame)
 {
     struct stat st;
-    const int fd = fileno(src->f);
-    if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size <= 0)
-        return;
-    void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (m == MAP_FAILED)
-        return;
-    madvise(m, (size_t)st.st_size, MADV_SEQUENTIAL);
-    src->map = m;
-    src->size = (size_t)st.st_size;
+    memset(src, 0, sizeof(*src));
+    src->f = f;
+    src->frame = frame;
+    if (!fstat(fileno(f), &st) && S_ISREG(st.st_mode) && st.st_size > 0) {
+        void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fileno(f), 0);
+        if (m != MAP_FAILED) {
+            madvise(m, (size_t)st.st_size, MADV_SEQUENTIAL);
+            src->map = m;
+            src->size = (size_t)st.st_size;
+            return 0;
+        }
+    }
+    for (unsigned i = 0; i < RING; i++)
+        if (!(src->ring[i] = malloc(frame)))
+            return -1;
+    return 0;
 }
 
-/* Frame n of the source: in place, or read into buf.  NULL at the end;
- * *partial is set when the end cuts a frame short. */
-static const uint8_t *source_frame(Source *src, uint64_t n, size_t frame, uint8_t *buf,
-                                   bool *partial)
+static void source_close(Source *src)
 {
+    if (src->map)
+        munmap((void *)src->map, src->size);
+    for (unsigned i = 0; i < RING; i++)
+        free(src->ring[i]);
+}
+
+/* Frame n of the source: in place, or read into the ring.  NULL at the
+ * end; *partial is set when the end cuts a frame short. */
+static const uint8_t *source_frame(Source *src, uint64_t n, bool *partial)
+{
+    const size_t frame = src->frame;
     if (src->map) {
         const uint64_t have = src->size / frame;
         if (n < have)
@@ -114,6 +136,7 @@ static const uint8_t *source_frame(Source *src, uint64_t n, size_t frame, uint8_
         *partial = n == have && src->size % frame;
         return NULL;
     }
+    uint8_t *buf = src->ring[n % RING];
     const size_t got = fread(buf, 1, frame, src->f);
     *partial = got && got != frame;
     return got == frame ? buf : NULL;
@@ -255,25 +278,10 @@ int main(int argc, char **argv)
 
     Layout l;
     layout(w, h, bpc, s.chroma, &l);
-    /* frames in flight need their buffers until released: keep a ring, no
-     * larger than the frames in flight need (every fresh buffer costs page
-     * faults: at 1080p a ring of 256 took more system time than ADM took
-     * user time) */
-    const unsigned nbuf = 32;
-    Source sr = { fr, NULL, 0 }, sd = { fd, NULL, 0 };
-    source_map(&sr);
-    source_map(&sd);
-    uint8_t **rbuf = sr.map ? NULL : calloc(nbuf, sizeof(*rbuf));
-    uint8_t **dbuf = sd.map ? NULL : calloc(nbuf, sizeof(*dbuf));
-    for (unsigned i = 0; i < nbuf; i++) {
-        if (rbuf && !(rbuf[i] = malloc(l.frame)))
-            rbuf = NULL;
-        if (dbuf && !(dbuf[i] = malloc(l.frame)))
-            dbuf = NULL;
-        if ((!sr.map && !rbuf) || (!sd.map && !dbuf)) {
-            fprintf(stderr, "qmetric-yuv: out of memory\n");
-            return 2;
-        }
+    Source sr, sd;
+    if (source_open(&sr, fr, l.frame) || source_open(&sd, fd, l.frame)) {
+        fprintf(stderr, "qmetric-yuv: out of memory\n");
+        return 2;
     }
     double t0 = now_s();
     uint64_t n = 0, got = 0;
@@ -283,8 +291,8 @@ int main(int argc, char **argv)
         const uint8_t *rb = NULL, *db = NULL;
         if (more) {
             bool pa = false, pb = false;
-            rb = source_frame(&sr, n, l.frame, rbuf ? rbuf[n % nbuf] : NULL, &pa);
-            db = source_frame(&sd, n, l.frame, dbuf ? dbuf[n % nbuf] : NULL, &pb);
+            rb = source_frame(&sr, n, &pa);
+            db = source_frame(&sd, n, &pb);
             if (!rb || !db) {
                 if (pa || pb || rb || db)
                     fprintf(stderr, "qmetric-yuv: warning: truncated frame %llu ignored\n",
@@ -307,8 +315,8 @@ int main(int argc, char **argv)
             qm_engine_flush(e);
         }
         QmResult r;
-        /* keep fewer than nbuf frames outstanding */
-        while ((err = qm_engine_receive(e, &r, !more || n - got >= nbuf - 8)) == 0) {
+        /* keep fewer than RING frames outstanding */
+        while ((err = qm_engine_receive(e, &r, !more || n - got >= RING - 8)) == 0) {
             qm_log_frame(log, r.index, r.value, r.present);
             for (unsigned i = 0; i < nf; i++)
                 if (r.present[i])
@@ -329,18 +337,8 @@ int main(int argc, char **argv)
     for (unsigned i = 0; i < nf; i++)
         qm_pool_clear(&pools[i]);
     qm_engine_close(&e);
-    for (unsigned i = 0; i < nbuf; i++) {
-        if (rbuf)
-            free(rbuf[i]);
-        if (dbuf)
-            free(dbuf[i]);
-    }
-    free(rbuf);
-    free(dbuf);
-    if (sr.map)
-        munmap((void *)sr.map, sr.size);
-    if (sd.map)
-        munmap((void *)sd.map, sd.size);
+    source_close(&sr);
+    source_close(&sd);
     free(pools);
     free(names);
     fclose(fr);
