@@ -102,18 +102,16 @@ static int open_locked(QmGpu *g, const QmGpuSetup *s)
 {
     int n = 0;
     const cudaError_t ce = cudaGetDeviceCount(&n);
-    if (ce == cudaErrorInsufficientDriver || ce == cudaErrorNoDevice) {
-        /* what a machine without an NVIDIA GPU or driver answers: say so in
-         * plain words (the runtime's text blames the driver's version) */
-        snprintf(g->err, sizeof(g->err), "%s (%s)",
-                 ce == cudaErrorNoDevice ? "no CUDA device"
-                                         : "no usable NVIDIA driver: libcuda is missing "
-                                           "or older than this build's CUDA runtime",
-                 cudaGetErrorName(ce));
+    if (ce == cudaErrorInsufficientDriver) {
+        /* what a machine without an NVIDIA driver answers: say so in plain
+         * words (the runtime's text blames the driver's version) */
+        snprintf(g->err, sizeof(g->err), "no usable NVIDIA driver: libcuda is missing "
+                 "or older than this build's CUDA runtime (%s)", cudaGetErrorName(ce));
         return QM_EDEVICE;
     }
-    QM_CUDA_CHECK(g, ce);
-    if (n <= 0) {
+    if (ce != cudaErrorNoDevice)
+        QM_CUDA_CHECK(g, ce);
+    if (ce == cudaErrorNoDevice || n <= 0) {
         snprintf(g->err, sizeof(g->err), "no CUDA device");
         return QM_EDEVICE;
     }
@@ -320,7 +318,8 @@ static void stage(QmGpu *g, Slot *sl, int which, const QmPicture *pic,
 int qm_gpu_submit(QmGpu *g, unsigned slot, const QmPicture *ref,
                   const QmPicture *dist, uint64_t index, uint32_t inst_mask)
 {
-    Slot *sl = &g->slot[slot % g->n_slots];
+    const unsigned si = slot % g->n_slots;
+    Slot *sl = &g->slot[si];
     int ret = 0;
     if (sl->busy) {
         snprintf(g->err, sizeof(g->err), "GPU slot %u still busy", slot);
@@ -347,7 +346,6 @@ int qm_gpu_submit(QmGpu *g, unsigned slot, const QmPicture *ref,
             goto out;
         }
     }
-    const unsigned si = slot % g->n_slots;
     if (g->fork) {
         cudaError_t e = cudaEventRecord(g->up_ev[si], g->st);
         if (e) {
@@ -380,7 +378,7 @@ int qm_gpu_submit(QmGpu *g, unsigned slot, const QmPicture *ref,
         }
     }
     {
-        cudaError_t e = cudaEventRecord(g->ev[slot % g->n_slots], g->st);
+        cudaError_t e = cudaEventRecord(g->ev[si], g->st);
         if (e) {
             ret = fail(g, e, "cudaEventRecord", __func__);
             goto out;
