@@ -98,6 +98,20 @@ static ptrdiff_t pick_stride(int w, int bps, int big)
     return s;
 }
 
+/* The pair of case `pat` in fresh pictures (every fifth case with a large
+ * reference stride); -1 after a failure is reported. */
+static int make_pair(Pic *ref, Pic *dis, int w, int h, int bits, int pat)
+{
+    const int bps = bits == 8 ? 1 : 2, big = (pat % 5) == 4;
+    if (pic_alloc(ref, w, h, bps, pick_stride(w, bps, big)) ||
+        pic_alloc(dis, w, h, bps, pick_stride(w, bps, 0))) {
+        checkasm_fail("mmap failed");
+        return -1;
+    }
+    fill_pair(ref, dis, w, h, bits, pat);
+    return 0;
+}
+
 static void params_init(QmVifParams *p, const uint16_t *tab, double egl)
 {
     p->enhn_gain_limit = egl;
@@ -244,17 +258,12 @@ static void test_stat(QmVifStatFn twin, const uint16_t *tab)
         const int w = sizes[si].w, h = sizes[si].h;
         void *scratch = malloc(qm_vif_scratch_size(w));
         for (int di = 0; di < (int)(sizeof(depth) / sizeof(*depth)); di++) {
-            const int bits = depth[di], bps = bits == 8 ? 1 : 2;
+            const int bits = depth[di];
             for (int scale = 0; scale < QM_VIF_SCALES; scale++) {
                 for (int pat = 0; pat < 2 * CHECKASM_PATTERNS; pat++) {
                     Pic ref, dis;
-                    const int big = (pat % 5) == 4;
-                    if (pic_alloc(&ref, w, h, bps, pick_stride(w, bps, big)) ||
-                        pic_alloc(&dis, w, h, bps, pick_stride(w, bps, 0))) {
-                        checkasm_fail("mmap failed");
+                    if (make_pair(&ref, &dis, w, h, bits, pat))
                         return;
-                    }
-                    fill_pair(&ref, &dis, w, h, bits, pat);
                     QmVifParams p;
                     params_init(&p, tab, pat % 3 == 2 ? 1.0 : 100.0);
                     QmVifAccum a = { 0 }, b = { 0 };
@@ -295,17 +304,12 @@ static void test_decimate(QmVifDecimateFn twin)
         for (int i = 0; i < 4; i++)
             out[i] = malloc(olen * sizeof(uint16_t));
         for (int di = 0; di < (int)(sizeof(depth) / sizeof(*depth)); di++) {
-            const int bits = depth[di], bps = bits == 8 ? 1 : 2;
+            const int bits = depth[di];
             for (int scale = 0; scale < QM_VIF_SCALES - 1; scale++) {
                 for (int pat = 0; pat < 2 * CHECKASM_PATTERNS; pat++) {
                     Pic ref, dis;
-                    const int big = (pat % 5) == 4;
-                    if (pic_alloc(&ref, w, h, bps, pick_stride(w, bps, big)) ||
-                        pic_alloc(&dis, w, h, bps, pick_stride(w, bps, 0))) {
-                        checkasm_fail("mmap failed");
+                    if (make_pair(&ref, &dis, w, h, bits, pat))
                         return;
-                    }
-                    fill_pair(&ref, &dis, w, h, bits, pat);
                     for (int i = 0; i < 4; i++)
                         for (size_t k = 0; k < olen; k++)
                             out[i][k] = GUARD;
