@@ -370,13 +370,7 @@ void qm_vif_stat_cpu(const void *ref, ptrdiff_t ref_stride, const void *dis,
 {
 #define STAT(S) stat_scale(ref, ref_stride, dis, dis_stride, w, h, in_bits, \
                            S, p, scratch, acc)
-    /* one instance per filter length, so the tap loops are unrolled */
-    switch (scale) {
-    case 0: STAT(0); break;
-    case 1: STAT(1); break;
-    case 2: STAT(2); break;
-    default: STAT(3); break;
-    }
+    QM_VIF_FOR_SCALE(scale, STAT);
 #undef STAT
 }
 
@@ -462,12 +456,7 @@ void qm_vif_decimate_cpu(const void *ref, ptrdiff_t ref_stride,
 {
 #define DEC(S) decimate_scale(ref, ref_stride, dis, dis_stride, w, h, in_bits, \
                               S, ref_out, dis_out, out_stride, scratch)
-    /* the low-pass before scale s + 1 is scale s + 1's filter */
-    switch (scale) {
-    case 0: DEC(1); break;
-    case 1: DEC(2); break;
-    default: DEC(3); break;
-    }
+    QM_VIF_FOR_NEXT_SCALE(scale, DEC);
 #undef DEC
 }
 

@@ -28,6 +28,28 @@
 /* Widest filter: 17 taps (scale 0); every stage reads at most 8 samples on
  * either side of a position. */
 #define QM_VIF_MAX_HALF 8
+
+/* The stage functions instantiate their file's inlined template once per
+ * filter length, so that the tap loops are unrolled: CALL(S) with S the
+ * constant for `scale` (the statistics use the scale's own filter) or for
+ * scale + 1 (the low-pass before scale s + 1 is scale s + 1's filter). */
+#define QM_VIF_FOR_SCALE(scale, CALL)                                       \
+    do {                                                                    \
+        switch (scale) {                                                    \
+        case 0: CALL(0); break;                                             \
+        case 1: CALL(1); break;                                             \
+        case 2: CALL(2); break;                                             \
+        default: CALL(3); break;                                            \
+        }                                                                   \
+    } while (0)
+#define QM_VIF_FOR_NEXT_SCALE(scale, CALL)                                  \
+    do {                                                                    \
+        switch (scale) {                                                    \
+        case 0: CALL(1); break;                                             \
+        case 1: CALL(2); break;                                             \
+        default: CALL(3); break;                                            \
+        }                                                                   \
+    } while (0)
 /* log2 lookup table: indices 32768 .. 65535 are used (16 significant bits). */
 #define QM_VIF_LOG2_TABLE_SIZE 65536
 
