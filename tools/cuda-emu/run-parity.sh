@@ -12,27 +12,20 @@ B=${EMU_DIR:-$ROOT/build-emu}
 SAN=${EMU_SAN:--fsanitize=address,undefined -fno-omit-frame-pointer -g}
 mkdir -p "$B"
 cd "$B"
-# the metrics present, as cpu/meson.build decides
-DEFS="-DQM_HAVE_CUDA -DQM_MODEL_DIR=\"$ROOT/data/models\""
-SRCS="engine registry json psnr"
-[ -f "$ROOT/cpu/cpu.c" ] && SRCS="$SRCS cpu"
-for m in ssim:ssim ms_ssim:ms_ssim psnr_hvs:psnr_hvs ciede:ciede cambi:cambi \
-         vif:vif adm:adm motion:motion vmaf:model; do
-  if [ -f "$ROOT/cpu/${m#*:}.c" ]; then
-    DEFS="$DEFS -DQM_HAVE_$(echo ${m%%:*} | tr a-z A-Z)"
-    SRCS="$SRCS ${m#*:}"
-  fi
-done
-[ -f "$ROOT/cpu/ssim.c" ] || [ -f "$ROOT/cpu/ms_ssim.c" ] && SRCS="$SRCS ssim_common"
-[ -f "$ROOT/cpu/model.c" ] || SRCS="$SRCS model_none"
+# the core and the metrics, as core/meson.build and cpu/meson.build list them
+DEFS="-DQM_HAVE_CUDA -DQM_MODEL_DIR=\"$ROOT/data/models\" -DQM_VERSION=\"emu\""
+SRCS="core/engine core/registry core/json core/model core/pool core/qmlog
+      cpu/cpu cpu/psnr cpu/ssim_common cpu/ssim cpu/ms_ssim cpu/psnr_hvs cpu/ciede
+      cpu/cambi cpu/vif cpu/adm cpu/motion"
 CF="-O1 -std=gnu11 -ffp-contract=off -fno-trapping-math -fno-math-errno -pthread $SAN \
-    -I$E -I$ROOT/cpu -I$ROOT/cuda $DEFS"
+    -I$E -I$ROOT/core -I$ROOT/cpu -I$ROOT/cuda $DEFS"
 # nvcc includes cuda_runtime.h first in every .cu
-CXF="-std=c++17 -O1 -ffp-contract=off $SAN -include cuda_runtime.h -I$E -I$ROOT/cpu -I$ROOT/cuda"
+CXF="-std=c++17 -O1 -ffp-contract=off $SAN -include cuda_runtime.h -I$E -I$ROOT/core -I$ROOT/cpu -I$ROOT/cuda"
 objs=""
 for f in $SRCS; do
-  gcc $CF -c "$ROOT/cpu/$f.c" -o "$f.o"
-  objs="$objs $f.o"
+  o=$(echo "$f" | tr / _).o
+  gcc $CF -c "$ROOT/$f.c" -o "$o"
+  objs="$objs $o"
 done
 gcc $CF -c "$ROOT/cuda/gpu.c" -o gpu.o
 gcc $CF -c "$ROOT/cuda/copypool.c" -o copypool.o

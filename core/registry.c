@@ -18,30 +18,14 @@ extern const QmMetricDesc qm_metric_motion;
 
 const QmMetricDesc *const qm_metrics[] = {
     &qm_metric_psnr,
-#ifdef QM_HAVE_SSIM
     &qm_metric_float_ssim,
-#endif
-#ifdef QM_HAVE_MS_SSIM
     &qm_metric_float_ms_ssim,
-#endif
-#ifdef QM_HAVE_PSNR_HVS
     &qm_metric_psnr_hvs,
-#endif
-#ifdef QM_HAVE_CIEDE
     &qm_metric_ciede,
-#endif
-#ifdef QM_HAVE_CAMBI
     &qm_metric_cambi,
-#endif
-#ifdef QM_HAVE_VIF
     &qm_metric_vif,
-#endif
-#ifdef QM_HAVE_ADM
     &qm_metric_adm,
-#endif
-#ifdef QM_HAVE_MOTION
     &qm_metric_motion,
-#endif
     NULL,
 };
 
@@ -66,9 +50,7 @@ const char *const *qm_metric_names(void)
         int n = 0;
         for (int i = 0; qm_metrics[i] && n < 30; i++)
             names[n++] = qm_metrics[i]->name;
-#ifdef QM_HAVE_VMAF
         names[n++] = "vmaf";
-#endif
         names[n] = NULL;
     }
     return names;
@@ -76,12 +58,8 @@ const char *const *qm_metric_names(void)
 
 const char *qm_metric_describe(const char *name)
 {
-#ifdef QM_HAVE_VMAF
     if (!strcmp(name, "vmaf"))
         return vmaf_description;
-#else
-    (void)vmaf_description;
-#endif
     const QmMetricDesc *d = qm_metric_find(name);
     return d ? d->description : NULL;
 }
