@@ -6,6 +6,13 @@
  *       [--pixel_format 420|422|444|400] [--bitdepth 8] [--metrics LIST] \
  *       [--model NAME|PATH[,..]] [--threads N] [--subsample N] \
  *       [--frames N] [--backend cpu|cuda|auto] [-o OUT] [--format json|csv|xml]
+ *       [--start N] [--partial FILE] [--count-frames]
+ *
+ * Chunked scoring: --start N --frames M scores frames N .. N+M-1 of a
+ * longer title exactly as a whole run scores them (the engine also sees up
+ * to QM_CHUNK_CONTEXT frames before and its look-ahead after, unreported),
+ * and --partial writes them at full precision for qmetric-merge, which
+ * joins the chunks into the log a whole run writes.
  *
  * Files hold frames back to back in the standard planar layout: chroma
  * planes ceil(w/2) wide (4:2:0 and 4:2:2) and ceil(h/2) high (4:2:0), rows
@@ -21,6 +28,7 @@
 #include <time.h>
 
 #include "qm.h"
+#include "partial.h"
 #include "qmlog.h"
 
 static void usage(FILE *f)
@@ -34,6 +42,10 @@ static void usage(FILE *f)
         "  --threads N  --subsample N  --frames N\n"
         "  --backend cpu|cuda|auto          (default cpu)\n"
         "  -o FILE  --format json|csv|xml   (default: JSON on stdout)\n"
+        "  --start N                        first frame to score (with --frames: a chunk)\n"
+        "  --partial FILE                   also write the chunk at full precision\n"
+        "                                   for qmetric-merge\n"
+        "  --count-frames                   print the number of whole frame pairs and exit\n"
         "  --list                           list the metrics and exit\n");
 }
 
@@ -167,7 +179,9 @@ static double now_s(void)
 int main(int argc, char **argv)
 {
     const char *ref_path = NULL, *dis_path = NULL, *out_path = NULL;
-    const char *format = "json";
+    const char *format = "json", *partial_path = NULL;
+    uint64_t start = 0;
+    bool count_only = false;
     int w = 0, h = 0, bpc = 8;
     long max_frames = -1;
     QmSettings s;
@@ -175,7 +189,7 @@ int main(int argc, char **argv)
     s.chroma = QM_CHROMA_420;
 
     enum { O_W = 256, O_H, O_PF, O_BD, O_MET, O_MOD, O_THR, O_SUB, O_FR, O_BE,
-           O_FMT, O_LIST };
+           O_FMT, O_LIST, O_START, O_PARTIAL, O_COUNT };
     static const struct option opts[] = {
         { "reference", required_argument, 0, 'r' },
         { "distorted", required_argument, 0, 'd' },
@@ -192,6 +206,9 @@ int main(int argc, char **argv)
         { "backend", required_argument, 0, O_BE },
         { "format", required_argument, 0, O_FMT },
         { "list", no_argument, 0, O_LIST },
+        { "start", required_argument, 0, O_START },
+        { "partial", required_argument, 0, O_PARTIAL },
+        { "count-frames", no_argument, 0, O_COUNT },
         { "help", no_argument, 0, 'h' },
         { 0, 0, 0, 0 },
     };
@@ -229,6 +246,19 @@ int main(int argc, char **argv)
             break;
         }
         case O_FMT: format = optarg; break;
+        case O_START: {
+            char *end;
+            errno = 0;
+            const unsigned long long v = strtoull(optarg, &end, 10);
+            if (errno || *end || !*optarg || optarg[0] == '-') {
+                fprintf(stderr, "qmetric-yuv: bad --start %s\n", optarg);
+                return 2;
+            }
+            start = v;
+            break;
+        }
+        case O_PARTIAL: partial_path = optarg; break;
+        case O_COUNT: count_only = true; break;
         case O_LIST:
             for (const char *const *n = qm_metric_names(); *n; n++)
                 printf("%-14s %s\n", *n, qm_metric_describe(*n));
@@ -256,6 +286,22 @@ int main(int argc, char **argv)
                 !fr ? ref_path : dis_path, strerror(errno));
         return 2;
     }
+    Layout l;
+    layout(w, h, bpc, s.chroma, &l);
+    Source sr, sd;
+    if (source_open(&sr, fr, l.frame) || source_open(&sd, fd, l.frame)) {
+        fprintf(stderr, "qmetric-yuv: out of memory\n");
+        return 2;
+    }
+    if (count_only) {
+        uint64_t n = 0;
+        bool pa = false, pb = false;
+        while (source_frame(&sr, n, &pa) && source_frame(&sd, n, &pb))
+            n++;
+        printf("%llu\n", (unsigned long long)n);
+        return 0;
+    }
+
     QmEngine *e;
     char *msg = NULL;
     int err = qm_engine_open(&e, &s, &msg);
@@ -268,29 +314,46 @@ int main(int argc, char **argv)
     const char **names = calloc(nf, sizeof(*names));
     for (unsigned i = 0; i < nf; i++)
         names[i] = qm_engine_feature_name(e, i);
-    QmLog *log = qm_log_open(out_path ? out_path : "/dev/stdout", fmt, nf,
-                             names, w, h, &msg);
-    if (!log) {
+    QmLog *log = NULL;
+    if (out_path || !partial_path) {
+        log = qm_log_open(out_path ? out_path : "/dev/stdout", fmt, nf, names, w, h, &msg);
+        if (!log) {
+            fprintf(stderr, "qmetric-yuv: %s\n", msg);
+            return 2;
+        }
+    }
+    QmPartialWriter *part = NULL;
+    if (partial_path && !(part = qm_partial_open(partial_path, nf, names, w, h, start, &msg))) {
         fprintf(stderr, "qmetric-yuv: %s\n", msg);
         return 2;
     }
     QmPool *pools = calloc(nf, sizeof(*pools));
 
-    Layout l;
-    layout(w, h, bpc, s.chroma, &l);
-    Source sr, sd;
-    if (source_open(&sr, fr, l.frame) || source_open(&sd, fd, l.frame)) {
-        fprintf(stderr, "qmetric-yuv: out of memory\n");
-        return 2;
-    }
+    /* A chunk: the engine starts QM_CHUNK_CONTEXT frames early (on a
+     * multiple of the subsample step, so that the same frames are computed
+     * as in a whole run) and runs its look-ahead past the end; only frames
+     * start .. end - 1 are reported. */
+    const unsigned sub = s.subsample > 1 ? s.subsample : 1;
+    uint64_t first = start > QM_CHUNK_CONTEXT ? start - QM_CHUNK_CONTEXT : 0;
+    first -= first % sub;
+    const uint64_t end = max_frames < 0 ? UINT64_MAX : start + (uint64_t)max_frames;
+    const uint64_t feed_end = end == UINT64_MAX ? UINT64_MAX : end + qm_engine_delay(e);
+    bool ended = false, pa = false, pb = false;
+    uint64_t n = 0;
+    for (; n < first && !ended; n++)
+        ended = !source_frame(&sr, n, &pa) || !source_frame(&sd, n, &pb);
+    if (ended)
+        fprintf(stderr, "qmetric-yuv: warning: --start %llu is past the end of the input\n",
+                (unsigned long long)start);
+
     double t0 = now_s();
-    uint64_t n = 0, got = 0;
+    uint64_t got = 0, reported = 0;
     int rc = 0;
     for (;;) {
-        bool more = max_frames < 0 || (long)n < max_frames;
+        bool more = !ended && n < feed_end;
         const uint8_t *rb = NULL, *db = NULL;
         if (more) {
-            bool pa = false, pb = false;
+            pa = pb = false;
             rb = source_frame(&sr, n, &pa);
             db = source_frame(&sd, n, &pb);
             if (!rb || !db) {
@@ -298,6 +361,7 @@ int main(int argc, char **argv)
                     fprintf(stderr, "qmetric-yuv: warning: truncated frame %llu ignored\n",
                             (unsigned long long)n);
                 more = false;
+                ended = true;
             }
         }
         if (more) {
@@ -316,12 +380,19 @@ int main(int argc, char **argv)
         }
         QmResult r;
         /* keep fewer than RING frames outstanding */
-        while ((err = qm_engine_receive(e, &r, !more || n - got >= RING - 8)) == 0) {
-            qm_log_frame(log, r.index, r.value, r.present);
+        while ((err = qm_engine_receive(e, &r, !more || (n - first) - got >= RING - 8)) == 0) {
+            const uint64_t index = first + r.index;
+            got++;
+            if (index < start || index >= end)
+                continue;
+            reported++;
+            if (log && qm_log_frame(log, index, r.value, r.present) < 0)
+                rc = 1;
+            if (part && qm_partial_row(part, r.value, r.present) < 0)
+                rc = 1;
             for (unsigned i = 0; i < nf; i++)
                 if (r.present[i])
                     qm_pool_add(&pools[i], r.value[i]);
-            got++;
         }
         if (err != QM_EAGAIN && err != QM_EOF) {
             fprintf(stderr, "qmetric-yuv: %s\n", qm_engine_error(e) ? qm_engine_error(e) : qm_strerror(err));
@@ -331,9 +402,22 @@ int main(int argc, char **argv)
         if (!more)
             break;
     }
-    double fps = got / (now_s() - t0);
-    qm_log_close(log, pools, QM_POOL_LIBVMAF, fps);
-    fprintf(stderr, "qmetric-yuv: %llu frames, %.2f fps\n", (unsigned long long)got, fps);
+    /* The input ends inside this chunk when frame `end` does not exist:
+     * read as look-ahead, or (no look-ahead) asked for now. */
+    bool end_of_input = ended && n <= end;
+    if (!ended && n == end) {
+        pa = pb = false;
+        end_of_input = !source_frame(&sr, n, &pa) || !source_frame(&sd, n, &pb);
+    }
+    const double secs = now_s() - t0;
+    const double fps = reported / secs;
+    if (log && qm_log_close(log, pools, QM_POOL_LIBVMAF, fps) < 0)
+        rc = 1;
+    if (part && qm_partial_close(part, end_of_input, secs) < 0)
+        rc = 1;
+    if (rc && !err)
+        fprintf(stderr, "qmetric-yuv: writing the output failed\n");
+    fprintf(stderr, "qmetric-yuv: %llu frames, %.2f fps\n", (unsigned long long)reported, fps);
     for (unsigned i = 0; i < nf; i++)
         qm_pool_clear(&pools[i]);
     qm_engine_close(&e);

@@ -1,0 +1,162 @@
+/* qmetric-merge: join the partial results of chunks of one title (written by
+ * `qmetric-yuv --start N --frames M --partial FILE`, on any machine) into
+ * the log and pooled values a single whole-title run writes.
+ *
+ *   qmetric-merge [-o OUT] [--format json|csv|xml] PART...
+ *
+ * The parts may be given in any order; they must cover frames 0 .. n-1 with
+ * no gap and no overlap, have the same features and picture size, and the
+ * last must end with the input (a title cut short is refused unless
+ * --allow-incomplete).  Values are pooled once, over every frame in frame
+ * order, from the parts' full-precision values: the result equals a whole
+ * run's, frame by frame and pooled (tests/chunk.sh).
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "partial.h"
+#include "qmlog.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: qmetric-merge [-o OUT] [--format json|csv|xml] [--allow-incomplete] PART...\n"
+        "Joins the chunks written by qmetric-yuv --partial into one log (stdout\n"
+        "without -o), identical to a whole-title run.\n");
+}
+
+static int by_start(const void *a, const void *b)
+{
+    const QmPartial *x = a, *y = b;
+    return (x->start > y->start) - (x->start < y->start);
+}
+
+int main(int argc, char **argv)
+{
+    const char *out_path = NULL, *format = "json";
+    bool allow_incomplete = false;
+    enum { O_FMT = 256, O_INC };
+    static const struct option opts[] = {
+        { "output", required_argument, 0, 'o' },
+        { "format", required_argument, 0, O_FMT },
+        { "allow-incomplete", no_argument, 0, O_INC },
+        { "help", no_argument, 0, 'h' },
+        { 0, 0, 0, 0 },
+    };
+    int c;
+    while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'o': out_path = optarg; break;
+        case O_FMT: format = optarg; break;
+        case O_INC: allow_incomplete = true; break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    const int fmt = qm_log_format_from_string(format);
+    if (fmt < 0) {
+        fprintf(stderr, "qmetric-merge: bad --format %s\n", format);
+        return 2;
+    }
+    const int np = argc - optind;
+    if (np < 1) {
+        usage(stderr);
+        return 2;
+    }
+    QmPartial *parts = calloc((size_t)np, sizeof(*parts));
+    if (!parts)
+        return 2;
+    int rc = 2;
+    char err[512];
+    for (int i = 0; i < np; i++) {
+        if (qm_partial_load(&parts[i], argv[optind + i], err, sizeof(err)) < 0) {
+            fprintf(stderr, "qmetric-merge: %s\n", err);
+            goto out;
+        }
+    }
+    qsort(parts, (size_t)np, sizeof(*parts), by_start);
+
+    /* Every part must describe the same run, and the parts must tile the
+     * title: a gap or an overlap would silently give frames the wrong
+     * scores or count some twice. */
+    const QmPartial *p0 = &parts[0];
+    uint64_t next = 0, total = 0;
+    for (int i = 0; i < np; i++) {
+        const QmPartial *p = &parts[i];
+        bool same = p->w == p0->w && p->h == p0->h && p->n_features == p0->n_features;
+        for (unsigned f = 0; same && f < p->n_features; f++)
+            same = !strcmp(p->features[f], p0->features[f]);
+        if (!same) {
+            fprintf(stderr, "qmetric-merge: the part starting at frame %llu has another "
+                    "picture size or other features than the part starting at frame %llu\n",
+                    (unsigned long long)p->start, (unsigned long long)p0->start);
+            goto out;
+        }
+        if (p->start != next) {
+            fprintf(stderr, "qmetric-merge: frames %llu .. %llu are %s\n",
+                    (unsigned long long)(p->start < next ? p->start : next),
+                    (unsigned long long)((p->start < next ? next : p->start) - 1),
+                    p->start < next ? "in two parts" : "in no part");
+            goto out;
+        }
+        if (p->end_of_input && i != np - 1 && parts[i + 1].frames) {
+            fprintf(stderr, "qmetric-merge: the input ended at frame %llu, but another part "
+                    "starts at frame %llu\n", (unsigned long long)(p->start + p->frames),
+                    (unsigned long long)parts[i + 1].start);
+            goto out;
+        }
+        next = p->start + p->frames;
+        total += p->frames;
+    }
+    if (!parts[np - 1].end_of_input) {
+        fprintf(stderr, "qmetric-merge: %s: the parts end at frame %llu, before the end "
+                "of the input\n", allow_incomplete ? "warning" : "error",
+                (unsigned long long)next);
+        if (!allow_incomplete)
+            goto out;
+    }
+
+    const unsigned nf = p0->n_features;
+    QmPool *pools = calloc(nf ? nf : 1, sizeof(*pools));
+    char *msg = NULL;
+    QmLog *log = qm_log_open(out_path ? out_path : "/dev/stdout", (QmLogFormat)fmt, nf,
+                             (const char *const *)p0->features, p0->w, p0->h, &msg);
+    if (!pools || !log) {
+        fprintf(stderr, "qmetric-merge: %s\n", msg ? msg : "out of memory");
+        free(msg);
+        free(pools);
+        goto out;
+    }
+    rc = 0;
+    double seconds = 0;
+    for (int i = 0; i < np; i++) {
+        const QmPartial *p = &parts[i];
+        for (uint64_t r = 0; r < p->frames; r++) {
+            const double *v = &p->values[r * nf];
+            const uint8_t *set = &p->present[r * nf];
+            if (qm_log_frame(log, p->start + r, v, set) < 0)
+                rc = 1;
+            for (unsigned f = 0; f < nf; f++)
+                if (set[f])
+                    qm_pool_add(&pools[f], v[f]);
+        }
+        seconds += p->seconds;
+    }
+    /* the log's "fps": frames over the chunks' summed compute time */
+    if (qm_log_close(log, pools, QM_POOL_LIBVMAF, seconds > 0 ? total / seconds : 0) < 0)
+        rc = 1;
+    if (rc)
+        fprintf(stderr, "qmetric-merge: writing %s failed\n", out_path ? out_path : "stdout");
+    else
+        fprintf(stderr, "qmetric-merge: %d parts, %llu frames\n", np, (unsigned long long)total);
+    for (unsigned f = 0; f < nf; f++)
+        qm_pool_clear(&pools[f]);
+    free(pools);
+out:
+    for (int i = 0; i < np; i++)
+        qm_partial_free(&parts[i]);
+    free(parts);
+    return rc;
+}
