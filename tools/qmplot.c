@@ -14,6 +14,11 @@ static const char *const palette[] = {
     "#17becf", "#e377c2", "#7f7f7f", "#bcbd22",
 };
 #define N_COLOURS (sizeof(palette) / sizeof(palette[0]))
+
+const char *qm_plot_colour(unsigned i)
+{
+    return palette[i % N_COLOURS];
+}
 #define WORST_COLOUR "#d62728"
 #define FONT "DejaVu Sans, Helvetica, Arial, sans-serif"
 
@@ -65,7 +70,7 @@ void qm_plot_feature_info(const char *name, QmPlotFeatureInfo *info)
     }
 }
 
-static void xml_text(GString *s, const char *t)
+void qm_plot_xml_text(GString *s, const char *t)
 {
     for (; t && *t; t++) {
         switch (*t) {
@@ -100,7 +105,7 @@ static void fmt_value(char *buf, size_t len, double v)
 }
 
 /* Tick labels: as many decimals as the step needs, no more. */
-static void fmt_tick(char *buf, size_t len, double v, double step)
+void qm_plot_fmt_tick(char *buf, size_t len, double v, double step)
 {
     int dec = step >= 1 ? 0 : (int)ceil(-log10(step) - 1e-9);
     if (fabs(v) < step * 1e-6)
@@ -119,7 +124,7 @@ static double nice_num(double x, int round_it)
     return nf * pow(10, e);
 }
 
-static void nice_scale(double *lo, double *hi, double *step, int max_ticks)
+void qm_plot_nice_scale(double *lo, double *hi, double *step, int max_ticks)
 {
     double range = nice_num(*hi - *lo, 0);
     *step = nice_num(range / (max_ticks - 1), 1);
@@ -371,7 +376,7 @@ char *qm_plot_svg_string(const QmPlotSeries *series, size_t n,
     if (x1 <= x0)
         x1 = x0 + 1;
     double xstep;
-    nice_scale(&x0, &x1, &xstep, 11);
+    qm_plot_nice_scale(&x0, &x1, &xstep, 11);
     if (x0 < 0)
         x0 = 0;
 
@@ -409,16 +414,16 @@ char *qm_plot_svg_string(const QmPlotSeries *series, size_t n,
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
         "viewBox=\"0 0 %d %d\" font-family=\"%s\" font-size=\"12\">\n<title>",
         W, H, W, H, FONT);
-    xml_text(s, opts && opts->title ? opts->title : "Per-frame quality");
+    qm_plot_xml_text(s, opts && opts->title ? opts->title : "Per-frame quality");
     g_string_append_printf(s, "</title>\n<rect width=\"%d\" height=\"%d\" fill=\"#ffffff\"/>\n",
                            W, H);
     g_string_append_printf(s, "<text x=\"%d\" y=\"32\" font-size=\"18\" "
                            "font-weight=\"bold\" fill=\"#222\">", MARGIN_L);
-    xml_text(s, opts && opts->title ? opts->title : "Per-frame quality");
+    qm_plot_xml_text(s, opts && opts->title ? opts->title : "Per-frame quality");
     g_string_append(s, "</text>\n");
     if (opts && opts->subtitle) {
         g_string_append_printf(s, "<text x=\"%d\" y=\"53\" fill=\"#555\">", MARGIN_L);
-        xml_text(s, opts->subtitle);
+        qm_plot_xml_text(s, opts->subtitle);
         g_string_append(s, "</text>\n");
     }
 
@@ -439,7 +444,7 @@ char *qm_plot_svg_string(const QmPlotSeries *series, size_t n,
                                    "stroke=\"" WORST_COLOUR "\" stroke-width=\"2\"/>\n",
                                    x + 12, y - 4);
         g_string_append_printf(s, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#222\">", x + 30, y);
-        xml_text(s, ltext[i]);
+        qm_plot_xml_text(s, ltext[i]);
         g_string_append(s, "</text>\n");
     }
     g_string_append(s, "</g>\n");
@@ -480,7 +485,7 @@ char *qm_plot_svg_string(const QmPlotSeries *series, size_t n,
             lo -= d;
             hi += d;
         }
-        nice_scale(&lo, &hi, &ystep, 6);
+        qm_plot_nice_scale(&lo, &hi, &ystep, 6);
         /* a score cannot leave its natural range: no "110" on a VMAF axis */
         if (isfinite(panels[p].hi) && hi > panels[p].hi)
             hi = MAX(panels[p].hi, lo + ystep);
@@ -503,7 +508,7 @@ char *qm_plot_svg_string(const QmPlotSeries *series, size_t n,
                                    "stroke=\"#e2e2e2\"/>\n", f.left, y, f.left + f.w, y);
             g_string_append_printf(s, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
                                    "stroke=\"#888\"/>\n", f.left - 5, y, f.left, y);
-            fmt_tick(buf, sizeof(buf), v, ystep);
+            qm_plot_fmt_tick(buf, sizeof(buf), v, ystep);
             g_string_append_printf(s, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" "
                                    "fill=\"#444\">%s</text>\n", f.left - 8, y + 4, buf);
         }
@@ -515,7 +520,7 @@ char *qm_plot_svg_string(const QmPlotSeries *series, size_t n,
             g_string_append_printf(s, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
                                    "stroke=\"#888\"/>\n", x, f.top + f.h, x, f.top + f.h + 4);
             if (p == n_panels - 1) {
-                fmt_tick(buf, sizeof(buf), v, xstep);
+                qm_plot_fmt_tick(buf, sizeof(buf), v, xstep);
                 g_string_append_printf(s, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" "
                                        "fill=\"#444\">%s</text>\n", x, f.top + f.h + 18, buf);
             }
@@ -524,7 +529,7 @@ char *qm_plot_svg_string(const QmPlotSeries *series, size_t n,
         g_string_append_printf(s, "<text transform=\"translate(22 %.1f) rotate(-90)\" "
                                "text-anchor=\"middle\" font-size=\"13\" fill=\"#222\">",
                                f.top + f.h / 2);
-        xml_text(s, panels[p].axis);
+        qm_plot_xml_text(s, panels[p].axis);
         if (better < 0)
             g_string_append(s, " (lower is better)");
         g_string_append(s, "</text>\n");
@@ -565,7 +570,7 @@ char *qm_plot_svg_string(const QmPlotSeries *series, size_t n,
                                    "stroke-width=\"3\" paint-order=\"stroke\">",
                                    f.left + f.w - 6, labels[l].y,
                                    palette[labels[l].series % N_COLOURS]);
-            xml_text(s, n_labels > 1 ? se->name : "mean");
+            qm_plot_xml_text(s, n_labels > 1 ? se->name : "mean");
             g_string_append_printf(s, "%s %s</text>\n", n_labels > 1 ? " mean" : "", buf);
         }
 
@@ -611,7 +616,7 @@ char *qm_plot_svg_string(const QmPlotSeries *series, size_t n,
                                            right ? cx - 9 : cx + 9, ty, right ? "end" : "start");
                     g_string_append(s, "worst: ");
                     if (in_panel > 1) {
-                        xml_text(s, series[i].name);
+                        qm_plot_xml_text(s, series[i].name);
                         g_string_append(s, " ");
                     }
                     g_string_append_printf(s, "%s at frame %.0f</text>\n", buf2,

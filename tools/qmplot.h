@@ -47,4 +47,14 @@ gboolean qm_plot_svg(const char *path, const QmPlotSeries *series, size_t n,
 char *qm_plot_svg_string(const QmPlotSeries *series, size_t n,
                          const QmPlotOptions *opts);
 
+/* Pieces shared with the other SVG writers (rdplot.c). */
+/** The i-th line colour of the palette (cycles). */
+const char *qm_plot_colour(unsigned i);
+/** Append t to s escaped for XML text and attributes. */
+void qm_plot_xml_text(GString *s, const char *t);
+/** Widen [lo, hi] to "nice" ticks (1, 2, 5 x 10^k), at most max_ticks. */
+void qm_plot_nice_scale(double *lo, double *hi, double *step, int max_ticks);
+/** A tick label with as many decimals as the step needs. */
+void qm_plot_fmt_tick(char *buf, size_t len, double v, double step);
+
 #endif /* QM_PLOT_H */
