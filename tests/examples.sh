@@ -60,6 +60,10 @@ cuda-zero-copy)
   cat out.txt
   [ $rc = 0 ] || exit $rc
   grep -q 'qmetric-summary, frames=(guint64)10' out.txt || { echo "cuda-zero-copy: no summary of 10 frames"; exit 1; }
+  # every buffer read in place: a silent fallback to copying through system
+  # memory (another CUDA context, a CPU metric) must fail this test
+  grep -q 'cuda-in-place=(guint64)20, cuda-copied=(guint64)0' out.txt ||
+    { echo "cuda-zero-copy: not every frame was read in place"; grep -o 'cuda-[a-z-]*=(guint64)[0-9]*' out.txt; exit 1; }
   ;;
 
 app)

@@ -138,6 +138,10 @@ struct _GstQmetric
   guint64 n_pairs;              /* pairs submitted since start */
   guint64 n_scored;             /* pairs with scores */
   guint64 unmatched_ref, unmatched_dist, unreadable;
+  /* buffers of CUDA memory read in place by the CUDA backend, and those
+   * mapped for the CPU instead (a download; see compare_pair) */
+  guint64 cuda_in_place, cuda_copied;
+  gboolean foreign_ctx_warned;
   gboolean no_timestamps_warned;
   gboolean finished;
   gint64 t_start;               /* monotonic us, for the log's fps */
@@ -895,7 +899,9 @@ summary_structure (GstQmetric * self)
       "unmatched", G_TYPE_UINT64, self->unmatched_ref + self->unmatched_dist,
       "unmatched-reference", G_TYPE_UINT64, self->unmatched_ref,
       "unmatched-distorted", G_TYPE_UINT64, self->unmatched_dist,
-      "unreadable", G_TYPE_UINT64, self->unreadable, NULL);
+      "unreadable", G_TYPE_UINT64, self->unreadable,
+      "cuda-in-place", G_TYPE_UINT64, self->cuda_in_place,
+      "cuda-copied", G_TYPE_UINT64, self->cuda_copied, NULL);
   for (i = 0; i < self->n_features; i++) {
     GstStructure *f;
     if (!self->pools[i].n)
@@ -1054,6 +1060,34 @@ pass_dist (GstQmetric * self, GstClockTime rt)
   warn_unmatched (self, FALSE, rt);
 }
 
+/* Whether a buffer is read in place by the CUDA backend (gpu: every metric
+ * runs there); counts the buffers of CUDA memory read in place and those
+ * copied (mapped for the CPU: a download). */
+static gboolean
+cuda_access (GstQmetric * self, GstBuffer * buf, gboolean gpu)
+{
+  GstQmetricCudaAccess a = gst_qmetric_cuda_buffer_access (buf,
+      self->cuda_ctx);
+
+  if (a == GST_QMETRIC_CUDA_IN_PLACE && gpu) {
+    self->cuda_in_place++;
+    return TRUE;
+  }
+  if (a != GST_QMETRIC_CUDA_HOST)
+    self->cuda_copied++;
+  if (a == GST_QMETRIC_CUDA_FOREIGN) {
+    if (!self->foreign_ctx_warned) {
+      self->foreign_ctx_warned = TRUE;
+      GST_ELEMENT_WARNING (self, STREAM, FAILED,
+          ("CUDA memory from another CUDA context, which this element's "
+              "context cannot access: frames are copied through system "
+              "memory (slower; share one context, e.g. the same "
+              "cuda-device-id upstream)"), (NULL));
+    }
+  }
+  return FALSE;
+}
+
 static GstFlowReturn
 compare_pair (GstQmetric * self, GstBuffer * rbuf, GstBuffer * dbuf,
     GstClockTime rt)
@@ -1078,13 +1112,13 @@ compare_pair (GstQmetric * self, GstBuffer * rbuf, GstBuffer * dbuf,
 
   /* CUDA memory is read in place only when every metric runs on the GPU
    * (mapping it for the CPU downloads it, and then the GPU metrics upload
-   * it again) */
+   * it again) and the memory belongs to a context ours can reach */
   gpu = qm_engine_backend (self->engine) == QM_BACKEND_CUDA &&
       !qm_engine_reads_host (self->engine);
-  if (!gst_qmetric_side_map (&p->ref, &self->ref_info, rbuf, gpu &&
-          gst_qmetric_cuda_is_device_buffer (rbuf)) ||
-      !gst_qmetric_side_map (&p->dist, &self->dist_info, dbuf, gpu &&
-          gst_qmetric_cuda_is_device_buffer (dbuf))) {
+  if (!gst_qmetric_side_map (&p->ref, &self->ref_info, rbuf,
+          cuda_access (self, rbuf, gpu)) ||
+      !gst_qmetric_side_map (&p->dist, &self->dist_info, dbuf,
+          cuda_access (self, dbuf, gpu))) {
     /* e.g. a truncated buffer: report it, keep the stream going */
     GST_ELEMENT_WARNING (self, STREAM, FORMAT,
         ("Frame at running time %" GST_TIME_FORMAT " is smaller than its "
@@ -1345,6 +1379,8 @@ gst_qmetric_start (GstAggregator * agg)
   self->have_ref_info = self->have_dist_info = FALSE;
   self->n_pairs = self->n_scored = 0;
   self->unmatched_ref = self->unmatched_dist = self->unreadable = 0;
+  self->cuda_in_place = self->cuda_copied = 0;
+  self->foreign_ctx_warned = FALSE;
   self->no_timestamps_warned = FALSE;
   self->finished = FALSE;
   self->t_start = g_get_monotonic_time ();

@@ -55,11 +55,44 @@ gst_qmetric_cuda_handle (GstObject * cuda_ctx)
       NULL;
 }
 
-gboolean
-gst_qmetric_cuda_is_device_buffer (GstBuffer * buffer)
+GstQmetricCudaAccess
+gst_qmetric_cuda_buffer_access (GstBuffer * buffer, GstObject * cuda_ctx)
 {
-  return gst_buffer_n_memory (buffer) > 0 &&
-      gst_is_cuda_memory (gst_buffer_peek_memory (buffer, 0));
+  guint i, n = gst_buffer_n_memory (buffer);
+  gboolean reachable = cuda_ctx != NULL;
+
+  if (n == 0 || !gst_is_cuda_memory (gst_buffer_peek_memory (buffer, 0)))
+    return GST_QMETRIC_CUDA_HOST;
+  /* Device pointers of another context are only valid in ours when the two
+   * are the same or peers (GstCudaContext enables peer access between the
+   * contexts it creates where the hardware allows it). */
+  for (i = 0; i < n && reachable; i++) {
+    GstMemory *mem = gst_buffer_peek_memory (buffer, i);
+    GstCudaContext *theirs;
+    if (!gst_is_cuda_memory (mem))
+      return GST_QMETRIC_CUDA_FOREIGN;
+    theirs = GST_CUDA_MEMORY_CAST (mem)->context;
+    reachable = theirs == (GstCudaContext *) cuda_ctx ||
+        gst_cuda_context_can_access_peer ((GstCudaContext *) cuda_ctx, theirs);
+  }
+  return reachable ? GST_QMETRIC_CUDA_IN_PLACE : GST_QMETRIC_CUDA_FOREIGN;
+}
+
+void
+gst_qmetric_cuda_buffer_sync (GstBuffer * buffer)
+{
+#if GST_CHECK_VERSION(1, 24, 0)
+  guint i, n = gst_buffer_n_memory (buffer);
+
+  /* a host wait on the producer's stream, only where the memory says work
+   * is pending (GST_CUDA_MEMORY_TRANSFER_NEED_SYNC); decoders usually finish
+   * their copy-out before pushing, so this is rarely a real wait */
+  for (i = 0; i < n; i++) {
+    GstMemory *mem = gst_buffer_peek_memory (buffer, i);
+    if (gst_is_cuda_memory (mem))
+      gst_cuda_memory_sync (GST_CUDA_MEMORY_CAST (mem));
+  }
+#endif
 }
 
 GstMapFlags

@@ -28,10 +28,26 @@ gboolean gst_qmetric_cuda_ensure (GstElement * element, gint device_id,
 /* CUcontext of a GstCudaContext. */
 gpointer gst_qmetric_cuda_handle (GstObject * cuda_ctx);
 
-/* Whether the buffer's memory is CUDA memory (map it with
- * gst_qmetric_cuda_map_flags() to get device pointers). */
-gboolean gst_qmetric_cuda_is_device_buffer (GstBuffer * buffer);
+/* How the CUDA backend can read a buffer. */
+typedef enum
+{
+  GST_QMETRIC_CUDA_HOST = 0,    /* system memory: mapped for the CPU */
+  GST_QMETRIC_CUDA_IN_PLACE,    /* CUDA memory of our context, or of one our
+                                 * context can access as a peer: read in place
+                                 * (map with gst_qmetric_cuda_map_flags()) */
+  GST_QMETRIC_CUDA_FOREIGN,     /* CUDA memory of a context we cannot reach:
+                                 * mapped for the CPU (a download), then
+                                 * uploaded again by our own path */
+} GstQmetricCudaAccess;
+
+GstQmetricCudaAccess gst_qmetric_cuda_buffer_access (GstBuffer * buffer,
+    GstObject * cuda_ctx);
 GstMapFlags gst_qmetric_cuda_map_flags (void);
+/* Before kernels read a buffer mapped in place: wait until its producer's
+ * work on it is done.  GStreamer 1.24 and later attach a CUDA stream to the
+ * memory and leave that wait to the consumer; 1.22's producers synchronise
+ * before they push, and there it does nothing. */
+void gst_qmetric_cuda_buffer_sync (GstBuffer * buffer);
 
 G_END_DECLS
 

@@ -43,10 +43,15 @@ gst_qmetric_cuda_handle (GstObject * cuda_ctx)
   return NULL;
 }
 
-gboolean
-gst_qmetric_cuda_is_device_buffer (GstBuffer * buffer)
+GstQmetricCudaAccess
+gst_qmetric_cuda_buffer_access (GstBuffer * buffer, GstObject * cuda_ctx)
 {
-  return FALSE;
+  return GST_QMETRIC_CUDA_HOST;
+}
+
+void
+gst_qmetric_cuda_buffer_sync (GstBuffer * buffer)
+{
 }
 
 GstMapFlags

@@ -100,6 +100,7 @@ map_device (GstQmetricSide * side, const GstQmetricFormat * f,
           GST_MAP_READ | gst_qmetric_cuda_map_flags ()))
     return FALSE;
   side->mapped = TRUE;
+  gst_qmetric_cuda_buffer_sync (buffer);
   p->flags = QM_PICTURE_DEVICE;
   p->shift = f->shift;
   p->data[0] = GST_VIDEO_FRAME_PLANE_DATA (&side->frame, 0);
