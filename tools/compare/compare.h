@@ -22,6 +22,8 @@
 
 #include <glib-unix.h>
 #include <glib/gstdio.h>
+#include <sys/stat.h>
+#include <fcntl.h>
 #include <gst/gst.h>
 #include <gst/pbutils/pbutils.h>
 #include <gst/video/video.h>
@@ -39,14 +41,28 @@
 enum { REF = 0, DIST = 1 };
 static const char *const qmc_side_name[2] = { "reference", "distorted" };
 
+/* --fail-below FEATURE[.STAT]=VALUE */
 typedef struct {
     char *feature;
+    char *stat;                /* the summary's field: mean, min, max, harmonic-mean, p1, p5 */
     double value;
 } Threshold;
 
+/* A file written while the comparison runs goes to a temporary file first
+ * and reaches its destination only when everything succeeded (output.c). */
+typedef struct {
+    const char *what;          /* the option, for messages: "--output" */
+    char *dest;                /* as given; "-" is standard output */
+    char *tmp;                 /* written there while running */
+    gboolean copy;             /* copied to dest at the end (stdout, devices, links) instead of renamed */
+} Output;
+
+typedef enum { SUMMARY_TEXT, SUMMARY_JSON } SummaryKind;
+
 typedef struct {
     char *input[2];
-    GString *metrics;          /* --metrics and --feature, comma-separated */
+    GString *metrics;          /* --metrics, comma-separated */
+    GString *features;         /* --feature: added to --metrics or to the VMAF model */
     GString *models;           /* --model, comma-separated */
     gboolean enable_transform, disable_clip;
     char *backend;
@@ -65,11 +81,13 @@ typedef struct {
     gboolean pair_by_time;
     gboolean shortest;
     guint64 max_frames;        /* 0: all */
+    guint64 skip[2];           /* --frame_skip_ref, --frame_skip_dist: leading frames left out */
     /* results */
     char *plot;
     char *plot_metrics;
     GArray *thresholds;        /* Threshold */
     gboolean quiet;
+    SummaryKind summary;
 } Options;
 
 typedef struct App App;
@@ -87,7 +105,11 @@ typedef struct {
     GstCaps *caps;             /* decoded caps, once known */
     gboolean linked;
     /* streaming thread */
-    guint64 frames;            /* decoded frames seen */
+    guint64 skipped;           /* leading frames left out (--frame_skip_*) */
+    guint64 frames;            /* decoded frames seen after those */
+    GstClockTime last_pts;     /* index pairing: the previous frame's own timestamp */
+    GstClockTime dur;          /* its frame duration from the caps, for the gap check */
+    gboolean gap_warned;
     guint64 passed;            /* frames sent to qmetric */
     gint eos;                  /* atomic: read by the other stream's thread */
     char *missing;             /* a missing decoder, from the missing-plugin message */
@@ -114,6 +136,9 @@ struct App {
     gboolean interrupted;
     int exit_code;
     char *error;
+    gboolean no_output;        /* a usage error found while running: write nothing */
+    Output log, plot;
+    FILE *table;               /* where the human summary goes; NULL: nowhere */
     /* per-frame results, main thread only */
     GArray *x;                 /* double: frame index of each scored frame */
     GPtrArray *cols;           /* Column: the features we keep (plot, progress, thresholds) */
@@ -145,6 +170,12 @@ void qmc_parse_options(Options *o, int argc, char **argv);
 /* "a,b" + "c" -> "a,b,c" */
 void qmc_append_list(GString *s, const char *items);
 
+/* output.c */
+void qmc_output_prepare(Output *out, const char *what, const char *dest);
+gboolean qmc_output_commit(Output *out, char **err);
+void qmc_output_discard(Output *out);
+gboolean qmc_output_is_stdout(const Output *out);
+
 /* inputs.c */
 gsize qmc_raw_layout(GstVideoFormat fmt, int w, int h, int *strides, int *offsets,
                      int *n_planes);
@@ -158,7 +189,21 @@ void qmc_build_pipeline(App *app);
 /* report.c */
 void qmc_on_scores(App *app, const GstStructure *st);
 double qmc_mean_of(App *app, const char *feature);
-void qmc_print_summary(App *app);
+void qmc_print_summary(App *app, FILE *f);
 void qmc_write_plot(App *app);
+void qmc_check_gates(App *app, int *code);
+double qmc_gate_value(App *app, const Threshold *t);
+/* One pooled value of a feature from the summary message; NAN if absent. */
+double qmc_pooled(const GstStructure *summary, const char *feature, const char *method);
+
+/* summary.c: the summary as JSON (--summary json) */
+void qmc_print_summary_json(App *app, FILE *f, int exit_status);
+/* The summary's field for a statistic as users write it (libvmaf's
+ * harmonic_mean, our harmonic-mean), or NULL. */
+const char *qmc_stat_field(const char *name);
+/* libvmaf's spelling of a summary field (harmonic-mean -> harmonic_mean) */
+const char *qmc_stat_name(const char *field);
+/* A string as a JSON string literal, quotes included. */
+void qmc_json_string(FILE *f, const char *s);
 
 #endif

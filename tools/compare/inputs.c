@@ -14,14 +14,35 @@ static gboolean is_raw_name(const char *s)
 
 /* Bytes of one tightly packed frame and the plane layout of raw files as
  * libvmaf and FFmpeg write them (GStreamer's own default pads rows to 4
- * bytes, which differs for odd widths). */
+ * bytes, which differs for odd widths).  Formats whose samples are not
+ * whole bytes apart (v210 packs six pixels into 16 bytes, its rows into
+ * 128-byte blocks) have no bytes-per-pixel: their layout is GStreamer's,
+ * which for v210 is the one its specification and FFmpeg use.  0: no
+ * layout (tiled or unknown formats), which the callers report. */
 gsize qmc_raw_layout(GstVideoFormat fmt, int w, int h, int *strides, int *offsets,
-                        int *n_planes)
+                     int *n_planes)
 {
     const GstVideoFormatInfo *fi = gst_video_format_get_info(fmt);
     gsize off = 0;
     guint p, c;
 
+    *n_planes = 0;
+    if (!fi || fmt == GST_VIDEO_FORMAT_UNKNOWN || fmt == GST_VIDEO_FORMAT_ENCODED ||
+        GST_VIDEO_FORMAT_INFO_IS_TILED(fi))
+        return 0;
+    for (c = 0; c < GST_VIDEO_FORMAT_INFO_N_COMPONENTS(fi); c++) {
+        if (GST_VIDEO_FORMAT_INFO_PSTRIDE(fi, c) <= 0) {
+            GstVideoInfo vi;
+            if (!gst_video_info_set_format(&vi, fmt, w, h))
+                return 0;
+            *n_planes = GST_VIDEO_INFO_N_PLANES(&vi);
+            for (p = 0; p < (guint)*n_planes; p++) {
+                strides[p] = GST_VIDEO_INFO_PLANE_STRIDE(&vi, p);
+                offsets[p] = (int)GST_VIDEO_INFO_PLANE_OFFSET(&vi, p);
+            }
+            return GST_VIDEO_INFO_SIZE(&vi);
+        }
+    }
     *n_planes = GST_VIDEO_FORMAT_INFO_N_PLANES(fi);
     for (p = 0; p < (guint)*n_planes; p++) {
         for (c = 0; c < GST_VIDEO_FORMAT_INFO_N_COMPONENTS(fi); c++)
@@ -82,18 +103,26 @@ void qmc_check_input(App *app, Side *s, const char *arg)
         gsize fsize;
         if (app->o.width <= 0)
             qmc_input_error("%s: raw video needs its geometry: --size WxH (and --format, "
-                        "default I420)", arg);
+                            "default I420)", arg);
         fsize = qmc_raw_layout(fmt, app->o.width, app->o.height, strides, offsets, &np);
+        if (!fsize)
+            qmc_input_error("%s: %s frames have no fixed layout in a raw file; give a planar "
+                            "or packed format (I420, Y42B, UYVY, v210, ...)", arg,
+                            app->o.raw_format);
         if (g_stat(path, &st) != 0)
             qmc_input_error("%s: %s", arg, g_strerror(errno));
         if (st.st_size == 0)
             qmc_input_error("%s: empty file", arg);
         if ((gsize)st.st_size % fsize)
             qmc_input_error("%s: %lld bytes is not a whole number of %dx%d %s frames (%zu "
-                        "bytes each): check --size and --format", arg,
-                        (long long)st.st_size, app->o.width, app->o.height,
-                        app->o.raw_format, fsize);
+                            "bytes each): check --size and --format", arg,
+                            (long long)st.st_size, app->o.width, app->o.height,
+                            app->o.raw_format, fsize);
         s->raw_frames = (guint64)st.st_size / fsize;
+        if (app->o.skip[s->id] >= s->raw_frames)
+            qmc_input_error("%s: --frame_skip_%s %" G_GUINT64_FORMAT " leaves no frame: it has "
+                            "%" G_GUINT64_FORMAT, arg, s->id == REF ? "ref" : "dist",
+                            app->o.skip[s->id], s->raw_frames);
     }
     g_free(path);
 }

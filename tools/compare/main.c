@@ -142,21 +142,21 @@ static void on_error(App *app, GstMessage *msg)
     gst_message_parse_error(msg, &err, &dbg);
     if (s && s->missing_video) {
         qmc_fail(app, EXIT_USAGE, "%s: no decoder for this format (%s); install the "
-             "GStreamer plugin that provides it", s->display, s->missing_video);
+                 "GStreamer plugin that provides it", s->display, s->missing_video);
     } else if (s && (g_error_matches(err, GST_STREAM_ERROR, GST_STREAM_ERROR_TYPE_NOT_FOUND) ||
                      g_error_matches(err, GST_STREAM_ERROR, GST_STREAM_ERROR_WRONG_TYPE))) {
         qmc_fail(app, EXIT_USAGE, "%s: not a video format GStreamer recognises (the %s)",
-             s->display, qmc_side_name[s->id]);
+                 s->display, qmc_side_name[s->id]);
     } else if (s && !s->linked &&
                (g_error_matches(err, GST_STREAM_ERROR, GST_STREAM_ERROR_CODEC_NOT_FOUND) ||
                 g_error_matches(err, GST_CORE_ERROR, GST_CORE_ERROR_MISSING_PLUGIN))) {
         /* decodebin found streams, none of them video it can decode */
         if (s->missing)
             qmc_fail(app, EXIT_USAGE, "%s: no video stream found (it holds %s)", s->display,
-                 s->missing);
+                     s->missing);
         else
             qmc_fail(app, EXIT_USAGE, "%s: no video stream found (the %s)", s->display,
-                 qmc_side_name[s->id]);
+                     qmc_side_name[s->id]);
     } else if (s) {
         qmc_fail(app, EXIT_USAGE, "%s: %s", s->display, err->message);
     } else if (GST_MESSAGE_SRC(msg) == GST_OBJECT(app->qm)) {
@@ -193,6 +193,10 @@ static gboolean on_bus(GstBus *bus, GstMessage *msg, gpointer data)
         const GstStructure *st = gst_message_get_structure(msg);
         if (gst_structure_has_name(st, "qmc-error")) {
             qmc_fail(app, EXIT_USAGE, "%s", gst_structure_get_string(st, "message"));
+        } else if (gst_structure_has_name(st, "qmc-warning")) {
+            qmc_clear_progress(app);
+            fprintf(stderr, "qmetric-compare: warning: %s\n",
+                    gst_structure_get_string(st, "message"));
         } else if (gst_structure_has_name(st, "qmc-eos")) {
             maybe_done(app);
         }
@@ -244,6 +248,28 @@ static gboolean on_sigint(gpointer data)
     return G_SOURCE_CONTINUE;
 }
 
+/* The log and the chart reach their destinations, or are removed when the
+ * run failed before its summary (nothing partial is left behind). */
+static void write_outputs(App *app)
+{
+    Output *outs[] = { &app->log, &app->plot };
+    gboolean keep = app->summary && !app->no_output;
+
+    for (guint i = 0; i < G_N_ELEMENTS(outs); i++) {
+        char *err = NULL;
+        if (!outs[i]->tmp)
+            continue;
+        if (!keep || (outs[i] == &app->plot && !app->x->len)) {
+            qmc_output_discard(outs[i]);
+        } else if (!qmc_output_commit(outs[i], &err)) {
+            if (app->error) /* the first error is the exit status; say this one too */
+                fprintf(stderr, "qmetric-compare: %s\n", err);
+            qmc_fail(app, EXIT_USAGE, "%s", err);
+            g_free(err);
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     App app_s;
@@ -261,21 +287,33 @@ int main(int argc, char **argv)
     for (int i = 0; i < 2; i++) {
         app->side[i].app = app;
         app->side[i].id = i;
+        app->side[i].last_pts = GST_CLOCK_TIME_NONE;
+        app->side[i].dur = GST_CLOCK_TIME_NONE;
     }
     qmc_check_input(app, &app->side[REF], app->o.input[REF]);
     qmc_check_input(app, &app->side[DIST], app->o.input[DIST]);
     if (app->side[REF].raw && app->side[DIST].raw && !app->o.shortest && !app->o.max_frames &&
-        app->side[REF].raw_frames != app->side[DIST].raw_frames)
+        !app->o.pair_by_time &&
+        app->side[REF].raw_frames - app->o.skip[REF] !=
+        app->side[DIST].raw_frames - app->o.skip[DIST]) {
+        guint64 r = app->side[REF].raw_frames - app->o.skip[REF];
+        guint64 d = app->side[DIST].raw_frames - app->o.skip[DIST];
         qmc_input_error("frame counts differ: reference has %" G_GUINT64_FORMAT
-                    " frames, distorted %" G_GUINT64_FORMAT " (--shortest compares the "
-                    "first %" G_GUINT64_FORMAT ")", app->side[REF].raw_frames,
-                    app->side[DIST].raw_frames,
-                    MIN(app->side[REF].raw_frames, app->side[DIST].raw_frames));
+                        " frames, distorted %" G_GUINT64_FORMAT "%s (--shortest compares the "
+                        "first %" G_GUINT64_FORMAT ")", r, d,
+                        app->o.skip[REF] || app->o.skip[DIST] ? " after the skipped ones" : "",
+                        MIN(r, d));
+    }
     if (!qmc_find_qmetric()) {
         fprintf(stderr, "qmetric-compare: the qmetric GStreamer element was not found: "
                 "build it (ninja -C build) or set GST_PLUGIN_PATH to its directory\n");
         return EXIT_USAGE;
     }
+    /* a destination that cannot be written is named before anything runs */
+    if (app->o.output)
+        qmc_output_prepare(&app->log, "--output", app->o.output);
+    if (app->o.plot)
+        qmc_output_prepare(&app->plot, "--plot", app->o.plot);
     qmc_build_pipeline(app);
 
     app->loop = g_main_loop_new(NULL, FALSE);
@@ -300,42 +338,49 @@ int main(int argc, char **argv)
 
     if (!app->error && !app->summary)
         qmc_fail(app, EXIT_USAGE, "no frames were compared");
-    if (app->summary) {
+    /* the human table goes to stderr when stdout carries what a script reads */
+    if (!app->o.quiet)
+        app->table = app->o.summary == SUMMARY_JSON || qmc_output_is_stdout(&app->log) ||
+                     qmc_output_is_stdout(&app->plot) ? stderr : stdout;
+    if (app->summary && !app->no_output) {
         guint64 frames = 0;
         gst_structure_get_uint64(app->summary, "frames", &frames);
         if (!frames && !app->error)
             qmc_fail(app, EXIT_USAGE, "no frames were compared (empty input?)");
-        if (!app->error || frames)
-            qmc_print_summary(app);
+        if ((!app->error || frames) && app->table)
+            qmc_print_summary(app, app->table);
         if (app->o.plot && frames)
             qmc_write_plot(app);
     }
-    /* the inputs' lengths differ: report both counts */
+    /* the inputs' lengths differ: report both counts (by time, the counts
+     * may differ: the unmatched frames are in the summary) */
     if (!app->error && !app->interrupted && !app->o.shortest && !app->o.max_frames &&
-        app->side[REF].frames != app->side[DIST].frames)
+        !app->o.pair_by_time && app->side[REF].frames != app->side[DIST].frames)
         qmc_fail(app, EXIT_USAGE, "frame counts differ: reference has %" G_GUINT64_FORMAT
-             " frames, distorted %" G_GUINT64_FORMAT " (scores above cover the first %"
-             G_GUINT64_FORMAT "; --shortest accepts this)", app->side[REF].frames,
-             app->side[DIST].frames, MIN(app->side[REF].frames, app->side[DIST].frames));
+                 " frames, distorted %" G_GUINT64_FORMAT " (scores above cover the first %"
+                 G_GUINT64_FORMAT "; --shortest accepts this)", app->side[REF].frames,
+                 app->side[DIST].frames, MIN(app->side[REF].frames, app->side[DIST].frames));
+    write_outputs(app);
 
     if (app->error) {
-        fprintf(stderr, "qmetric-compare: %s\n", app->error);
         code = app->exit_code;
     } else {
-        for (guint i = 0; i < app->o.thresholds->len; i++) {
-            Threshold *t = &g_array_index(app->o.thresholds, Threshold, i);
-            double m = qmc_mean_of(app, t->feature);
-            if (!(m >= t->value)) {
-                fprintf(stderr, "qmetric-compare: %s mean %.6f is below %g (--fail-below)\n",
-                        t->feature, m, t->value);
-                code = EXIT_FAIL_BELOW;
-            } else if (!app->o.quiet) {
-                fprintf(stderr, "qmetric-compare: %s mean %.6f >= %g: ok\n", t->feature, m,
-                        t->value);
-            }
-        }
+        qmc_check_gates(app, &code);
         if (app->interrupted)
             code = EXIT_INTERRUPTED;
+    }
+    if (app->o.summary == SUMMARY_JSON && app->summary && !app->no_output)
+        qmc_print_summary_json(app, stdout, code);
+    if (app->error)
+        fprintf(stderr, "qmetric-compare: %s\n", app->error);
+    /* a summary nobody received is a failure too (stdout on a full disk) */
+    if (fflush(stdout) != 0) {
+        fprintf(stderr, "qmetric-compare: standard output cannot be written: %s\n",
+                g_strerror(errno));
+        code = EXIT_USAGE;
+    } else if (ferror(stdout)) {
+        fprintf(stderr, "qmetric-compare: standard output cannot be written\n");
+        code = EXIT_USAGE;
     }
     gst_object_unref(app->pipeline);
     return code;

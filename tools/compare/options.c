@@ -41,14 +41,16 @@ static void usage(FILE *f)
 "  --metrics LIST          comma-separated: vmaf, psnr, float_ssim, float_ms_ssim,\n"
 "                          psnr_hvs, ciede, cambi, ..., or all\n"
 "                          (default: vmaf,psnr,float_ssim)\n"
-"  --feature NAME          add one metric (libvmaf's --feature; repeatable)\n"
+"  --feature NAME          add a metric to --metrics, or to the VMAF model when\n"
+"                          --metrics is not given (libvmaf's --feature;\n"
+"                          repeatable); NAME=opt=val options are refused\n"
 "  -m, --model MODEL       VMAF model: vmaf_v0.6.1, vmaf_4k_v0.6.1, vmaf_v0.6.1neg\n"
 "                          or a JSON path; repeatable or comma-separated;\n"
 "                          libvmaf's version=/path=/enable_transform/disable_clip\n"
 "                          keys are accepted\n"
 "  --enable-transform      apply the model's score transform\n"
 "  --disable-clip          do not clip VMAF to the model's range\n"
-"  --subsample N           score every Nth frame only\n"
+"  --subsample N           score every Nth frame only (libvmaf --subsample)\n"
 "  --threads N             CPU threads (default: one per core)\n"
 "  --backend auto|cpu|cuda where the metrics run (default auto)\n"
 "  --cuda-device-id N      CUDA device (default: any)\n"
@@ -62,27 +64,38 @@ static void usage(FILE *f)
 "  --fps N[/D]             raw input frame rate (default 25)\n"
 "  --scale[=METHOD]        scale the distorted video to the reference size\n"
 "                          (METHOD: bilinear, catrom, lanczos, ...; default catrom)\n"
-"  --pair-by index|time    pair the Nth frames (default, as libvmaf) or frames\n"
-"                          with the same timestamp\n"
+"  --pair-by index|time    pair the Nth frames (default, as libvmaf; warns when\n"
+"                          the frame rates differ or timestamps jump) or by\n"
+"                          running time, nearest frames, as the element does\n"
 "  --shortest              when frame counts differ, compare the common frames\n"
 "                          instead of failing\n"
-"  --frames N              compare the first N frames only (libvmaf --frame_cnt)\n"
+"  --frames N, --frame_cnt N\n"
+"                          compare the first N frames only\n"
+"  --frame_skip_ref N, --frame_skip_dist N\n"
+"                          leave out the first N frames of the reference or\n"
+"                          the distorted input (as libvmaf; index pairing)\n"
 "\n"
 "Results\n"
-"  -o, --output FILE       per-frame log (libvmaf layout)\n"
+"  -o, --output FILE       per-frame log (libvmaf layout); - for stdout\n"
 "  --format json|xml|csv   its format (default: from the extension, else json);\n"
 "                          also --json, --xml, --csv\n"
 "  --pool LIST             pooled values: min,max,mean,harmonic_mean,p1,p5\n"
-"  --plot FILE.svg         chart of the per-frame scores\n"
+"  --plot FILE.svg         chart of the per-frame scores; - for stdout\n"
 "  --plot-metrics LIST     features (or metrics) to chart (default: vmaf, else\n"
 "                          the first feature)\n"
-"  --fail-below FEATURE=VALUE\n"
-"                          exit 1 if FEATURE's mean is below VALUE (repeatable)\n"
-"  -q, --quiet             no progress line\n"
+"  --fail-below FEATURE[.STAT]=VALUE\n"
+"                          exit 1 if FEATURE's pooled STAT (mean, min, max,\n"
+"                          harmonic_mean, p1, p5; default mean) is below VALUE,\n"
+"                          e.g. vmaf=93, vmaf.p5=80, psnr_y.min=30 (repeatable)\n"
+"  --summary text|json     the summary as a table (default) or as JSON on\n"
+"                          stdout (the table then goes to stderr)\n"
+"  -q, --quiet             no progress line, no table, no \"ok\" lines\n"
 "  -v, --version           print the version\n"
 "  --help                  this text\n"
 "\n"
-"Exit status: 0 ok, 1 a --fail-below threshold failed, 2 usage or input error.\n",
+"Files are written when the comparison succeeded, never in part.\n"
+"Exit status: 0 ok, 1 a --fail-below threshold failed, 2 usage, input or\n"
+"output error, 130 interrupted.\n",
         f);
 }
 
@@ -150,7 +163,7 @@ static void add_model(Options *o, const char *arg)
                     "is reported as \"vmaf\", several by their model names\n", val);
         else
             qmc_usage_error("--model: unknown key '%s' (expected version=, path=, "
-                        "enable_transform, disable_clip)", key);
+                            "enable_transform, disable_clip)", key);
     }
     if (!model)
         qmc_usage_error("--model '%s' names no model (version=... or path=...)", arg);
@@ -170,13 +183,56 @@ static void parse_size(const char *s, int *w, int *h)
         qmc_usage_error("--size: '%s' is not WIDTHxHEIGHT (e.g. 1920x1080)", s);
 }
 
+/* libvmaf's --feature NAME adds to the model's features.  Its
+ * "NAME=opt=val:opt2=val" options would change the scores; the qmetric
+ * element has no way to take them, so they are refused, never dropped. */
+static void add_feature(Options *o, const char *arg)
+{
+    size_t n = strcspn(arg, "=:");
+    if (!n)
+        qmc_usage_error("--feature: '%s' names no feature", arg);
+    if (arg[n])
+        qmc_usage_error("--feature %s: feature options ('%s') are not supported by the qmetric "
+                        "element; give the name alone for libvmaf's defaults", arg, arg + n + 1);
+    qmc_append_list(o->features, arg);
+}
+
+/* FEATURE[.STAT]=VALUE.  Feature names have dots of their own
+ * (vmaf_v0.6.1neg), so STAT is what follows the last dot when it is a
+ * statistic's name; otherwise the gate is on the mean. */
+static void add_threshold(Options *o, const char *arg)
+{
+    const char *eq = strrchr(arg, '=');
+    Threshold t = { 0 };
+    char *end, *name, *dot;
+
+    if (!eq || eq == arg)
+        qmc_usage_error("--fail-below: '%s' is not FEATURE[.STAT]=VALUE (e.g. vmaf=93, "
+                        "vmaf.p5=80)", arg);
+    t.value = g_ascii_strtod(eq + 1, &end);
+    if (end == eq + 1 || *end || !isfinite(t.value))
+        qmc_usage_error("--fail-below: '%s' is not a number", eq + 1);
+    name = g_strndup(arg, eq - arg);
+    dot = strrchr(name, '.');
+    if (dot && qmc_stat_field(dot + 1)) {
+        t.stat = g_strdup(qmc_stat_field(dot + 1));
+        *dot = '\0';
+    } else {
+        t.stat = g_strdup("mean");
+    }
+    if (!*name)
+        qmc_usage_error("--fail-below: '%s' names no feature", arg);
+    t.feature = name;
+    g_array_append_val(o->thresholds, t);
+}
+
 void qmc_parse_options(Options *o, int argc, char **argv)
 {
     enum {
         O_METRICS = 256, O_FEATURE, O_TRANSFORM, O_NOCLIP, O_SUBSAMPLE, O_THREADS,
         O_BACKEND, O_CUDA, O_SIZE, O_WIDTH, O_HEIGHT, O_FORMAT, O_FPS, O_SCALE,
         O_PAIR, O_SHORTEST, O_FRAMES, O_JSON, O_XML, O_CSV, O_POOL, O_PLOT,
-        O_PLOT_METRICS, O_FAIL, O_HELP,
+        O_PLOT_METRICS, O_FAIL, O_HELP, O_SKIP_REF, O_SKIP_DIST, O_SUMMARY,
     };
     static const struct option opts[] = {
         { "reference", required_argument, NULL, 'r' },
@@ -206,6 +262,11 @@ void qmc_parse_options(Options *o, int argc, char **argv)
         { "shortest", no_argument, NULL, O_SHORTEST },
         { "frames", required_argument, NULL, O_FRAMES },
         { "frame_cnt", required_argument, NULL, O_FRAMES },
+        { "frame_skip_ref", required_argument, NULL, O_SKIP_REF },
+        { "frame-skip-ref", required_argument, NULL, O_SKIP_REF },
+        { "frame_skip_dist", required_argument, NULL, O_SKIP_DIST },
+        { "frame-skip-dist", required_argument, NULL, O_SKIP_DIST },
+        { "summary", required_argument, NULL, O_SUMMARY },
         { "output", required_argument, NULL, 'o' },
         { "json", no_argument, NULL, O_JSON },
         { "xml", no_argument, NULL, O_XML },
@@ -223,6 +284,7 @@ void qmc_parse_options(Options *o, int argc, char **argv)
 
     memset(o, 0, sizeof(*o));
     o->metrics = g_string_new(NULL);
+    o->features = g_string_new(NULL);
     o->models = g_string_new(NULL);
     o->cuda_device_id = -1;
     o->fps_n = 25;
@@ -235,7 +297,7 @@ void qmc_parse_options(Options *o, int argc, char **argv)
         case 1: /* a positional argument, in order */
             if (n_pos >= 2)
                 qmc_usage_error("unexpected argument '%s': give REFERENCE and DISTORTED only",
-                            optarg);
+                                optarg);
             if (o->input[n_pos])
                 n_pos++;
             if (n_pos >= 2)
@@ -245,14 +307,7 @@ void qmc_parse_options(Options *o, int argc, char **argv)
         case 'r': g_free(o->input[REF]); o->input[REF] = g_strdup(optarg); break;
         case 'd': g_free(o->input[DIST]); o->input[DIST] = g_strdup(optarg); break;
         case O_METRICS: qmc_append_list(o->metrics, optarg); break;
-        case O_FEATURE:
-            /* libvmaf's "name=opt=val:..." options are not ours; take the name */
-            {
-                char *name = g_strndup(optarg, strcspn(optarg, "=:"));
-                qmc_append_list(o->metrics, name);
-                g_free(name);
-            }
-            break;
+        case O_FEATURE: add_feature(o, optarg); break;
         case 'm': add_model(o, optarg); break;
         case O_TRANSFORM: o->enable_transform = TRUE; break;
         case O_NOCLIP: o->disable_clip = TRUE; break;
@@ -276,8 +331,8 @@ void qmc_parse_options(Options *o, int argc, char **argv)
             } else {
                 if (gst_video_format_from_string(optarg) == GST_VIDEO_FORMAT_UNKNOWN)
                     qmc_usage_error("--format: '%s' is neither a log format (json, xml, csv) "
-                                "nor a GStreamer pixel format (I420, NV12, I420_10LE, ...)",
-                                optarg);
+                                    "nor a GStreamer pixel format (I420, NV12, I420_10LE, ...)",
+                                    optarg);
                 g_free(o->raw_format);
                 o->raw_format = g_strdup(optarg);
             }
@@ -305,6 +360,20 @@ void qmc_parse_options(Options *o, int argc, char **argv)
             break;
         case O_SHORTEST: o->shortest = TRUE; break;
         case O_FRAMES: o->max_frames = (guint64)parse_int("--frames", optarg, 1, G_MAXINT); break;
+        case O_SKIP_REF:
+            o->skip[REF] = (guint64)parse_int("--frame_skip_ref", optarg, 0, G_MAXINT);
+            break;
+        case O_SKIP_DIST:
+            o->skip[DIST] = (guint64)parse_int("--frame_skip_dist", optarg, 0, G_MAXINT);
+            break;
+        case O_SUMMARY:
+            if (!strcmp(optarg, "json"))
+                o->summary = SUMMARY_JSON;
+            else if (!strcmp(optarg, "text"))
+                o->summary = SUMMARY_TEXT;
+            else
+                qmc_usage_error("--summary: '%s' is not text or json", optarg);
+            break;
         case 'o': g_free(o->output); o->output = g_strdup(optarg); break;
         case O_JSON: g_free(o->log_format); o->log_format = g_strdup("json"); break;
         case O_XML: g_free(o->log_format); o->log_format = g_strdup("xml"); break;
@@ -312,19 +381,7 @@ void qmc_parse_options(Options *o, int argc, char **argv)
         case O_POOL: g_free(o->pool); o->pool = g_strdup(optarg); break;
         case O_PLOT: g_free(o->plot); o->plot = g_strdup(optarg); break;
         case O_PLOT_METRICS: g_free(o->plot_metrics); o->plot_metrics = g_strdup(optarg); break;
-        case O_FAIL: {
-            const char *eq = strchr(optarg, '=');
-            Threshold t;
-            char *end;
-            if (!eq || eq == optarg)
-                qmc_usage_error("--fail-below: '%s' is not FEATURE=VALUE (e.g. vmaf=90)", optarg);
-            t.value = g_ascii_strtod(eq + 1, &end);
-            if (end == eq + 1 || *end || !isfinite(t.value))
-                qmc_usage_error("--fail-below: '%s' is not a number", eq + 1);
-            t.feature = g_strndup(optarg, eq - optarg);
-            g_array_append_val(o->thresholds, t);
-            break;
-        }
+        case O_FAIL: add_threshold(o, optarg); break;
         case 'q': o->quiet = TRUE; break;
         case 'v': printf("qmetric-compare %s (%s)\n", QM_VERSION,
                          gst_version_string());
@@ -369,11 +426,22 @@ void qmc_parse_options(Options *o, int argc, char **argv)
             f = pf == 444 ? "Y444_16LE" : pf == 400 ? "GRAY16_LE" : NULL;
         if (!f)
             qmc_usage_error("--pixel_format %d with --bitdepth %d has no planar GStreamer format",
-                        pf, bd);
+                            pf, bd);
         o->raw_format = g_strdup(f);
     }
     if (!o->raw_format)
         o->raw_format = g_strdup("I420");
+    if (o->pair_by_time && (o->skip[REF] || o->skip[DIST]))
+        qmc_usage_error("--frame_skip_ref/--frame_skip_dist apply to --pair-by index; with "
+                        "--pair-by time the timestamps decide which frames pair");
+    {
+        /* one thing on stdout, or scripts cannot read it */
+        int on_stdout = (o->output && !strcmp(o->output, "-")) +
+                        (o->plot && !strcmp(o->plot, "-")) + (o->summary == SUMMARY_JSON);
+        if (on_stdout > 1)
+            qmc_usage_error("only one of -o -, --plot - and --summary json can use standard "
+                            "output");
+    }
     if (o->pool) {
         /* libvmaf spells harmonic_mean with '_', GStreamer flags with '-' and '+' */
         char *p;

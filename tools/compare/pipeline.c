@@ -41,6 +41,21 @@ static GstVideoFormat compare_format(App *app, GstVideoFormat ref)
     return gst_video_format_from_string(f);
 }
 
+/* From a streaming thread: a warning for the main loop to print. */
+static void post_warning(App *app, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+static void post_warning(App *app, const char *fmt, ...)
+{
+    va_list ap;
+    char *msg;
+    va_start(ap, fmt);
+    msg = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    gst_element_post_message(app->pipeline,
+        gst_message_new_application(GST_OBJECT(app->pipeline),
+            gst_structure_new("qmc-warning", "message", G_TYPE_STRING, msg, NULL)));
+    g_free(msg);
+}
+
 /* Called with app->lock held once both decoded formats are known: choose the
  * comparison format and size, set the capsfilters, release both streams. */
 static gboolean configure(App *app)
@@ -56,8 +71,8 @@ static gboolean configure(App *app)
     }
     if ((ri.width != di.width || ri.height != di.height) && !app->o.scale) {
         qmc_post_error(app, "sizes differ: reference is %dx%d, distorted is %dx%d "
-                   "(add --scale to scale the distorted video to the reference size)",
-                   ri.width, ri.height, di.width, di.height);
+                       "(add --scale to scale the distorted video to the reference size)",
+                       ri.width, ri.height, di.width, di.height);
         return FALSE;
     }
     app->scaled = ri.width != di.width || ri.height != di.height;
@@ -90,8 +105,17 @@ static gboolean configure(App *app)
     /* index pairing gives both streams the reference's frame duration */
     app->frame_dur = ri.fps_n > 0 ? gst_util_uint64_scale_int(GST_SECOND, ri.fps_d, ri.fps_n)
                                   : GST_SECOND / 25;
+    app->side[REF].dur = ri.fps_n > 0 ? app->frame_dur : GST_CLOCK_TIME_NONE;
+    app->side[DIST].dur = di.fps_n > 0 ?
+        gst_util_uint64_scale_int(GST_SECOND, di.fps_d, di.fps_n) : GST_CLOCK_TIME_NONE;
+    if (!app->o.pair_by_time && ri.fps_n > 0 && di.fps_n > 0 &&
+        (gint64)ri.fps_n * di.fps_d != (gint64)di.fps_n * ri.fps_d)
+        post_warning(app, "frame rates differ: reference %.4g fps, distorted %.4g fps; "
+                     "--pair-by index pairs frame N with frame N whatever their times "
+                     "(--pair-by time pairs the nearest frames in time)",
+                     (double)ri.fps_n / ri.fps_d, (double)di.fps_n / di.fps_d);
     if (app->side[REF].raw)
-        app->total_frames = app->side[REF].raw_frames;
+        app->total_frames = app->side[REF].raw_frames - app->o.skip[REF];
     if (app->o.max_frames && (!app->total_frames || app->o.max_frames < app->total_frames))
         app->total_frames = app->o.max_frames;
     app->configured = TRUE;
@@ -136,8 +160,29 @@ static GstPadProbeReturn hold_probe(GstPad *pad, GstPadProbeInfo *info, gpointer
     return ret;
 }
 
-/* Between the capsfilter and the queue: counts frames, gives them index
- * timestamps, stops at --frames and notes the end of each stream. */
+/* Index pairing ignores the timestamps, so a frame that an encoder or a
+ * capture dropped shifts every later pair by one.  A jump of more than 1.5
+ * frame durations between two frames is the sign; say so once per input. */
+static void check_gap(App *app, Side *s, GstClockTime pts)
+{
+    GstClockTime last = s->last_pts;
+    if (!GST_CLOCK_TIME_IS_VALID(pts))
+        return;
+    s->last_pts = pts;
+    if (s->gap_warned || !GST_CLOCK_TIME_IS_VALID(last) || !GST_CLOCK_TIME_IS_VALID(s->dur) ||
+        pts <= last || (pts - last) * 2 <= s->dur * 3)
+        return;
+    s->gap_warned = TRUE;
+    post_warning(app, "%s: its timestamps jump by %.1f ms (%.2f frame durations) after frame "
+                 "%" G_GUINT64_FORMAT " (a dropped frame?); --pair-by index pairs frame N with "
+                 "frame N regardless, so the later pairs may be shifted (--pair-by time pairs "
+                 "by timestamp)", s->display, (double)(pts - last) / GST_MSECOND,
+                 (double)(pts - last) / s->dur, s->frames - 2);
+}
+
+/* Between the capsfilter and the queue: leaves out --frame_skip_* frames,
+ * counts frames, gives them index timestamps, stops at --frames and notes
+ * the end of each stream. */
 static GstPadProbeReturn flow_probe(GstPad *pad, GstPadProbeInfo *info, gpointer data)
 {
     Side *s = data;
@@ -146,6 +191,10 @@ static GstPadProbeReturn flow_probe(GstPad *pad, GstPadProbeInfo *info, gpointer
 
     if (GST_PAD_PROBE_INFO_TYPE(info) & GST_PAD_PROBE_TYPE_BUFFER) {
         GstBuffer *buf = GST_PAD_PROBE_INFO_BUFFER(info);
+        if (s->skipped < app->o.skip[s->id]) {
+            s->skipped++; /* --frame_skip_*: before counting, as libvmaf */
+            return GST_PAD_PROBE_DROP;
+        }
         if (app->o.max_frames && s->passed >= app->o.max_frames) {
             /* enough: end this stream here and stop its decoder */
             if (!s->eos)
@@ -155,7 +204,10 @@ static GstPadProbeReturn flow_probe(GstPad *pad, GstPadProbeInfo *info, gpointer
             return GST_PAD_PROBE_HANDLED;
         }
         s->frames++;
-        if (!app->o.shortest && !app->o.max_frames && g_atomic_int_get(&other->eos) &&
+        if (!app->o.pair_by_time)
+            check_gap(app, s, GST_BUFFER_PTS(buf));
+        if (!app->o.pair_by_time && !app->o.shortest && !app->o.max_frames &&
+            g_atomic_int_get(&other->eos) &&
             s->passed >= other->passed) {
             /* past the end of the other stream: keep decoding this one to
              * count its frames for the error message, compare nothing more */
@@ -246,7 +298,7 @@ static void on_no_more_pads(GstElement *dec, gpointer data)
     Side *s = data;
     if (!s->linked)
         qmc_post_error(s->app, "%s: no video stream found (the %s)", s->display,
-                   qmc_side_name[s->id]);
+                       qmc_side_name[s->id]);
 }
 
 static GstElement *make(const char *factory, const char *name)
@@ -407,6 +459,38 @@ static gboolean element_has_metric(char **metrics, const char *metric)
     return g_strv_contains((const char *const *)metrics, metric);
 }
 
+/* --pool, plus every statistic a --fail-below gate reads (vmaf.p5 needs p5
+ * pooled even when --pool did not ask for it). */
+static void set_pool(App *app)
+{
+    const Options *o = &app->o;
+    GParamSpec *ps = g_object_class_find_property(G_OBJECT_GET_CLASS(app->qm), "pool");
+    GFlagsClass *fc = g_type_class_ref(ps->value_type);
+    GValue v = G_VALUE_INIT;
+    guint flags;
+
+    g_value_init(&v, ps->value_type);
+    if (o->pool) {
+        if (!gst_value_deserialize(&v, o->pool))
+            qmc_usage_error("--pool: '%s' is not a list of min, max, mean, harmonic_mean, "
+                            "p1, p5", o->pool);
+    } else {
+        g_object_get_property(G_OBJECT(app->qm), "pool", &v);
+    }
+    flags = g_value_get_flags(&v);
+    for (guint i = 0; i < o->thresholds->len; i++) {
+        Threshold *t = &g_array_index(o->thresholds, Threshold, i);
+        GFlagsValue *f = g_flags_get_value_by_nick(fc, t->stat);
+        if (!f)
+            qmc_usage_error("--fail-below: this qmetric element does not pool '%s'", t->stat);
+        flags |= f->value;
+    }
+    g_value_set_flags(&v, flags);
+    g_object_set_property(G_OBJECT(app->qm), "pool", &v);
+    g_value_unset(&v);
+    g_type_class_unref(fc);
+}
+
 void qmc_build_pipeline(App *app)
 {
     const Options *o = &app->o;
@@ -416,15 +500,19 @@ void qmc_build_pipeline(App *app)
     app->pipeline = gst_pipeline_new("qmetric-compare");
     app->qm = gst_element_factory_make("qmetric", "qmetric");
     char **known = element_metrics(app->qm);
-    if (!o->metrics->len) {
+    gboolean vmaf = element_has_metric(known, "vmaf") && element_has_metric(known, "vif") &&
+                    element_has_metric(known, "adm") && element_has_metric(known, "motion");
+    if (!o->metrics->len && !o->features->len) {
         /* libvmaf's default (VMAF) plus the two scores everyone asks for;
          * without VMAF in this build, the two alone */
-        gboolean vmaf = element_has_metric(known, "vmaf") &&
-                        element_has_metric(known, "vif") &&
-                        element_has_metric(known, "adm") &&
-                        element_has_metric(known, "motion");
         qmc_append_list(app->o.metrics, vmaf ? "vmaf,psnr,float_ssim" : "psnr,float_ssim");
-    } else if (known[0]) {
+    } else if (!o->metrics->len && vmaf) {
+        /* libvmaf: --feature adds to the model's features */
+        qmc_append_list(app->o.metrics, "vmaf");
+    }
+    if (o->features->len)
+        qmc_append_list(app->o.metrics, o->features->str);
+    if (known[0]) {
         /* a misspelt metric is a usage error, named before anything runs */
         char **m = g_strsplit(o->metrics->str, ",", -1);
         for (char **it = m; *it; it++) {
@@ -433,7 +521,7 @@ void qmc_build_pipeline(App *app)
                 !element_has_metric(known, name)) {
                 char *l = g_strjoinv(", ", known);
                 qmc_usage_error("--metrics: unknown metric '%s' (this build has: %s, or all)",
-                            name, l);
+                                name, l);
             }
         }
         g_strfreev(m);
@@ -455,19 +543,11 @@ void qmc_build_pipeline(App *app)
     if (o->cuda_device_id >= 0)
         g_object_set(app->qm, "cuda-device-id", o->cuda_device_id, NULL);
     if (o->output) {
-        g_object_set(app->qm, "log-location", o->output, NULL);
         set_enum(app->qm, "log-format", o->log_format, "--format");
+        /* the element writes a temporary file; it becomes o->output at the end */
+        g_object_set(app->qm, "log-location", app->log.tmp, NULL);
     }
-    if (o->pool) {
-        GParamSpec *ps = g_object_class_find_property(G_OBJECT_GET_CLASS(app->qm), "pool");
-        GValue v = G_VALUE_INIT;
-        g_value_init(&v, ps->value_type);
-        if (!gst_value_deserialize(&v, o->pool))
-            qmc_usage_error("--pool: '%s' is not a list of min, max, mean, harmonic_mean, "
-                        "p1, p5", o->pool);
-        g_object_set_property(G_OBJECT(app->qm), "pool", &v);
-        g_value_unset(&v);
-    }
+    set_pool(app);
     sink = make("fakesink", "sink");
     g_object_set(sink, "sync", FALSE, "async", FALSE, NULL);
     gst_bin_add_many(GST_BIN(app->pipeline), app->qm, sink, NULL);

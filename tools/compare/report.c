@@ -79,8 +79,9 @@ static void first_scores(App *app, const GstStructure *st)
         app->plot_features = expand_plot_features(app, app->o.plot_metrics, &bad);
         if (bad) {
             char *l = feature_list(app);
+            app->no_output = TRUE;
             qmc_fail(app, EXIT_USAGE, "--plot-metrics: no feature or metric '%s' in the scores "
-                 "(they are: %s)", bad, l);
+                     "(they are: %s)", bad, l);
             g_free(l);
         }
     } else {
@@ -98,8 +99,9 @@ static void first_scores(App *app, const GstStructure *st)
         Threshold *t = &g_array_index(app->o.thresholds, Threshold, i);
         if (!has_feature(app, t->feature)) {
             char *l = feature_list(app);
+            app->no_output = TRUE;
             qmc_fail(app, EXIT_USAGE, "--fail-below: no feature '%s' in the scores (they are: %s)",
-                 t->feature, l);
+                     t->feature, l);
             g_free(l);
         }
     }
@@ -138,7 +140,7 @@ void qmc_on_scores(App *app, const GstStructure *st)
     }
 }
 
-static double pooled(const GstStructure *summary, const char *feature, const char *method)
+double qmc_pooled(const GstStructure *summary, const char *feature, const char *method)
 {
     const GValue *v = gst_structure_get_value(summary, feature);
     double d;
@@ -151,7 +153,7 @@ static double pooled(const GstStructure *summary, const char *feature, const cha
 
 double qmc_mean_of(App *app, const char *feature)
 {
-    double m = app->summary ? pooled(app->summary, feature, "mean") : NAN;
+    double m = app->summary ? qmc_pooled(app->summary, feature, "mean") : NAN;
     Column *c;
     if (!isnan(m))
         return m;
@@ -171,34 +173,34 @@ double qmc_mean_of(App *app, const char *feature)
     return NAN;
 }
 
-static void print_value(double v)
+static void print_value(FILE *out, double v)
 {
     if (isnan(v))
-        printf(" %12s", "-");
+        fprintf(out, " %12s", "-");
     else if (isinf(v))
-        printf(" %12s", v > 0 ? "inf" : "-inf");
+        fprintf(out, " %12s", v > 0 ? "inf" : "-inf");
     else
-        printf(" %12.6f", v);
+        fprintf(out, " %12.6f", v);
 }
 
-static void describe_input(App *app, Side *s)
+static void describe_input(FILE *out, App *app, Side *s)
 {
     GstVideoInfo vi;
-    printf("%-10s %s", qmc_side_name[s->id], s->display);
+    fprintf(out, "%-10s %s", qmc_side_name[s->id], s->display);
     if (s->caps && gst_video_info_from_caps(&vi, s->caps)) {
-        printf("  (%dx%d %s", vi.width, vi.height,
+        fprintf(out, "  (%dx%d %s", vi.width, vi.height,
                gst_video_format_to_string(GST_VIDEO_INFO_FORMAT(&vi)));
         if (vi.fps_n > 0)
-            printf(" %.4g fps", (double)vi.fps_n / vi.fps_d);
+            fprintf(out, " %.4g fps", (double)vi.fps_n / vi.fps_d);
         if (s->id == DIST && app->converted)
-            printf(", converted to %s", gst_video_format_to_string(app->target));
+            fprintf(out, ", converted to %s", gst_video_format_to_string(app->target));
         if (s->id == DIST && app->scaled)
-            printf(", scaled (%s)", app->o.scale_method);
+            fprintf(out, ", scaled (%s)", app->o.scale_method);
         if (s->id == REF && GST_VIDEO_INFO_FORMAT(&vi) != app->target)
-            printf(", compared as %s", gst_video_format_to_string(app->target));
-        printf(")");
+            fprintf(out, ", compared as %s", gst_video_format_to_string(app->target));
+        fprintf(out, ")");
     }
-    printf("\n");
+    fprintf(out, "\n");
 }
 
 /* A feature VMAF computes for its model (integer_vif_scale0, integer_adm2,
@@ -220,7 +222,7 @@ static gboolean vmaf_input_hidden(App *app, const char *f)
     return hide;
 }
 
-void qmc_print_summary(App *app)
+void qmc_print_summary(App *app, FILE *out)
 {
     static const struct { const char *field, *title; } cols[] = {
         { "mean", "mean" }, { "min", "min" }, { "max", "max" },
@@ -239,20 +241,23 @@ void qmc_print_summary(App *app)
     gst_structure_get_uint64(app->summary, "unmatched-distorted", &ud);
     gst_structure_get_uint64(app->summary, "unreadable", &unreadable);
 
-    describe_input(app, &app->side[REF]);
-    describe_input(app, &app->side[DIST]);
-    printf("frames     %" G_GUINT64_FORMAT " scored of %" G_GUINT64_FORMAT " pairs "
-           "(decoded: reference %" G_GUINT64_FORMAT ", distorted %" G_GUINT64_FORMAT
-           "%s); unmatched: reference %" G_GUINT64_FORMAT ", distorted %" G_GUINT64_FORMAT,
-           frames, pairs, app->side[REF].frames, app->side[DIST].frames,
-           app->side[REF].eos && app->side[DIST].eos ? "" : ", stopped early", ur, ud);
+    describe_input(out, app, &app->side[REF]);
+    describe_input(out, app, &app->side[DIST]);
+    fprintf(out, "frames     %" G_GUINT64_FORMAT " scored of %" G_GUINT64_FORMAT " pairs "
+            "(decoded: reference %" G_GUINT64_FORMAT ", distorted %" G_GUINT64_FORMAT
+            "%s); unmatched: reference %" G_GUINT64_FORMAT ", distorted %" G_GUINT64_FORMAT,
+            frames, pairs, app->side[REF].frames, app->side[DIST].frames,
+            app->side[REF].eos && app->side[DIST].eos ? "" : ", stopped early", ur, ud);
+    if (app->side[REF].skipped || app->side[DIST].skipped)
+        fprintf(out, "; skipped first: reference %" G_GUINT64_FORMAT ", distorted %"
+                G_GUINT64_FORMAT, app->side[REF].skipped, app->side[DIST].skipped);
     if (unreadable)
-        printf("; unreadable %" G_GUINT64_FORMAT, unreadable);
-    printf("\ntime       %.1f s, %.1f frames/s\n", secs, secs > 0 ? pairs / secs : 0.0);
+        fprintf(out, "; unreadable %" G_GUINT64_FORMAT, unreadable);
+    fprintf(out, "\ntime       %.1f s, %.1f frames/s\n", secs, secs > 0 ? pairs / secs : 0.0);
     if (app->range_note)
-        printf("note       one input is full range, the other limited: compared as stored "
-               "(as libvmaf does), which lowers the scores\n");
-    printf("\n");
+        fprintf(out, "note       one input is full range, the other limited: compared as "
+                "stored (as libvmaf does), which lowers the scores\n");
+    fprintf(out, "\n");
 
     /* VMAF first (the headline), then the rest in the element's order;
      * VMAF's own inputs only when their metric was asked for */
@@ -274,26 +279,28 @@ void qmc_print_summary(App *app)
                     show[c] = TRUE;
         }
     }
-    printf("%-*s", width, "feature");
+    fprintf(out, "%-*s", width, "feature");
     for (guint c = 0; c < G_N_ELEMENTS(cols); c++)
         if (show[c])
-            printf(" %12s", cols[c].title);
-    printf("\n");
+            fprintf(out, " %12s", cols[c].title);
+    fprintf(out, "\n");
     for (guint r = 0; r < rows->len; r++) {
         const char *f = g_ptr_array_index(rows, r);
-        printf("%-*s", width, f);
+        fprintf(out, "%-*s", width, f);
         for (guint c = 0; c < G_N_ELEMENTS(cols); c++)
             if (show[c])
-                print_value(pooled(app->summary, f, cols[c].field));
-        printf("\n");
+                print_value(out, qmc_pooled(app->summary, f, cols[c].field));
+        fprintf(out, "\n");
     }
     if (hidden)
-        printf("(%d VMAF input features not shown%s; add vif,adm,motion to --metrics to "
-               "see them)\n", hidden, app->o.output ? ", they are in the log" : "");
+        fprintf(out, "(%d VMAF input features not shown%s; add vif,adm,motion to --metrics "
+                "to see them)\n", hidden, app->o.output ? ", they are in the log" : "");
     g_ptr_array_free(rows, TRUE);
     if (app->o.output)
-        printf("\nper-frame log: %s (%s)\n", app->o.output, app->o.log_format);
-    fflush(stdout);
+        fprintf(out, "\nper-frame log: %s (%s)\n",
+                qmc_output_is_stdout(&app->log) ? "standard output" : app->o.output,
+                app->o.log_format);
+    fflush(out);
 }
 
 void qmc_write_plot(App *app)
@@ -324,8 +331,9 @@ void qmc_write_plot(App *app)
                                app->o.subsample > 1 ? " (subsampled)" : "", names->str);
     po.title = title;
     po.subtitle = subtitle;
-    if (!qm_plot_svg(app->o.plot, se, app->cols->len, &po, &err)) {
-        qmc_fail(app, EXIT_USAGE, "--plot: %s", err->message);
+    if (!qm_plot_svg(app->plot.tmp, se, app->cols->len, &po, &err)) {
+        qmc_fail(app, EXIT_USAGE, "--plot %s: cannot be written (%s)", app->o.plot,
+                 err->message);
         g_error_free(err);
     }
     g_free(title);
@@ -336,3 +344,30 @@ void qmc_write_plot(App *app)
     g_free(se);
 }
 
+/* The value a gate compares: the pooled statistic from the summary (the
+ * pool was widened to hold it), or for the mean the frames kept here when
+ * the element did not pool it. */
+double qmc_gate_value(App *app, const Threshold *t)
+{
+    if (!strcmp(t->stat, "mean"))
+        return qmc_mean_of(app, t->feature);
+    return app->summary ? qmc_pooled(app->summary, t->feature, t->stat) : NAN;
+}
+
+/* Every --fail-below gate: one line each on stderr (the passing ones unless
+ * --quiet); *code becomes EXIT_FAIL_BELOW when one fails. */
+void qmc_check_gates(App *app, int *code)
+{
+    for (guint i = 0; i < app->o.thresholds->len; i++) {
+        Threshold *t = &g_array_index(app->o.thresholds, Threshold, i);
+        double v = qmc_gate_value(app, t);
+        if (!(v >= t->value)) {
+            fprintf(stderr, "qmetric-compare: %s %s %.6f is below %g (--fail-below)\n",
+                    t->feature, qmc_stat_name(t->stat), v, t->value);
+            *code = EXIT_FAIL_BELOW;
+        } else if (!app->o.quiet) {
+            fprintf(stderr, "qmetric-compare: %s %s %.6f >= %g: ok\n", t->feature,
+                    qmc_stat_name(t->stat), v, t->value);
+        }
+    }
+}
