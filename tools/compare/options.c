@@ -56,6 +56,8 @@ static void usage(FILE *f)
 "  --cuda-device-id N      CUDA device (default: any)\n"
 "\n"
 "Inputs\n"
+"  -r, --reference FILE, -d, --distorted FILE\n"
+"                          the inputs, libvmaf style\n"
 "  --size WxH              raw input size (or --width W --height H)\n"
 "  --format FMT            raw input pixel format, GStreamer's name (I420,\n"
 "                          I420_10LE, NV12, Y444, ...; default I420)\n"
@@ -66,7 +68,7 @@ static void usage(FILE *f)
 "                          (METHOD: bilinear, catrom, lanczos, ...; default catrom)\n"
 "  --pair-by index|time    pair the Nth frames (default, as libvmaf; warns when\n"
 "                          the frame rates differ or timestamps jump) or by\n"
-"                          running time, nearest frames, as the element does\n"
+"                          running time, as the qmetric element pairs\n"
 "  --shortest              when frame counts differ, compare the common frames\n"
 "                          instead of failing\n"
 "  --frames N, --frame_cnt N\n"
@@ -93,7 +95,7 @@ static void usage(FILE *f)
 "  -v, --version           print the version\n"
 "  --help                  this text\n"
 "\n"
-"Files are written when the comparison succeeded, never in part.\n"
+"The log and the chart are written when the comparison completes, never in part.\n"
 "Exit status: 0 ok, 1 a --fail-below threshold failed, 2 usage, input or\n"
 "output error, 130 interrupted.\n",
         f);
