@@ -162,6 +162,8 @@ run 2 ref.yuv dis.yuv $RAW --plot /dev/full && expect err.txt '^qmetric-compare:
 "$qc" ref.yuv dis.yuv $RAW --summary json >/dev/full 2>err.txt; rc=$?
 [ $rc = 2 ] || fail "--summary json >/dev/full exited $rc, expected 2"
 expect err.txt 'standard output cannot be written' "stdout on /dev/full"
+# a usage error found after the files were prepared leaves none behind
+run 2 ref.yuv dis.yuv $RAW,nosuch -o left.json --plot left.svg && expect err.txt "unknown metric 'nosuch'" "late usage error"
 ls -A | grep -q '^\.' && fail "temporary files left: $(ls -A | grep '^\.')"
 
 # ===================== libvmaf's options =====================

@@ -285,7 +285,7 @@ int main(int argc, char **argv)
     }
     double t0 = now_s();
     uint64_t n = 0, got = 0;
-    int rc = 0;
+    int rc = 0, log_err = 0;
     for (;;) {
         bool more = max_frames < 0 || (long)n < max_frames;
         const uint8_t *rb = NULL, *db = NULL;
@@ -317,7 +317,8 @@ int main(int argc, char **argv)
         QmResult r;
         /* keep fewer than RING frames outstanding */
         while ((err = qm_engine_receive(e, &r, !more || n - got >= RING - 8)) == 0) {
-            qm_log_frame(log, r.index, r.value, r.present);
+            if (qm_log_frame(log, r.index, r.value, r.present) && !log_err)
+                log_err = errno ? errno : EIO;
             for (unsigned i = 0; i < nf; i++)
                 if (r.present[i])
                     qm_pool_add(&pools[i], r.value[i]);
@@ -332,7 +333,15 @@ int main(int argc, char **argv)
             break;
     }
     double fps = got / (now_s() - t0);
-    qm_log_close(log, pools, QM_POOL_LIBVMAF, fps);
+    errno = 0;
+    if (qm_log_close(log, pools, QM_POOL_LIBVMAF, fps) && !log_err)
+        log_err = errno ? errno : EIO;
+    if (log_err) {
+        /* a log that is not complete is a failure, not a result */
+        fprintf(stderr, "qmetric-yuv: %s: cannot be written: %s\n",
+                out_path ? out_path : "standard output", strerror(log_err));
+        rc = 2;
+    }
     fprintf(stderr, "qmetric-yuv: %llu frames, %.2f fps\n", (unsigned long long)got, fps);
     for (unsigned i = 0; i < nf; i++)
         qm_pool_clear(&pools[i]);
