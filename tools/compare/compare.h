@@ -55,6 +55,7 @@ typedef struct {
     char *dest;                /* as given; "-" is standard output */
     char *tmp;                 /* written there while running */
     gboolean copy;             /* copied to dest at the end (stdout, devices, links) instead of renamed */
+    gboolean failed;           /* writing the temporary file failed: discard it */
 } Output;
 
 typedef enum { SUMMARY_TEXT, SUMMARY_JSON } SummaryKind;

@@ -249,17 +249,23 @@ static gboolean on_sigint(gpointer data)
 }
 
 /* The log and the chart reach their destinations, or are removed when the
- * run failed before its summary (nothing partial is left behind). */
+ * run failed before its summary or compared nothing (nothing partial is
+ * left behind). */
 static void write_outputs(App *app)
 {
     Output *outs[] = { &app->log, &app->plot };
-    gboolean keep = app->summary && !app->no_output;
+    guint64 frames = 0;
+    gboolean keep;
+
+    if (app->summary)
+        gst_structure_get_uint64(app->summary, "frames", &frames);
+    keep = frames && !app->no_output;
 
     for (guint i = 0; i < G_N_ELEMENTS(outs); i++) {
         char *err = NULL;
         if (!outs[i]->tmp)
             continue;
-        if (!keep || (outs[i] == &app->plot && !app->x->len)) {
+        if (!keep || outs[i]->failed) {
             qmc_output_discard(outs[i]);
         } else if (!qmc_output_commit(outs[i], &err)) {
             if (app->error) /* the first error is the exit status; say this one too */

@@ -332,6 +332,7 @@ void qmc_write_plot(App *app)
     po.title = title;
     po.subtitle = subtitle;
     if (!qm_plot_svg(app->plot.tmp, se, app->cols->len, &po, &err)) {
+        app->plot.failed = TRUE;
         qmc_fail(app, EXIT_USAGE, "--plot %s: cannot be written (%s)", app->o.plot,
                  err->message);
         g_error_free(err);
