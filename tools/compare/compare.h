@@ -54,7 +54,7 @@ typedef struct {
     const char *what;          /* the option, for messages: "--output" */
     char *dest;                /* as given; "-" is standard output */
     char *tmp;                 /* written there while running */
-    gboolean copy;             /* copied to dest at the end (stdout, devices, links) instead of renamed */
+    gboolean copy;             /* copied to dest at the end (stdout, devices, links), not renamed */
     gboolean failed;           /* writing the temporary file failed: discard it */
 } Output;
 
