@@ -132,6 +132,8 @@ if run 0 ref.yuv dis.yuv $RAW -o -; then
   json out.txt 'len(d["frames"]) == 8 and "psnr_y" in d["pooled_metrics"]'
   expect err.txt 'per-frame log: standard output (json)' "-o -: table on stderr"
 fi
+run 0 ref.yuv dis.yuv $RAW --plot - -q &&
+  python3 -c "import xml.etree.ElementTree as ET; assert ET.parse('out.txt').getroot().tag.endswith('svg')" || fail "--plot -: no SVG on stdout"
 run 0 ref.yuv dis.yuv $RAW --csv -o - && [ "$(wc -l < out.txt)" = 9 ] || fail "-o - --csv: $(wc -l < out.txt) lines, expected 9"
 run 2 ref.yuv dis.yuv $RAW -o - --summary json && expect err.txt 'only one of -o -, --plot - and --summary json' "two things on stdout"
 run 2 ref.yuv dis.yuv $RAW --summary yaml && expect err.txt "'yaml' is not text or json" "--summary value"
