@@ -1,7 +1,7 @@
 /* gst-qmetric: the device's memory-bandwidth ceiling for the per-kernel
  * table (docs/benchmarks.md): a device-to-device cudaMemcpyAsync of a
  * buffer far larger than L2, timed with events, bytes read + written
- * counted.  Built and run by tools/gpu-kernels.sh:
+ * counted.  Built and run by scripts/gpu-kernels.sh:
  *   nvcc -O3 -o copybw bench/copybw.cu && ./copybw [MiB]
  */
 #include <cstdio>

@@ -25,7 +25,7 @@
 
 #endif /* QM_HD_H */
 
-/* C++ (nvcc, tools/cuda-emu) reads our C headers' restrict as its
+/* C++ (nvcc, scripts/cuda-emu) reads our C headers' restrict as its
  * __restrict__ extension.  Outside the include guard: a header that
  * includes this one gets it back after an #undef restrict elsewhere. */
 #if defined(__cplusplus) && !defined(restrict)

@@ -103,4 +103,146 @@ run 2 ref.y4m dis.mp4 --metrics psnr,nosuch && expect err.txt "unknown metric 'n
 run 2 ref.y4m dis.mp4 --metrics psnr --plot-metrics nosuch --plot x.svg && expect err.txt "no feature or metric 'nosuch'" "plot metric"
 [ "$(wc -l < err.txt)" = 1 ] || fail "an error is one line: $(cat err.txt)"
 
+# ===================== scripting: stdout, JSON summary, gates, files =====================
+# jq-like checks: json FILE PYTHON-EXPRESSION (d is the parsed file)
+json() {
+  python3 -c "import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if ($2) else 1)" "$1" ||
+    { fail "JSON $1: $2"; sed 's/^/  | /' "$1" | head -40; }
+}
+RAW="--size 96x64 --metrics psnr"
+
+# --summary json on stdout, the table on stderr; its pooled values are the log's
+if run 0 ref.yuv dis.yuv $RAW --summary json -o sum-log.json; then
+  expect err.txt '^frames     8 scored' "--summary json: table on stderr"
+  json out.txt 'd["frames"] == 8 and d["pairs"] == 8 and d["exit_status"] == 0 and d["error"] is None'
+  json out.txt 'd["reference"]["input"] == "ref.yuv" and d["distorted"]["frames_decoded"] == 8 and d["pair_by"] == "index"'
+  python3 - <<'PY' || fail "--summary json pooled values differ from the log's"
+import json
+s = json.load(open("out.txt"))["pooled_metrics"]
+l = json.load(open("sum-log.json"))["pooled_metrics"]
+for f in ("psnr_y", "psnr_cb", "psnr_cr"):
+    for k in ("min", "max", "mean", "harmonic_mean"):
+        assert "%.6f" % s[f][k] == "%.6f" % l[f][k], (f, k, s[f][k], l[f][k])
+PY
+fi
+# -q: nothing but the JSON
+run 0 ref.yuv dis.yuv $RAW --summary json -q && { [ -s err.txt ] && fail "-q --summary json wrote to stderr: $(cat err.txt)"; json out.txt 'd["frames"] == 8'; }
+# -o -: the log on stdout, the table on stderr
+if run 0 ref.yuv dis.yuv $RAW -o -; then
+  json out.txt 'len(d["frames"]) == 8 and "psnr_y" in d["pooled_metrics"]'
+  expect err.txt 'per-frame log: standard output (json)' "-o -: table on stderr"
+fi
+run 0 ref.yuv dis.yuv $RAW --plot - -q &&
+  python3 -c "import xml.etree.ElementTree as ET; assert ET.parse('out.txt').getroot().tag.endswith('svg')" || fail "--plot -: no SVG on stdout"
+run 0 ref.yuv dis.yuv $RAW --csv -o - && [ "$(wc -l < out.txt)" = 9 ] || fail "-o - --csv: $(wc -l < out.txt) lines, expected 9"
+run 2 ref.yuv dis.yuv $RAW -o - --summary json && expect err.txt 'only one of -o -, --plot - and --summary json' "two things on stdout"
+run 2 ref.yuv dis.yuv $RAW --summary yaml && expect err.txt "'yaml' is not text or json" "--summary value"
+
+# --fail-below on any pooled statistic; identical inputs: PSNR is 60 everywhere
+run 0 ref.yuv ref.yuv $RAW --fail-below psnr_y.min=60 --fail-below psnr_y.p5=60 --fail-below psnr_cb.harmonic_mean=60 --fail-below psnr_y=60 &&
+  expect err.txt '^qmetric-compare: psnr_y p5 60.000000 >= 60: ok' "gate on p5"
+run 1 ref.yuv ref.yuv $RAW --fail-below psnr_y.p1=60.5 --fail-below psnr_y.max=1 &&
+  expect err.txt '^qmetric-compare: psnr_y p1 60.000000 is below 60.5 (--fail-below)' "failing p1 gate"
+run 1 ref.yuv ref.yuv $RAW --fail-below psnr_y=61 && expect err.txt 'psnr_y mean 60.000000 is below 61' "plain gate is the mean"
+run 0 ref.yuv ref.yuv $RAW --fail-below psnr_y.p5=60 --summary json -q &&
+  json out.txt 'd["gates"] == [{"feature": "psnr_y", "statistic": "p5", "threshold": 60.0, "value": 60.0, "passed": True}]'
+# a gate on a metric that is not computed: exit 2, and nothing written
+rm -f gate.json gate.svg
+run 2 ref.yuv dis.yuv $RAW --fail-below vmaf.p5=80 -o gate.json --plot gate.svg --summary json &&
+  expect err.txt "--fail-below: no feature 'vmaf' in the scores" "gate on a metric not computed"
+[ -s out.txt ] && fail "gate on a missing metric wrote to stdout: $(head -3 out.txt)"
+ls -A | grep -q 'gate\.' && fail "gate on a missing metric left files: $(ls -A | grep 'gate\.')"
+run 2 ref.yuv dis.yuv $RAW --fail-below psnr_y.p5=abc && expect err.txt "'abc' is not a number" "gate value"
+
+# outputs that cannot be written: named before the run, or exit 2 at the end
+run 2 ref.yuv dis.yuv $RAW -o /nonexistent/dir/x.json &&
+  expect err.txt '^qmetric-compare: --output /nonexistent/dir/x.json: cannot be written: no such directory$' "unwritable log"
+[ -s out.txt ] && fail "unwritable log: the comparison ran"
+run 2 ref.yuv dis.yuv $RAW --plot . && expect err.txt '^qmetric-compare: --plot .: is a directory$' "plot to a directory"
+run 2 ref.yuv dis.yuv $RAW -o /dev/full && expect err.txt '^qmetric-compare: --output /dev/full: cannot be written: No space left on device$' "log to /dev/full"
+run 2 ref.yuv dis.yuv $RAW --plot /dev/full && expect err.txt '^qmetric-compare: --plot /dev/full: cannot be written: No space left on device$' "chart to /dev/full"
+"$qc" ref.yuv dis.yuv $RAW --summary json >/dev/full 2>err.txt; rc=$?
+[ $rc = 2 ] || fail "--summary json >/dev/full exited $rc, expected 2"
+expect err.txt 'standard output cannot be written' "stdout on /dev/full"
+# a usage error found after the files were prepared leaves none behind
+run 2 ref.yuv dis.yuv $RAW,nosuch -o left.json --plot left.svg && expect err.txt "unknown metric 'nosuch'" "late usage error"
+ls -A | grep -q '^\.' && fail "temporary files left: $(ls -A | grep '^\.')"
+
+# ===================== libvmaf's options =====================
+# --feature adds to the VMAF model (libvmaf); its sub-options are refused, never dropped
+if [[ $(gst-inspect-1.0 qmetric 2>/dev/null) == *' adm ('* ]]; then
+  run 0 ref.yuv dis.yuv --size 96x64 --feature psnr --summary json -q &&
+    json out.txt '"vmaf" in d["pooled_metrics"] and "psnr_y" in d["pooled_metrics"] and "float_ssim" not in d["pooled_metrics"]'
+fi
+run 0 ref.yuv dis.yuv --size 96x64 --metrics psnr --feature float_ssim --summary json -q &&
+  json out.txt 'sorted(k for k in d["pooled_metrics"]) == ["float_ssim", "psnr_cb", "psnr_cr", "psnr_y"]'
+run 2 ref.yuv dis.yuv $RAW --feature psnr=enable_chroma=false &&
+  expect err.txt "--feature psnr=enable_chroma=false: feature options ('enable_chroma=false') are not supported" "feature options"
+# --frame_cnt, --subsample
+run 0 ref.yuv dis.yuv $RAW --frame_cnt 4 --summary json -q && json out.txt 'd["frames"] == 4'
+run 0 ref.yuv dis.yuv $RAW --subsample 2 -o sub.json -q && json sub.json '[f["frameNum"] for f in d["frames"]] == [0, 2, 4, 6]'
+# frame offsets: three other frames in front of the reference's eight
+gst-launch-1.0 -q videotestsrc pattern=snow num-buffers=3 ! video/x-raw,format=I420,width=96,height=64 ! filesink location=junk.yuv
+cat junk.yuv ref.yuv > late.yuv
+run 0 ref.yuv late.yuv $RAW --frame_skip_dist 3 --summary json -q &&
+  json out.txt 'd["frames"] == 8 and d["pooled_metrics"]["psnr_y"]["min"] == 60 and d["distorted"]["frames_skipped"] == 3'
+run 0 late.yuv ref.yuv $RAW --frame-skip-ref 3 && expect out.txt 'skipped first: reference 3, distorted 0' "--frame-skip-ref"
+run 2 ref.yuv late.yuv $RAW --frame_skip_dist 2 && expect err.txt 'frame counts differ: reference has 8 frames, distorted 9 after the skipped ones' "offset count check"
+run 2 ref.yuv dis.yuv $RAW --frame_skip_ref 8 && expect err.txt 'ref.yuv: --frame_skip_ref 8 leaves no frame: it has 8' "skip everything"
+run 2 ref.y4m dis.mp4 --metrics psnr --pair-by time --frame_skip_ref 1 && expect err.txt 'apply to --pair-by index' "offsets with time pairing"
+
+# ===================== pairing =====================
+# index pairing warns once when the frame rates differ
+gst-launch-1.0 -q $src num-buffers=24 ! video/x-raw,format=I420,width=160,height=120,framerate=12/1 ! \
+  x264enc bitrate=200 speed-preset=ultrafast ! mp4mux ! filesink location=half.mp4
+if run 0 ref.y4m half.mp4 --metrics psnr; then
+  expect err.txt 'warning: frame rates differ: reference 24 fps, distorted 12 fps' "frame-rate warning"
+  [ "$(grep -c 'frame rates differ' err.txt)" = 1 ] || fail "frame-rate warning not once: $(cat err.txt)"
+fi
+# ... and when timestamps jump (a dropped frame): frame 10's slot is empty
+if /usr/bin/python3 -c 'import gi' 2>/dev/null; then
+  /usr/bin/python3 - <<'PY' || fail "making gap.mp4"
+import gi
+gi.require_version("Gst", "1.0")
+from gi.repository import Gst
+Gst.init(None)
+p = Gst.parse_launch("videotestsrc pattern=zone-plate kx2=20 ky2=20 kt=1 num-buffers=24 ! "
+    "video/x-raw,format=I420,width=160,height=120,framerate=24/1 ! identity name=i ! "
+    "x264enc bitrate=200 speed-preset=ultrafast ! mp4mux ! filesink location=gap.mp4")
+def shift(pad, info):
+    b = info.get_buffer()
+    if b.pts >= Gst.SECOND * 10 // 24:
+        b.pts += Gst.SECOND // 24
+    return Gst.PadProbeReturn.OK
+p.get_by_name("i").get_static_pad("src").add_probe(Gst.PadProbeType.BUFFER, shift)
+p.set_state(Gst.State.PLAYING)
+m = p.get_bus().timed_pop_filtered(Gst.CLOCK_TIME_NONE, Gst.MessageType.EOS | Gst.MessageType.ERROR)
+p.set_state(Gst.State.NULL)
+assert m.type == Gst.MessageType.EOS
+PY
+  if run 0 ref.y4m gap.mp4 --metrics psnr; then
+    expect err.txt 'warning: gap.mp4: its timestamps jump by 83.3 ms (.* frame durations) after frame 9 ' "gap warning"
+    [ "$(grep -c 'timestamps jump' err.txt)" = 1 ] || fail "gap warning not once: $(cat err.txt)"
+  fi
+  # by time, the frame without a partner on each side is left out and counted
+  run 0 ref.y4m gap.mp4 --metrics psnr --pair-by time --summary json -q &&
+    json out.txt 'd["frames"] == 23 and d["unmatched_reference"] == 1 and d["unmatched_distorted"] == 1 and d["pair_by"] == "time"'
+else
+  echo "note: no PyGObject for /usr/bin/python3: gap checks not run"
+fi
+
+# ===================== packed formats =====================
+# v210 (six pixels in 16 bytes, rows in 128-byte blocks): raw files read as
+# GStreamer and FFmpeg lay them out; the same frames from AVI score PSNR's cap
+if gst-inspect-1.0 avimux >/dev/null 2>&1; then
+  for w in 96 100; do
+    gst-launch-1.0 -q $src num-buffers=5 ! video/x-raw,format=v210,width=$w,height=64,framerate=25/1 ! filesink location=v210.yuv
+    gst-launch-1.0 -q $src num-buffers=5 ! video/x-raw,format=v210,width=$w,height=64,framerate=25/1 ! avimux ! filesink location=v210.avi
+    run 0 v210.yuv v210.avi --size ${w}x64 --format v210 --metrics psnr --summary json -q &&
+      json out.txt 'd["frames"] == 5 and d["pooled_metrics"]["psnr_y"]["min"] == 72 and d["pooled_metrics"]["psnr_cb"]["min"] == 72'
+  done
+fi
+run 2 ref.yuv dis.yuv --size 96x64 --format NV12_4L4 --metrics psnr && expect err.txt 'NV12_4L4 frames have no fixed layout' "tiled raw format"
+
+
 [ $fails = 0 ] && echo "cli: ok" || { echo "cli: $fails failure(s)"; exit 1; }

@@ -348,7 +348,7 @@ int main(int argc, char **argv)
 
     double t0 = now_s();
     uint64_t got = 0, reported = 0;
-    int rc = 0;
+    int rc = 0, out_err = 0;
     for (;;) {
         bool more = !ended && n < feed_end;
         const uint8_t *rb = NULL, *db = NULL;
@@ -386,10 +386,10 @@ int main(int argc, char **argv)
             if (index < start || index >= end)
                 continue;
             reported++;
-            if (log && qm_log_frame(log, index, r.value, r.present) < 0)
-                rc = 1;
-            if (part && qm_partial_row(part, r.value, r.present) < 0)
-                rc = 1;
+            if (log && qm_log_frame(log, index, r.value, r.present) && !out_err)
+                out_err = errno ? errno : EIO;
+            if (part && qm_partial_row(part, r.value, r.present) && !out_err)
+                out_err = errno ? errno : EIO;
             for (unsigned i = 0; i < nf; i++)
                 if (r.present[i])
                     qm_pool_add(&pools[i], r.value[i]);
@@ -411,12 +411,19 @@ int main(int argc, char **argv)
     }
     const double secs = now_s() - t0;
     const double fps = reported / secs;
-    if (log && qm_log_close(log, pools, QM_POOL_LIBVMAF, fps) < 0)
-        rc = 1;
-    if (part && qm_partial_close(part, end_of_input, secs) < 0)
-        rc = 1;
-    if (rc && !err)
-        fprintf(stderr, "qmetric-yuv: writing the output failed\n");
+    errno = 0;
+    if (log && qm_log_close(log, pools, QM_POOL_LIBVMAF, fps) && !out_err)
+        out_err = errno ? errno : EIO;
+    errno = 0;
+    if (part && qm_partial_close(part, end_of_input, secs) && !out_err)
+        out_err = errno ? errno : EIO;
+    if (out_err) {
+        /* an output that is not complete is a failure, not a result */
+        fprintf(stderr, "qmetric-yuv: %s: cannot be written: %s\n",
+                out_path ? out_path : partial_path ? partial_path : "standard output",
+                strerror(out_err));
+        rc = 2;
+    }
     fprintf(stderr, "qmetric-yuv: %llu frames, %.2f fps\n", (unsigned long long)reported, fps);
     for (unsigned i = 0; i < nf; i++)
         qm_pool_clear(&pools[i]);

@@ -7,6 +7,6 @@ if [ -f "$root/build/gst/qmetric/libgstqmetric.so" ]; then
   export QMETRIC_MODEL_PATH="$root/data/models${QMETRIC_MODEL_PATH:+:$QMETRIC_MODEL_PATH}"
 fi
 if ! gst-inspect-1.0 qmetric >/dev/null 2>&1; then
-  echo "qmetric plugin not found: run tools/setup.sh first" >&2
+  echo "qmetric plugin not found: run scripts/setup.sh first" >&2
   exit 1
 fi

@@ -25,7 +25,7 @@
  * with the refused combinations.
  *
  *   parity [--seed N] [--metric NAME] [--bench] [--max-pixels N]
- * (--max-pixels: leave out larger sizes, for tools/cuda-emu)
+ * (--max-pixels: leave out larger sizes, for scripts/cuda-emu)
  * Exit: 0 pass, 1 fail, 77 no CUDA device (skip).
  */
 #include <inttypes.h>
@@ -709,7 +709,7 @@ int main(int argc, char **argv)
 {
     uint64_t seed = (uint64_t)time(NULL);
     const char *only = NULL;
-    /* a log file shows each line as it comes (slow runs: tools/cuda-emu) */
+    /* a log file shows each line as it comes (slow runs: scripts/cuda-emu) */
     setvbuf(stdout, NULL, _IOLBF, 0);
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--seed") && i + 1 < argc)

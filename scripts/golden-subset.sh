@@ -1,7 +1,7 @@
 #!/bin/bash
 # Copy a few golden cases into .golden/ (ignored by git) so that they can be
 # carried to the GPU machine, whose copy of the tree has no ../shared.
-#   tools/golden-subset.sh [case-substring...]
+#   scripts/golden-subset.sh [case-substring...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 src=${QMETRIC_GOLDEN_DIR:-../shared/golden}

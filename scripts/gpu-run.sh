@@ -1,8 +1,8 @@
 #!/bin/bash
 # Build and test on the GPU machine (see ../shared/gpu/README.md): carries
 # .gpu (Debian's GStreamer) and .golden (a subset of the golden data, made by
-# tools/golden-subset.sh).  Everything it measures goes to $OUT.
-#   tools/gpu-run.sh [what...]   what: build test parity golden pipeline bench benchpipe
+# scripts/golden-subset.sh).  Everything it measures goes to $OUT.
+#   scripts/gpu-run.sh [what...]   what: build test parity golden pipeline bench benchpipe
 #                                (default: all but benchpipe)
 # env: GPU_ARCHS (e.g. 90: build for this GPU only, faster), PARITY_ARGS,
 #      GOLDEN_FEATURES, GOLDEN_EXTRA, PIPE_METRICS, BENCH_ARGS, PIPE_BENCH_ARGS

@@ -2,14 +2,14 @@
 # The engine's GPU path under every thread count (the two-thread hang of
 # the third session's run 10 depended on it): qmetric-yuv on synthetic raw
 # files at 576x324 and 1080p, four metric sets, --threads 1 2 3 4 5 8 16,
-# each run under tools/gpu-watch.sh (a stall comes back as backtraces);
+# each run under scripts/gpu-watch.sh (a stall comes back as backtraces);
 # the scores must be identical across thread counts and within 5e-5 of the
 # CPU backend.  On the GPU machine (carry .gpu: the build step uses it):
-#   tools/gpu-stress.sh            (builds build-gpu first with GPU_ARCHS=90)
+#   scripts/gpu-stress.sh            (builds build-gpu first with GPU_ARCHS=90)
 cd "$(dirname "$0")/.."
 T0=$(date +%s); t(){ echo "== t=$(( $(date +%s)-T0 ))s $*"; }
 export GPU_ARCHS=90
-timeout 130 tools/gpu-run.sh build >/dev/null; t build
+timeout 130 scripts/gpu-run.sh build >/dev/null; t build
 export QMETRIC_MODEL_PATH=$PWD/data/models
 Q=$PWD/build-gpu/tools/qmetric-yuv D=/dev/shm
 python3 - <<'PY'
@@ -31,10 +31,10 @@ for tag in sd:576:324 hd:1920:1080; do
   IFS=: read s w h <<<"$tag"
   for m in vmaf psnr vmaf,psnr,float_ssim,float_ms_ssim,psnr_hvs all; do
     for th in 1 2 3 4 5 8 16; do
-      tools/gpu-watch.sh 60 $D/log.txt $Q -r $D/${s}_ref.yuv -d $D/${s}_dis.yuv --width $w --height $h --metrics $m --backend cuda --threads $th -o $D/o_$th.json
+      scripts/gpu-watch.sh 60 $D/log.txt $Q -r $D/${s}_ref.yuv -d $D/${s}_dis.yuv --width $w --height $h --metrics $m --backend cuda --threads $th -o $D/o_$th.json
       rc=$?; [ $rc = 0 ] || { echo "FAIL rc=$rc $s $m threads=$th"; grep -E "still|rc=|qmetric-yuv" $D/log.txt | head -3; bad=$((bad+1)); }
     done
-    [ $s = sd ] && tools/gpu-watch.sh 120 $D/logc.txt $Q -r $D/${s}_ref.yuv -d $D/${s}_dis.yuv --width $w --height $h --metrics $m --backend cpu --threads 16 -o $D/o_cpu.json
+    [ $s = sd ] && scripts/gpu-watch.sh 120 $D/logc.txt $Q -r $D/${s}_ref.yuv -d $D/${s}_dis.yuv --width $w --height $h --metrics $m --backend cpu --threads 16 -o $D/o_cpu.json
     python3 - $D $s "$m" <<'PY' || bad=$((bad+1))
 import json, sys, os
 d, s, m = sys.argv[1:]

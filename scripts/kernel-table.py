@@ -6,7 +6,7 @@
       registers, shared memory, stack frame and spills (no GPU needed).
   kernel-table.py ncu CSV [--copy-gbps G] [--title T]
       summarise `ncu --csv --print-units base --metrics ...` output (see
-      tools/gpu-kernels.sh): per kernel the launches, time per launch,
+      scripts/gpu-kernels.sh): per kernel the launches, time per launch,
       DRAM and L2 bytes per launch, achieved bandwidth and its share of the
       measured device-to-device copy bandwidth, SM throughput.
 Prints Markdown tables."""

@@ -3,7 +3,7 @@
 # at the limit, append every host thread's backtrace and the CUDA kernels in
 # flight (cuda-gdb attached to it) to its log, then kill it.  Tells a hang
 # (where it waits) from a slow run.
-#   tools/gpu-watch.sh SECONDS LOG command [args...]
+#   scripts/gpu-watch.sh SECONDS LOG command [args...]
 set -u
 secs=$1 log=$2
 shift 2

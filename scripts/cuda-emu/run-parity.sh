@@ -1,13 +1,13 @@
 #!/bin/bash
 # Build tests/parity/parity against the CUDA emulator (no GPU needed) and run
-# it: ./tools/cuda-emu/run-parity.sh [parity arguments, e.g. --metric cambi]
+# it: ./scripts/cuda-emu/run-parity.sh [parity arguments, e.g. --metric cambi]
 # Sizes above 577x323 are left out (parity --max-pixels; the emulator runs
 # about 10^6 times slower than a GPU).  Environment: EMU_DIR (build directory, default build-emu),
 # EMU_SAN (sanitizer flags, default address+undefined; "-g" for none),
 # EMU_SMALL=1 (577x323 becomes 300x220, about 3 times faster).
 set -e
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-E=$ROOT/tools/cuda-emu
+E=$ROOT/scripts/cuda-emu
 B=${EMU_DIR:-$ROOT/build-emu}
 SAN=${EMU_SAN:--fsanitize=address,undefined -fno-omit-frame-pointer -g}
 mkdir -p "$B"

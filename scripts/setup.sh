@@ -4,7 +4,7 @@
 # (the examples set it themselves), or installed with `ninja -C build install`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if [ "$(id -u)" = 0 ]; then tools/install-deps.sh; else sudo tools/install-deps.sh; fi
+if [ "$(id -u)" = 0 ]; then scripts/install-deps.sh; else sudo scripts/install-deps.sh; fi
 [ -f build/build.ninja ] || meson setup build
 ninja -C build
 echo "setup: built build/gst/qmetric/libgstqmetric.so"

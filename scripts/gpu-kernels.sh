@@ -3,9 +3,9 @@
 # table"): the device-to-device copy ceiling, then for each metric alone at
 # one size an `ncu` profile of a stretch of steady-state launches of
 # qmetric-bench (pictures in GPU memory), summarised by
-# tools/kernel-table.py.  Registers and spills come from
-# `tools/kernel-table.py regs` (no GPU needed).
-#   tools/gpu-kernels.sh [build-dir]      (after tools/gpu-run.sh build)
+# scripts/kernel-table.py.  Registers and spills come from
+# `scripts/kernel-table.py regs` (no GPU needed).
+#   scripts/gpu-kernels.sh [build-dir]      (after scripts/gpu-run.sh build)
 # env: KERNEL_METRICS (default: vif adm motion psnr float_ssim float_ms_ssim
 #      psnr_hvs ciede cambi), KERNEL_SIZE (1920x1080), OUT (/tmp/out)
 set -uo pipefail
@@ -17,7 +17,7 @@ size=${KERNEL_SIZE:-1920x1080}
 nvcc -O3 -o /tmp/copybw bench/copybw.cu || exit 1
 /tmp/copybw 1024 | tee "$OUT/copybw.json"
 gbps=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["read_plus_write_GBps"])' "$OUT/copybw.json")
-python3 tools/kernel-table.py regs --arch "$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d .)" \
+python3 scripts/kernel-table.py regs --arch "$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d .)" \
   > "$OUT/kernels-regs.md" || echo "regs failed"
 metrics="vif,adm,motion,psnr,float_ssim,float_ms_ssim,psnr_hvs,ciede,cambi"
 : > "$OUT/kernels.md"
@@ -28,7 +28,7 @@ for m in ${KERNEL_METRICS:-${metrics//,/ }}; do
       "$B/bench/qmetric-bench" --device-input --sizes "$size" --bits 8 --metrics "$m" \
       --backends cuda --seconds 0.3 > "$OUT/ncu-$m.csv" 2> "$OUT/ncu-$m.err"
   echo "ncu $m rc=$?"
-  python3 tools/kernel-table.py ncu "$OUT/ncu-$m.csv" --copy-gbps "$gbps" \
+  python3 scripts/kernel-table.py ncu "$OUT/ncu-$m.csv" --copy-gbps "$gbps" \
     --title "$m, $size 8-bit, pictures in GPU memory" >> "$OUT/kernels.md" 2>>"$OUT/ncu-$m.err" \
     || tail -5 "$OUT/ncu-$m.err"
   echo >> "$OUT/kernels.md"

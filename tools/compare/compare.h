@@ -1,0 +1,210 @@
+/* qmetric-compare: the types shared by its parts.
+ *
+ *   options.c   the command line (--help text, parsing, usage errors)
+ *   inputs.c    checks of each input before anything runs; raw file layout
+ *   pipeline.c  the GStreamer pipeline: decoders, conversion, pairing probes
+ *   report.c    per-frame scores, the summary table, the chart
+ *   main.c      the main loop: bus, progress line, exit status
+ *
+ * Copyright (C) 2026 the gst-qmetric authors.  LGPL-2.1-or-later.
+ */
+#ifndef QMC_COMPARE_H
+#define QMC_COMPARE_H
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <glib-unix.h>
+#include <glib/gstdio.h>
+#include <sys/stat.h>
+#include <fcntl.h>
+#include <gst/gst.h>
+#include <gst/pbutils/pbutils.h>
+#include <gst/video/video.h>
+
+#include "../qmplot.h"
+
+#ifndef QM_VERSION
+#define QM_VERSION "unknown"
+#endif
+
+#define EXIT_FAIL_BELOW 1
+#define EXIT_USAGE 2
+#define EXIT_INTERRUPTED 130
+
+enum { REF = 0, DIST = 1 };
+static const char *const qmc_side_name[2] = { "reference", "distorted" };
+
+/* --fail-below FEATURE[.STAT]=VALUE */
+typedef struct {
+    char *feature;
+    char *stat;                /* the summary's field: mean, min, max, harmonic-mean, p1, p5 */
+    double value;
+} Threshold;
+
+/* A file written while the comparison runs goes to a temporary file first
+ * and reaches its destination only when everything succeeded (output.c). */
+typedef struct {
+    const char *what;          /* the option, for messages: "--output" */
+    char *dest;                /* as given; "-" is standard output */
+    char *tmp;                 /* written there while running */
+    gboolean copy;             /* copied to dest at the end (stdout, devices, links), not renamed */
+    gboolean failed;           /* writing the temporary file failed: discard it */
+} Output;
+
+typedef enum { SUMMARY_TEXT, SUMMARY_JSON } SummaryKind;
+
+typedef struct {
+    char *input[2];
+    GString *metrics;          /* --metrics, comma-separated */
+    GString *features;         /* --feature: added to --metrics or to the VMAF model */
+    GString *models;           /* --model, comma-separated */
+    gboolean enable_transform, disable_clip;
+    char *backend;
+    int cuda_device_id;        /* -1: any */
+    int subsample, threads;
+    char *output, *log_format;
+    char *pool;
+    /* raw input */
+    int width, height;
+    char *raw_format;          /* GStreamer name, e.g. I420 */
+    int pix_fmt, bitdepth;     /* libvmaf style: 420/422/444/400, 8..16 */
+    int fps_n, fps_d;
+    /* pipeline */
+    gboolean scale;
+    char *scale_method;
+    gboolean pair_by_time;
+    gboolean shortest;
+    guint64 max_frames;        /* 0: all */
+    guint64 skip[2];           /* --frame_skip_ref, --frame_skip_dist: leading frames left out */
+    /* results */
+    char *plot;
+    char *plot_metrics;
+    GArray *thresholds;        /* Threshold */
+    gboolean quiet;
+    SummaryKind summary;
+} Options;
+
+typedef struct App App;
+
+typedef struct {
+    App *app;
+    int id;
+    char *uri;
+    char *display;             /* as the user wrote it */
+    gboolean raw;
+    guint64 raw_frames;        /* raw input: frames in the file */
+    GstElement *src, *convert, *scale, *filter, *queue;
+    GstPad *hold_pad;          /* videoconvert's sink pad */
+    gulong block_id;           /* the probe there holding the stream until both are known */
+    GstCaps *caps;             /* decoded caps, once known */
+    gboolean linked;
+    /* streaming thread */
+    guint64 skipped;           /* leading frames left out (--frame_skip_*) */
+    guint64 frames;            /* decoded frames seen after those */
+    GstClockTime last_pts;     /* index pairing: the previous frame's own timestamp */
+    GstClockTime dur;          /* its frame duration from the caps, for the gap check */
+    gboolean gap_warned;
+    guint64 passed;            /* frames sent to qmetric */
+    gint eos;                  /* atomic: read by the other stream's thread */
+    char *missing;             /* a missing decoder, from the missing-plugin message */
+    char *missing_video;       /* a video stream nothing decodes (unknown-type) */
+} Side;
+
+typedef struct {
+    char *name;
+    GArray *y;                 /* double, one per scored frame */
+} Column;
+
+struct App {
+    Options o;
+    Side side[2];
+    GstElement *pipeline, *qm;
+    GMainLoop *loop;
+    GMutex lock;
+    gboolean configured;
+    GstClockTime frame_dur;
+    GstVideoFormat target;
+    gboolean scaled, converted;
+    gboolean range_note;       /* one side full range, the other limited */
+    gboolean pipeline_eos;
+    gboolean interrupted;
+    int exit_code;
+    char *error;
+    gboolean no_output;        /* a usage error found while running: write nothing */
+    Output log, plot;
+    FILE *table;               /* where the human summary goes; NULL: nowhere */
+    /* per-frame results, main thread only */
+    GArray *x;                 /* double: frame index of each scored frame */
+    GPtrArray *cols;           /* Column: the features we keep (plot, progress, thresholds) */
+    char **features;           /* every feature the element reports */
+    gboolean features_checked;
+    char **plot_features;
+    char *progress_feature;
+    double progress_sum;
+    guint64 progress_n;
+    guint64 pairs_done;
+    GstStructure *summary;
+    gint64 t0;
+    /* progress line */
+    gboolean tty;
+    gboolean line_drawn;
+    guint64 total_frames;      /* estimate; 0 unknown */
+};
+
+/* main.c: errors found while running.  The first one wins (it is the
+ * cause); qmc_post_error hands one from a streaming thread to the loop. */
+void qmc_clear_progress(App *app);
+void qmc_fail(App *app, int code, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
+void qmc_post_error(App *app, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+
+/* options.c: errors found before anything runs print one line and exit 2. */
+G_GNUC_NORETURN void qmc_usage_error(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
+G_GNUC_NORETURN void qmc_input_error(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
+void qmc_parse_options(Options *o, int argc, char **argv);
+/* "a,b" + "c" -> "a,b,c" */
+void qmc_append_list(GString *s, const char *items);
+
+/* output.c */
+void qmc_output_prepare(Output *out, const char *what, const char *dest);
+gboolean qmc_output_commit(Output *out, char **err);
+void qmc_output_discard(Output *out);
+gboolean qmc_output_is_stdout(const Output *out);
+
+/* inputs.c */
+gsize qmc_raw_layout(GstVideoFormat fmt, int w, int h, int *strides, int *offsets,
+                     int *n_planes);
+void qmc_set_int_array(GstElement *e, const char *prop, const int *v, int n);
+void qmc_check_input(App *app, Side *s, const char *arg);
+
+/* pipeline.c */
+gboolean qmc_find_qmetric(void);
+void qmc_build_pipeline(App *app);
+
+/* report.c */
+void qmc_on_scores(App *app, const GstStructure *st);
+double qmc_mean_of(App *app, const char *feature);
+void qmc_print_summary(App *app, FILE *f);
+void qmc_write_plot(App *app);
+void qmc_check_gates(App *app, int *code);
+double qmc_gate_value(App *app, const Threshold *t);
+/* One pooled value of a feature from the summary message; NAN if absent. */
+double qmc_pooled(const GstStructure *summary, const char *feature, const char *method);
+
+/* summary.c: the summary as JSON (--summary json) */
+void qmc_print_summary_json(App *app, FILE *f, int exit_status);
+/* The summary's field for a statistic as users write it (libvmaf's
+ * harmonic_mean, our harmonic-mean), or NULL. */
+const char *qmc_stat_field(const char *name);
+/* libvmaf's spelling of a summary field (harmonic-mean -> harmonic_mean) */
+const char *qmc_stat_name(const char *field);
+/* A string as a JSON string literal, quotes included. */
+void qmc_json_string(FILE *f, const char *s);
+
+#endif

@@ -1,0 +1,129 @@
+/* qmetric-compare: each input checked before anything runs; the layout of
+ * raw files. */
+#include "compare.h"
+
+/* ------------------------------------------------------------------ inputs */
+
+static gboolean is_raw_name(const char *s)
+{
+    char *l = g_ascii_strdown(s, -1);
+    gboolean raw = g_str_has_suffix(l, ".yuv") || g_str_has_suffix(l, ".raw");
+    g_free(l);
+    return raw;
+}
+
+/* Bytes of one tightly packed frame and the plane layout of raw files as
+ * libvmaf and FFmpeg write them (GStreamer's own default pads rows to 4
+ * bytes, which differs for odd widths).  Formats whose samples are not
+ * whole bytes apart (v210 packs six pixels into 16 bytes, its rows into
+ * 128-byte blocks) have no bytes-per-pixel: their layout is GStreamer's,
+ * which for v210 is the one its specification and FFmpeg use.  0: no
+ * layout (tiled or unknown formats), which the callers report. */
+gsize qmc_raw_layout(GstVideoFormat fmt, int w, int h, int *strides, int *offsets,
+                     int *n_planes)
+{
+    const GstVideoFormatInfo *fi = gst_video_format_get_info(fmt);
+    gsize off = 0;
+    guint p, c;
+
+    *n_planes = 0;
+    if (!fi || fmt == GST_VIDEO_FORMAT_UNKNOWN || fmt == GST_VIDEO_FORMAT_ENCODED ||
+        GST_VIDEO_FORMAT_INFO_IS_TILED(fi))
+        return 0;
+    for (c = 0; c < GST_VIDEO_FORMAT_INFO_N_COMPONENTS(fi); c++) {
+        if (GST_VIDEO_FORMAT_INFO_PSTRIDE(fi, c) <= 0) {
+            GstVideoInfo vi;
+            if (!gst_video_info_set_format(&vi, fmt, w, h))
+                return 0;
+            *n_planes = GST_VIDEO_INFO_N_PLANES(&vi);
+            for (p = 0; p < (guint)*n_planes; p++) {
+                strides[p] = GST_VIDEO_INFO_PLANE_STRIDE(&vi, p);
+                offsets[p] = (int)GST_VIDEO_INFO_PLANE_OFFSET(&vi, p);
+            }
+            return GST_VIDEO_INFO_SIZE(&vi);
+        }
+    }
+    *n_planes = GST_VIDEO_FORMAT_INFO_N_PLANES(fi);
+    for (p = 0; p < (guint)*n_planes; p++) {
+        for (c = 0; c < GST_VIDEO_FORMAT_INFO_N_COMPONENTS(fi); c++)
+            if (GST_VIDEO_FORMAT_INFO_PLANE(fi, c) == p)
+                break;
+        int pw = GST_VIDEO_FORMAT_INFO_SCALE_WIDTH(fi, c, w);
+        int ph = GST_VIDEO_FORMAT_INFO_SCALE_HEIGHT(fi, c, h);
+        strides[p] = pw * GST_VIDEO_FORMAT_INFO_PSTRIDE(fi, c);
+        offsets[p] = (int)off;
+        off += (gsize)strides[p] * ph;
+    }
+    return off;
+}
+
+void qmc_set_int_array(GstElement *e, const char *prop, const int *v, int n)
+{
+    GValue arr = G_VALUE_INIT, item = G_VALUE_INIT;
+    g_value_init(&arr, GST_TYPE_ARRAY);
+    g_value_init(&item, G_TYPE_INT);
+    for (int i = 0; i < n; i++) {
+        g_value_set_int(&item, v[i]);
+        gst_value_array_append_value(&arr, &item);
+    }
+    g_object_set_property(G_OBJECT(e), prop, &arr);
+    g_value_unset(&item);
+    g_value_unset(&arr);
+}
+
+/* Check an input before anything runs, so that a typo is one clear line. */
+void qmc_check_input(App *app, Side *s, const char *arg)
+{
+    char *path = NULL;
+
+    s->display = g_strdup(arg);
+    if (gst_uri_is_valid(arg) && !g_str_has_prefix(arg, "file:")) {
+        s->uri = g_strdup(arg); /* network and other URIs: GStreamer will tell */
+        return;
+    }
+    if (g_str_has_prefix(arg, "file:")) {
+        path = g_filename_from_uri(arg, NULL, NULL);
+        if (!path)
+            qmc_input_error("%s: not a valid file URI", arg);
+    } else {
+        path = g_strdup(arg);
+    }
+    if (!g_file_test(path, G_FILE_TEST_EXISTS))
+        qmc_input_error("%s: no such file (the %s)", arg, qmc_side_name[s->id]);
+    if (g_file_test(path, G_FILE_TEST_IS_DIR))
+        qmc_input_error("%s: is a directory, not a video (the %s)", arg, qmc_side_name[s->id]);
+    if (g_access(path, R_OK) != 0)
+        qmc_input_error("%s: cannot be read: %s", arg, g_strerror(errno));
+    s->uri = gst_filename_to_uri(path, NULL);
+    s->raw = is_raw_name(path);
+    if (s->raw) {
+        GStatBuf st;
+        int strides[4], offsets[4], np;
+        GstVideoFormat fmt = gst_video_format_from_string(app->o.raw_format);
+        gsize fsize;
+        if (app->o.width <= 0)
+            qmc_input_error("%s: raw video needs its geometry: --size WxH (and --format, "
+                            "default I420)", arg);
+        fsize = qmc_raw_layout(fmt, app->o.width, app->o.height, strides, offsets, &np);
+        if (!fsize)
+            qmc_input_error("%s: %s frames have no fixed layout in a raw file; give a planar "
+                            "or packed format (I420, Y42B, UYVY, v210, ...)", arg,
+                            app->o.raw_format);
+        if (g_stat(path, &st) != 0)
+            qmc_input_error("%s: %s", arg, g_strerror(errno));
+        if (st.st_size == 0)
+            qmc_input_error("%s: empty file", arg);
+        if ((gsize)st.st_size % fsize)
+            qmc_input_error("%s: %lld bytes is not a whole number of %dx%d %s frames (%zu "
+                            "bytes each): check --size and --format", arg,
+                            (long long)st.st_size, app->o.width, app->o.height,
+                            app->o.raw_format, fsize);
+        s->raw_frames = (guint64)st.st_size / fsize;
+        if (app->o.skip[s->id] >= s->raw_frames)
+            qmc_input_error("%s: --frame_skip_%s %" G_GUINT64_FORMAT " leaves no frame: it has "
+                            "%" G_GUINT64_FORMAT, arg, s->id == REF ? "ref" : "dist",
+                            app->o.skip[s->id], s->raw_frames);
+    }
+    g_free(path);
+}
+

@@ -1,0 +1,456 @@
+/* qmetric-compare: the command line: --help, parsing, usage errors. */
+#include "compare.h"
+
+/* "qmetric-compare: MESSAGE" and tail on stderr, then exit(EXIT_USAGE). */
+static G_GNUC_NORETURN void die_usage(const char *tail, const char *fmt, va_list ap)
+{
+    fputs("qmetric-compare: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputs(tail, stderr);
+    exit(EXIT_USAGE);
+}
+
+/* A bad option: one line, and where to look. */
+void qmc_usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    die_usage(" (see qmetric-compare --help)\n", fmt, ap);
+}
+
+/* A problem with an input, found before anything runs: one line. */
+void qmc_input_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    die_usage("\n", fmt, ap);
+}
+
+/* ----------------------------------------------------------------- options */
+
+static void usage(FILE *f)
+{
+    fputs(
+"usage: qmetric-compare REFERENCE DISTORTED [options]\n"
+"\n"
+"Measure the quality of DISTORTED against REFERENCE with the qmetric element\n"
+"(VMAF, PSNR, SSIM, MS-SSIM, PSNR-HVS, CIEDE2000, CAMBI as libvmaf 3.2.0).\n"
+"Inputs: any file or URI GStreamer decodes; raw .yuv/.raw with --size.\n"
+"\n"
+"Metrics\n"
+"  --metrics LIST          comma-separated: vmaf, psnr, float_ssim, float_ms_ssim,\n"
+"                          psnr_hvs, ciede, cambi, ..., or all\n"
+"                          (default: vmaf,psnr,float_ssim)\n"
+"  --feature NAME          add a metric to --metrics, or to the VMAF model when\n"
+"                          --metrics is not given (libvmaf's --feature;\n"
+"                          repeatable); NAME=opt=val options are refused\n"
+"  -m, --model MODEL       VMAF model: vmaf_v0.6.1, vmaf_4k_v0.6.1, vmaf_v0.6.1neg\n"
+"                          or a JSON path; repeatable or comma-separated;\n"
+"                          libvmaf's version=/path=/enable_transform/disable_clip\n"
+"                          keys are accepted\n"
+"  --enable-transform      apply the model's score transform\n"
+"  --disable-clip          do not clip VMAF to the model's range\n"
+"  --subsample N           score every Nth frame only (libvmaf --subsample)\n"
+"  --threads N             CPU threads (default: one per core)\n"
+"  --backend auto|cpu|cuda where the metrics run (default auto)\n"
+"  --cuda-device-id N      CUDA device (default: any)\n"
+"\n"
+"Inputs\n"
+"  -r, --reference FILE, -d, --distorted FILE\n"
+"                          the inputs, libvmaf style\n"
+"  --size WxH              raw input size (or --width W --height H)\n"
+"  --format FMT            raw input pixel format, GStreamer's name (I420,\n"
+"                          I420_10LE, NV12, Y444, ...; default I420)\n"
+"  -p, --pixel_format 420|422|444|400, -b, --bitdepth 8|10|12|16\n"
+"                          the same, libvmaf style\n"
+"  --fps N[/D]             raw input frame rate (default 25)\n"
+"  --scale[=METHOD]        scale the distorted video to the reference size\n"
+"                          (METHOD: bilinear, catrom, lanczos, ...; default catrom)\n"
+"  --pair-by index|time    pair the Nth frames (default, as libvmaf; warns when\n"
+"                          the frame rates differ or timestamps jump) or by\n"
+"                          running time, as the qmetric element pairs\n"
+"  --shortest              when frame counts differ, compare the common frames\n"
+"                          instead of failing\n"
+"  --frames N, --frame_cnt N\n"
+"                          compare the first N frames only\n"
+"  --frame_skip_ref N, --frame_skip_dist N\n"
+"                          leave out the first N frames of the reference or\n"
+"                          the distorted input (as libvmaf; index pairing)\n"
+"\n"
+"Results\n"
+"  -o, --output FILE       per-frame log (libvmaf layout); - for stdout\n"
+"  --format json|xml|csv   its format (default: from the extension, else json);\n"
+"                          also --json, --xml, --csv\n"
+"  --pool LIST             pooled values: min,max,mean,harmonic_mean,p1,p5\n"
+"  --plot FILE.svg         chart of the per-frame scores; - for stdout\n"
+"  --plot-metrics LIST     features (or metrics) to chart (default: vmaf, else\n"
+"                          the first feature)\n"
+"  --fail-below FEATURE[.STAT]=VALUE\n"
+"                          exit 1 if FEATURE's pooled STAT (mean, min, max,\n"
+"                          harmonic_mean, p1, p5; default mean) is below VALUE,\n"
+"                          e.g. vmaf=93, vmaf.p5=80, psnr_y.min=30 (repeatable)\n"
+"  --summary text|json     the summary as a table (default) or as JSON on\n"
+"                          stdout (the table then goes to stderr)\n"
+"  -q, --quiet             no progress line, no table, no \"ok\" lines\n"
+"  -v, --version           print the version\n"
+"  --help                  this text\n"
+"\n"
+"The log and the chart are written when the comparison completes, never in part.\n"
+"Exit status: 0 ok, 1 a --fail-below threshold failed, 2 usage, input or\n"
+"output error, 130 interrupted.\n",
+        f);
+}
+
+static int parse_int(const char *opt, const char *s, int min, int max)
+{
+    char *end;
+    long v;
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < min || v > max)
+        qmc_usage_error("%s: '%s' is not a whole number in %d..%d", opt, s, min, max);
+    return (int)v;
+}
+
+static void parse_fraction(const char *opt, const char *s, int *n, int *d)
+{
+    double v;
+    char *end;
+    if (sscanf(s, "%d/%d", n, d) == 2 && *n > 0 && *d > 0)
+        return;
+    v = g_ascii_strtod(s, &end);
+    if (end == s || *end || !(v > 0) || v > 1000)
+        qmc_usage_error("%s: '%s' is not a frame rate (e.g. 25, 29.97, 30000/1001)", opt, s);
+    /* 29.97 and friends are NTSC rates */
+    if (fabs(v * 1001 / 1000 - floor(v * 1001 / 1000 + 0.5)) < 1e-3 && fabs(v - floor(v)) > 1e-3) {
+        *n = (int)floor(v * 1001 / 1000 + 0.5) * 1000;
+        *d = 1001;
+    } else {
+        gst_util_double_to_fraction(v, n, d);
+    }
+}
+
+void qmc_append_list(GString *s, const char *items)
+{
+    if (s->len)
+        g_string_append_c(s, ',');
+    g_string_append(s, items);
+}
+
+/* libvmaf's --model takes "version=NAME:name=..:enable_transform"; ours takes
+ * a name or a path.  Accept both, so that scripts can move over unchanged. */
+static void add_model(Options *o, const char *arg)
+{
+    char **parts, **p;
+    const char *model = NULL;
+
+    if (!strchr(arg, '=')) {
+        qmc_append_list(o->models, arg);
+        return;
+    }
+    parts = g_strsplit(arg, ":", -1);
+    for (p = parts; *p; p++) {
+        char *eq = strchr(*p, '=');
+        const char *key = *p, *val = eq ? eq + 1 : "true";
+        if (eq)
+            *eq = '\0';
+        if (!strcmp(key, "version") || !strcmp(key, "path"))
+            model = val;
+        else if (!strcmp(key, "enable_transform"))
+            o->enable_transform = !strcmp(val, "true");
+        else if (!strcmp(key, "disable_clip"))
+            o->disable_clip = !strcmp(val, "true");
+        else if (!strcmp(key, "name"))
+            fprintf(stderr, "qmetric-compare: note: --model name=%s ignored: one model "
+                    "is reported as \"vmaf\", several by their model names\n", val);
+        else
+            qmc_usage_error("--model: unknown key '%s' (expected version=, path=, "
+                            "enable_transform, disable_clip)", key);
+    }
+    if (!model)
+        qmc_usage_error("--model '%s' names no model (version=... or path=...)", arg);
+    qmc_append_list(o->models, model);
+    g_strfreev(parts);
+}
+
+static gboolean is_log_format(const char *s)
+{
+    return !g_ascii_strcasecmp(s, "json") || !g_ascii_strcasecmp(s, "xml") ||
+           !g_ascii_strcasecmp(s, "csv");
+}
+
+static void parse_size(const char *s, int *w, int *h)
+{
+    if (sscanf(s, "%dx%d", w, h) != 2 || *w <= 0 || *h <= 0 || *w > 65536 || *h > 65536)
+        qmc_usage_error("--size: '%s' is not WIDTHxHEIGHT (e.g. 1920x1080)", s);
+}
+
+/* libvmaf's --feature NAME adds to the model's features.  Its
+ * "NAME=opt=val:opt2=val" options would change the scores; the qmetric
+ * element has no way to take them, so they are refused, never dropped. */
+static void add_feature(Options *o, const char *arg)
+{
+    size_t n = strcspn(arg, "=:");
+    if (!n)
+        qmc_usage_error("--feature: '%s' names no feature", arg);
+    if (arg[n])
+        qmc_usage_error("--feature %s: feature options ('%s') are not supported by the qmetric "
+                        "element; give the name alone for libvmaf's defaults", arg, arg + n + 1);
+    qmc_append_list(o->features, arg);
+}
+
+/* FEATURE[.STAT]=VALUE.  Feature names have dots of their own
+ * (vmaf_v0.6.1neg), so STAT is what follows the last dot when it is a
+ * statistic's name; otherwise the gate is on the mean. */
+static void add_threshold(Options *o, const char *arg)
+{
+    const char *eq = strrchr(arg, '=');
+    Threshold t = { 0 };
+    char *end, *name, *dot;
+
+    if (!eq || eq == arg)
+        qmc_usage_error("--fail-below: '%s' is not FEATURE[.STAT]=VALUE (e.g. vmaf=93, "
+                        "vmaf.p5=80)", arg);
+    t.value = g_ascii_strtod(eq + 1, &end);
+    if (end == eq + 1 || *end || !isfinite(t.value))
+        qmc_usage_error("--fail-below: '%s' is not a number", eq + 1);
+    name = g_strndup(arg, eq - arg);
+    dot = strrchr(name, '.');
+    if (dot && qmc_stat_field(dot + 1)) {
+        t.stat = g_strdup(qmc_stat_field(dot + 1));
+        *dot = '\0';
+    } else {
+        t.stat = g_strdup("mean");
+    }
+    if (!*name)
+        qmc_usage_error("--fail-below: '%s' names no feature", arg);
+    t.feature = name;
+    g_array_append_val(o->thresholds, t);
+}
+
+void qmc_parse_options(Options *o, int argc, char **argv)
+{
+    enum {
+        O_METRICS = 256, O_FEATURE, O_TRANSFORM, O_NOCLIP, O_SUBSAMPLE, O_THREADS,
+        O_BACKEND, O_CUDA, O_SIZE, O_WIDTH, O_HEIGHT, O_FORMAT, O_FPS, O_SCALE,
+        O_PAIR, O_SHORTEST, O_FRAMES, O_JSON, O_XML, O_CSV, O_POOL, O_PLOT,
+        O_PLOT_METRICS, O_FAIL, O_HELP, O_SKIP_REF, O_SKIP_DIST, O_SUMMARY,
+    };
+    static const struct option opts[] = {
+        { "reference", required_argument, NULL, 'r' },
+        { "distorted", required_argument, NULL, 'd' },
+        { "metrics", required_argument, NULL, O_METRICS },
+        { "feature", required_argument, NULL, O_FEATURE },
+        { "model", required_argument, NULL, 'm' },
+        { "enable-transform", no_argument, NULL, O_TRANSFORM },
+        { "enable_transform", no_argument, NULL, O_TRANSFORM },
+        { "disable-clip", no_argument, NULL, O_NOCLIP },
+        { "disable_clip", no_argument, NULL, O_NOCLIP },
+        { "subsample", required_argument, NULL, O_SUBSAMPLE },
+        { "threads", required_argument, NULL, O_THREADS },
+        { "backend", required_argument, NULL, O_BACKEND },
+        { "cuda-device-id", required_argument, NULL, O_CUDA },
+        { "cuda_device_id", required_argument, NULL, O_CUDA },
+        { "size", required_argument, NULL, O_SIZE },
+        { "width", required_argument, NULL, O_WIDTH },
+        { "height", required_argument, NULL, O_HEIGHT },
+        { "format", required_argument, NULL, O_FORMAT },
+        { "pixel_format", required_argument, NULL, 'p' },
+        { "pixel-format", required_argument, NULL, 'p' },
+        { "bitdepth", required_argument, NULL, 'b' },
+        { "fps", required_argument, NULL, O_FPS },
+        { "scale", optional_argument, NULL, O_SCALE },
+        { "pair-by", required_argument, NULL, O_PAIR },
+        { "shortest", no_argument, NULL, O_SHORTEST },
+        { "frames", required_argument, NULL, O_FRAMES },
+        { "frame_cnt", required_argument, NULL, O_FRAMES },
+        { "frame_skip_ref", required_argument, NULL, O_SKIP_REF },
+        { "frame-skip-ref", required_argument, NULL, O_SKIP_REF },
+        { "frame_skip_dist", required_argument, NULL, O_SKIP_DIST },
+        { "frame-skip-dist", required_argument, NULL, O_SKIP_DIST },
+        { "summary", required_argument, NULL, O_SUMMARY },
+        { "output", required_argument, NULL, 'o' },
+        { "json", no_argument, NULL, O_JSON },
+        { "xml", no_argument, NULL, O_XML },
+        { "csv", no_argument, NULL, O_CSV },
+        { "pool", required_argument, NULL, O_POOL },
+        { "plot", required_argument, NULL, O_PLOT },
+        { "plot-metrics", required_argument, NULL, O_PLOT_METRICS },
+        { "fail-below", required_argument, NULL, O_FAIL },
+        { "quiet", no_argument, NULL, 'q' },
+        { "version", no_argument, NULL, 'v' },
+        { "help", no_argument, NULL, O_HELP },
+        { NULL, 0, NULL, 0 },
+    };
+    int c, n_pos = 0;
+
+    memset(o, 0, sizeof(*o));
+    o->metrics = g_string_new(NULL);
+    o->features = g_string_new(NULL);
+    o->models = g_string_new(NULL);
+    o->cuda_device_id = -1;
+    o->fps_n = 25;
+    o->fps_d = 1;
+    o->thresholds = g_array_new(FALSE, FALSE, sizeof(Threshold));
+
+    opterr = 0; /* our own one-line messages */
+    while ((c = getopt_long(argc, argv, "-r:d:m:o:p:b:qvh", opts, NULL)) != -1) {
+        switch (c) {
+        case 1: /* a positional argument, in order */
+            if (n_pos >= 2)
+                qmc_usage_error("unexpected argument '%s': give REFERENCE and DISTORTED only",
+                                optarg);
+            if (o->input[n_pos])
+                n_pos++;
+            if (n_pos >= 2)
+                qmc_usage_error("unexpected argument '%s'", optarg);
+            o->input[n_pos++] = g_strdup(optarg);
+            break;
+        case 'r': g_free(o->input[REF]); o->input[REF] = g_strdup(optarg); break;
+        case 'd': g_free(o->input[DIST]); o->input[DIST] = g_strdup(optarg); break;
+        case O_METRICS: qmc_append_list(o->metrics, optarg); break;
+        case O_FEATURE: add_feature(o, optarg); break;
+        case 'm': add_model(o, optarg); break;
+        case O_TRANSFORM: o->enable_transform = TRUE; break;
+        case O_NOCLIP: o->disable_clip = TRUE; break;
+        case O_SUBSAMPLE: o->subsample = parse_int("--subsample", optarg, 1, G_MAXINT); break;
+        case O_THREADS: o->threads = parse_int("--threads", optarg, 0, 64); break;
+        case O_BACKEND:
+            if (strcmp(optarg, "auto") && strcmp(optarg, "cpu") && strcmp(optarg, "cuda"))
+                qmc_usage_error("--backend: '%s' is not auto, cpu or cuda", optarg);
+            g_free(o->backend);
+            o->backend = g_strdup(optarg);
+            break;
+        case O_CUDA: o->cuda_device_id = parse_int("--cuda-device-id", optarg, -1, G_MAXINT); break;
+        case O_SIZE: parse_size(optarg, &o->width, &o->height); break;
+        case O_WIDTH: o->width = parse_int("--width", optarg, 1, 65536); break;
+        case O_HEIGHT: o->height = parse_int("--height", optarg, 1, 65536); break;
+        case O_FORMAT:
+            /* one option for both, as the values cannot be confused */
+            if (is_log_format(optarg)) {
+                g_free(o->log_format);
+                o->log_format = g_ascii_strdown(optarg, -1);
+            } else {
+                if (gst_video_format_from_string(optarg) == GST_VIDEO_FORMAT_UNKNOWN)
+                    qmc_usage_error("--format: '%s' is neither a log format (json, xml, csv) "
+                                    "nor a GStreamer pixel format (I420, NV12, I420_10LE, ...)",
+                                    optarg);
+                g_free(o->raw_format);
+                o->raw_format = g_strdup(optarg);
+            }
+            break;
+        case 'p':
+            if (strcmp(optarg, "420") && strcmp(optarg, "422") && strcmp(optarg, "444") &&
+                strcmp(optarg, "400"))
+                qmc_usage_error("--pixel_format: '%s' is not 420, 422, 444 or 400", optarg);
+            o->pix_fmt = atoi(optarg);
+            break;
+        case 'b': o->bitdepth = parse_int("--bitdepth", optarg, 8, 16); break;
+        case O_FPS: parse_fraction("--fps", optarg, &o->fps_n, &o->fps_d); break;
+        case O_SCALE:
+            o->scale = TRUE;
+            g_free(o->scale_method);
+            o->scale_method = g_strdup(optarg ? optarg : "catrom");
+            break;
+        case O_PAIR:
+            if (!strcmp(optarg, "time"))
+                o->pair_by_time = TRUE;
+            else if (!strcmp(optarg, "index"))
+                o->pair_by_time = FALSE;
+            else
+                qmc_usage_error("--pair-by: '%s' is not index or time", optarg);
+            break;
+        case O_SHORTEST: o->shortest = TRUE; break;
+        case O_FRAMES: o->max_frames = (guint64)parse_int("--frames", optarg, 1, G_MAXINT); break;
+        case O_SKIP_REF:
+            o->skip[REF] = (guint64)parse_int("--frame_skip_ref", optarg, 0, G_MAXINT);
+            break;
+        case O_SKIP_DIST:
+            o->skip[DIST] = (guint64)parse_int("--frame_skip_dist", optarg, 0, G_MAXINT);
+            break;
+        case O_SUMMARY:
+            if (!strcmp(optarg, "json"))
+                o->summary = SUMMARY_JSON;
+            else if (!strcmp(optarg, "text"))
+                o->summary = SUMMARY_TEXT;
+            else
+                qmc_usage_error("--summary: '%s' is not text or json", optarg);
+            break;
+        case 'o': g_free(o->output); o->output = g_strdup(optarg); break;
+        case O_JSON: g_free(o->log_format); o->log_format = g_strdup("json"); break;
+        case O_XML: g_free(o->log_format); o->log_format = g_strdup("xml"); break;
+        case O_CSV: g_free(o->log_format); o->log_format = g_strdup("csv"); break;
+        case O_POOL: g_free(o->pool); o->pool = g_strdup(optarg); break;
+        case O_PLOT: g_free(o->plot); o->plot = g_strdup(optarg); break;
+        case O_PLOT_METRICS: g_free(o->plot_metrics); o->plot_metrics = g_strdup(optarg); break;
+        case O_FAIL: add_threshold(o, optarg); break;
+        case 'q': o->quiet = TRUE; break;
+        case 'v': printf("qmetric-compare %s (%s)\n", QM_VERSION,
+                         gst_version_string());
+                  exit(0);
+        case 'h':
+        case O_HELP: usage(stdout); exit(0);
+        case ':':
+            qmc_usage_error("option %s needs a value", argv[optind - 1]);
+        case '?':
+        default:
+            if (optopt && optopt < 256)
+                qmc_usage_error("unknown option -%c", optopt);
+            qmc_usage_error("unknown option %s", argv[optind - 1]);
+        }
+    }
+    if (!o->input[REF] || !o->input[DIST])
+        qmc_usage_error("give two inputs: REFERENCE DISTORTED");
+    if ((o->width > 0) != (o->height > 0))
+        qmc_usage_error("raw input needs both --width and --height (or --size WxH)");
+    if (o->output && !o->log_format) {
+        /* as the user would expect from the name */
+        if (g_str_has_suffix(o->output, ".xml"))
+            o->log_format = g_strdup("xml");
+        else if (g_str_has_suffix(o->output, ".csv"))
+            o->log_format = g_strdup("csv");
+        else
+            o->log_format = g_strdup("json");
+    }
+    if (o->pix_fmt || o->bitdepth) {
+        /* libvmaf's layout names -> GStreamer's planar formats */
+        int pf = o->pix_fmt ? o->pix_fmt : 420, bd = o->bitdepth ? o->bitdepth : 8;
+        const char *f = NULL;
+        if (o->raw_format)
+            qmc_usage_error("give --format or --pixel_format/--bitdepth, not both");
+        if (bd == 8)
+            f = pf == 420 ? "I420" : pf == 422 ? "Y42B" : pf == 444 ? "Y444" : "GRAY8";
+        else if (bd == 10)
+            f = pf == 420 ? "I420_10LE" : pf == 422 ? "I422_10LE" : pf == 444 ? "Y444_10LE" : NULL;
+        else if (bd == 12)
+            f = pf == 420 ? "I420_12LE" : pf == 422 ? "I422_12LE" : pf == 444 ? "Y444_12LE" : NULL;
+        else if (bd == 16)
+            f = pf == 444 ? "Y444_16LE" : pf == 400 ? "GRAY16_LE" : NULL;
+        if (!f)
+            qmc_usage_error("--pixel_format %d with --bitdepth %d has no planar GStreamer format",
+                            pf, bd);
+        o->raw_format = g_strdup(f);
+    }
+    if (!o->raw_format)
+        o->raw_format = g_strdup("I420");
+    if (o->pair_by_time && (o->skip[REF] || o->skip[DIST]))
+        qmc_usage_error("--frame_skip_ref/--frame_skip_dist apply to --pair-by index; with "
+                        "--pair-by time the timestamps decide which frames pair");
+    {
+        /* one thing on stdout, or scripts cannot read it */
+        int on_stdout = (o->output && !strcmp(o->output, "-")) +
+                        (o->plot && !strcmp(o->plot, "-")) + (o->summary == SUMMARY_JSON);
+        if (on_stdout > 1)
+            qmc_usage_error("only one of -o -, --plot - and --summary json can use standard "
+                            "output");
+    }
+    if (o->pool) {
+        /* libvmaf spells harmonic_mean with '_', GStreamer flags with '-' and '+' */
+        char *p;
+        for (p = o->pool; *p; p++) {
+            if (*p == '_') *p = '-';
+            if (*p == ',') *p = '+';
+        }
+    }
+}
+
