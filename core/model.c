@@ -151,7 +151,7 @@ static char *escape_text(const char *s)
 
 static int fail(Ctx *c, const char *fmt, ...)
 {
-    char msg[400];
+    char msg[4096 + 512];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
@@ -669,6 +669,60 @@ static char *model_name_of(const char *path)
     return strndup(b, l);
 }
 
+/* The model of JSON text (or, text NULL, of the file) named `file`. */
+static int build(Ctx *c, const char *file, const char *text, size_t len,
+                 QmModel **out)
+{
+    /* Numbers in model files use '.', whatever the application's locale
+     * (a GStreamer application may have called setlocale(LC_ALL, "")):
+     * parse them in the C locale, on this thread only. */
+    locale_t cloc = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+    locale_t prev = cloc ? uselocale(cloc) : (locale_t)0;
+
+    int ret;
+    QmModel *m = calloc(1, sizeof(*m));
+    char jerr[4096 + 256] = "";
+    QmJson *root = !m ? NULL : text ? qm_json_parse(text, len, jerr, sizeof(jerr))
+                                    : qm_json_load(file, jerr, sizeof(jerr));
+    if (!m) {
+        ret = QM_ENOMEM;
+    } else if (!root) {
+        /* qm_json_load's message starts with the file name: say it once */
+        const char *msg = jerr;
+        size_t fl = strlen(file);
+        if (!strncmp(msg, file, fl) && !strncmp(msg + fl, ": ", 2))
+            msg += fl + 2;
+        ret = fail(c, "%s", msg[0] ? msg : "cannot read the file");
+    } else if (root->type != QM_JSON_OBJECT) {
+        ret = fail(c, "the top level is not a JSON object");
+    } else {
+        ret = parse_model_dict(c, m, root);
+    }
+    qm_json_free(root);
+
+    if (cloc) {
+        uselocale(prev);
+        freelocale(cloc);
+    }
+
+    if (!ret && m) {
+        /* the name becomes a feature name: valid UTF-8 only */
+        char *raw = model_name_of(file);
+        m->name = raw ? escape_text(raw) : NULL;
+        free(raw);
+        if (!m->name)
+            ret = QM_ENOMEM;
+    }
+    if (ret == QM_ENOMEM && c->err && !*c->err)
+        *c->err = strdup("out of memory while loading a model");
+    if (ret) {
+        qm_model_free(&m);
+        return ret;
+    }
+    *out = m;
+    return 0;
+}
+
 int qm_model_load(QmModel **out, const char *name_or_path,
                   const char *search_path, char **err)
 {
@@ -692,54 +746,19 @@ int qm_model_load(QmModel **out, const char *name_or_path,
         return QM_ENOMEM;
     c.file = file;
 
-    /* Numbers in model files use '.', whatever the application's locale
-     * (a GStreamer application may have called setlocale(LC_ALL, "")):
-     * parse them in the C locale, on this thread only. */
-    locale_t cloc = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
-    locale_t prev = cloc ? uselocale(cloc) : (locale_t)0;
-
-    int ret;
-    QmModel *m = calloc(1, sizeof(*m));
-    char jerr[256] = "";
-    QmJson *root = m ? qm_json_load(file, jerr, sizeof(jerr)) : NULL;
-    if (!m) {
-        ret = QM_ENOMEM;
-    } else if (!root) {
-        /* qm_json_load's message starts with the file name: say it once */
-        const char *msg = jerr;
-        size_t fl = strlen(file);
-        if (!strncmp(msg, file, fl) && !strncmp(msg + fl, ": ", 2))
-            msg += fl + 2;
-        ret = fail(&c, "%s", msg[0] ? msg : "cannot read the file");
-    } else if (root->type != QM_JSON_OBJECT) {
-        ret = fail(&c, "the top level is not a JSON object");
-    } else {
-        ret = parse_model_dict(&c, m, root);
-    }
-    qm_json_free(root);
-
-    if (cloc) {
-        uselocale(prev);
-        freelocale(cloc);
-    }
-
-    if (!ret && m) {
-        /* the name becomes a feature name: valid UTF-8 only */
-        char *raw = model_name_of(file);
-        m->name = raw ? escape_text(raw) : NULL;
-        free(raw);
-        if (!m->name)
-            ret = QM_ENOMEM;
-    }
-    if (ret == QM_ENOMEM && err && !*err)
-        *err = strdup("out of memory while loading a model");
+    int ret = build(&c, file, NULL, 0, out);
     free(file);
-    if (ret) {
-        qm_model_free(&m);
-        return ret;
-    }
-    *out = m;
-    return 0;
+    return ret;
+}
+
+int qm_model_parse(QmModel **out, const char *name, const char *text,
+                   size_t len, char **err)
+{
+    *out = NULL;
+    if (err)
+        *err = NULL;
+    Ctx c = { name && *name ? name : "(unnamed)", err };
+    return build(&c, c.file, text, len, out);
 }
 
 int qm_model_list_parse(const char *list, char ***names, char **err)

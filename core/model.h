@@ -4,6 +4,7 @@
 #define QM_MODEL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "metric.h"
 
@@ -31,6 +32,14 @@ typedef struct QmModelInput {
  */
 int qm_model_load(QmModel **out, const char *name_or_path,
                   const char *search_path, char **err);
+
+/**
+ * The model of the JSON text[0..len) (the parser fuzzing harness and tests
+ * use it): qm_model_load() without the file; `name` names it in messages
+ * and becomes its name (a ".json" suffix removed).
+ */
+int qm_model_parse(QmModel **out, const char *name, const char *text,
+                   size_t len, char **err);
 
 /**
  * Split the comma-separated list of the "model" setting into a

@@ -317,7 +317,7 @@ static void expect_exact(const char *label, const char *path, const char *shown,
     QmModel *m = (QmModel *)1;
     char *err = NULL;
     int r = qm_model_load(&m, path, models_dir(), &err);
-    char want[8192];
+    char want[16384];
     snprintf(want, sizeof(want), "model %s: %s", shown ? shown : path, msg);
     CHECK(r == QM_EMODEL && m == NULL, "%s: returned %d, expected QM_EMODEL", label, r);
     CHECK(err && !strcmp(err, want), "%s: message\n    '%s'\n  expected\n    '%s'",
