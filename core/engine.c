@@ -263,31 +263,31 @@ static int setup_models(QmEngine *e)
     else
         default_model_path(path, sizeof(path));
 
-    for (const char *p = list; *p;) {
-        while (*p == ',')
-            p++;
-        const char *q = p;
-        while (*q && *q != ',')
-            q++;
-        if (q == p)
-            break;
+    char **names, *lerr = NULL;
+    int err = qm_model_list_parse(list, &names, &lerr);
+    if (err) {
+        set_error(e, "%s", lerr ? lerr : "cannot parse the model list");
+        free(lerr);
+        return err;
+    }
+    for (char **name = names; *name; name++) {
         if (e->nmodels == (int)(sizeof(e->models) / sizeof(e->models[0]))) {
-            set_error(e, "too many models");
+            set_error(e, "too many models (at most %d)", e->nmodels);
+            qm_model_list_free(names);
             return QM_ENOTSUP;
         }
-        char *name = strndup(p, (size_t)(q - p));
         char *msg = NULL;
         ModelOut *mo = &e->models[e->nmodels];
-        int err = qm_model_load(&mo->m, name, path, &msg);
-        free(name);
+        err = qm_model_load(&mo->m, *name, path, &msg);
         if (err) {
             set_error(e, "%s", msg ? msg : "cannot load model");
             free(msg);
+            qm_model_list_free(names);
             return err;
         }
         e->nmodels++;
-        p = q;
     }
+    qm_model_list_free(names);
     return 0;
 }
 

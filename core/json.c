@@ -2,9 +2,14 @@
 #include "json.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define MAX_DEPTH 64
 
@@ -255,6 +260,10 @@ static QmJson *parse_value(Parser *ps, int depth)
         while (ps->p + l < ps->end && l < sizeof(buf) - 1 &&
                strchr("+-0123456789.eE", ps->p[l]))
             l++;
+        if (l == sizeof(buf) - 1) {
+            fail(ps, "number too long (over 62 characters)");
+            return NULL;
+        }
         memcpy(buf, ps->p, l);
         buf[l] = 0;
         char *e;
@@ -262,6 +271,12 @@ static QmJson *parse_value(Parser *ps, int depth)
         double v = strtod(buf, &e);
         if (e == buf || *e) {
             fail(ps, "bad number");
+            return NULL;
+        }
+        /* RFC 8259 section 6 lets a reader limit the range: a number
+         * beyond a double (1e999) is an error, not an infinity */
+        if (!isfinite(v)) {
+            fail(ps, "number out of range");
             return NULL;
         }
         ps->p += l;
@@ -295,30 +310,67 @@ QmJson *qm_json_parse(const char *text, size_t len, char *err, size_t errlen)
 
 QmJson *qm_json_load(const char *path, char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
+    /* O_NONBLOCK: opening a fifo for reading would wait for a writer */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
         if (err)
             snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
         return NULL;
     }
-    size_t cap = 1 << 16, len = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        size_t r = fread(buf + len, 1, cap - len, f);
-        len += r;
-        if (len < cap)
-            break;
-        char *nb = realloc(buf, cap *= 2);
-        if (!nb)
-            free(buf);
-        buf = nb;
+    struct stat st;
+    const char *why = NULL;
+    if (fstat(fd, &st) != 0)
+        why = strerror(errno);
+    else if (S_ISDIR(st.st_mode))
+        why = "a directory, not a regular file";
+    else if (!S_ISREG(st.st_mode))
+        why = "not a regular file (a device, fifo or socket)";
+    else if ((uint64_t)st.st_size > QM_JSON_MAX_FILE)
+        why = "larger than 64 MiB (QM_JSON_MAX_FILE)";
+    if (why) {
+        close(fd);
+        if (err)
+            snprintf(err, errlen, "%s: %s", path, why);
+        return NULL;
     }
-    int rerr = ferror(f);
-    fclose(f);
+    /* one read loop up to the limit: the file may change under us */
+    size_t cap = (size_t)st.st_size + 1, len = 0;
+    char *buf = malloc(cap);
+    int rerr = 0;
+    while (buf) {
+        ssize_t r = read(fd, buf + len, cap - len);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            rerr = errno;
+            break;
+        }
+        if (r == 0)
+            break;
+        len += (size_t)r;
+        if (len == cap) {
+            if (cap > QM_JSON_MAX_FILE) {
+                rerr = EFBIG;
+                break;
+            }
+            size_t nc = cap * 2 > QM_JSON_MAX_FILE + 1 ? QM_JSON_MAX_FILE + 1 : cap * 2;
+            char *nb = realloc(buf, nc);
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = nb;
+            cap = nc;
+        }
+    }
+    close(fd);
     if (!buf || rerr) {
         free(buf);
         if (err)
-            snprintf(err, errlen, "cannot read %s", path);
+            snprintf(err, errlen, "cannot read %s: %s", path,
+                     rerr == EFBIG ? "larger than 64 MiB (QM_JSON_MAX_FILE)"
+                     : rerr ? strerror(rerr) : "out of memory");
         return NULL;
     }
     char perr[160];

@@ -23,7 +23,12 @@ struct QmJson {
 /** Parse text of length len; NULL on error with a message in err (if given,
  *  at least 128 bytes) naming the line of the problem. */
 QmJson *qm_json_parse(const char *text, size_t len, char *err, size_t errlen);
-/** Read and parse a file. */
+/* Largest file qm_json_load() reads: model files are about 100 KB; a
+ * larger one is a mistake (or /dev/zero) and is refused before reading. */
+#define QM_JSON_MAX_FILE (64u << 20)
+
+/** Read and parse a file: a regular file of at most QM_JSON_MAX_FILE bytes
+ *  (a directory, fifo or device is refused without blocking). */
 QmJson *qm_json_load(const char *path, char *err, size_t errlen);
 void qm_json_free(QmJson *j);
 

@@ -34,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "json.h"
 #include "model.h"
@@ -98,18 +99,71 @@ typedef struct Ctx {
     char **err;
 } Ctx;
 
+/* Length of the valid UTF-8 sequence at s (RFC 3629: no overlong forms, no
+ * surrogates, nothing above U+10FFFF), or 0. */
+static size_t utf8_len(const unsigned char *s)
+{
+    unsigned c = s[0], n, cp;
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xC2 && c <= 0xDF)
+        n = 1, cp = c & 0x1F;
+    else if (c >= 0xE0 && c <= 0xEF)
+        n = 2, cp = c & 0x0F;
+    else if (c >= 0xF0 && c <= 0xF4)
+        n = 3, cp = c & 0x07;
+    else
+        return 0;
+    for (unsigned i = 1; i <= n; i++) {
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;  /* also stops at the NUL */
+        cp = cp << 6 | (s[i] & 0x3F);
+    }
+    if ((n == 2 && (cp < 0x800 || (cp >= 0xD800 && cp < 0xE000))) ||
+        (n == 3 && (cp < 0x10000 || cp > 0x10FFFF)))
+        return 0;
+    return n + 1;
+}
+
+/* A copy of s that is valid UTF-8 without control characters: file names
+ * and strings from a model file may hold any bytes, but messages end up in
+ * GError texts and logs.  Bytes that are not part of a valid sequence, and
+ * control characters, become "\xNN"; a backslash stays as it is. */
+static char *escape_text(const char *s)
+{
+    size_t l = strlen(s);
+    char *out = malloc(4 * l + 1), *o = out;
+    if (!out)
+        return NULL;
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        size_t n = utf8_len(p);
+        if (n && !(n == 1 && (*p < 0x20 || *p == 0x7F))) {
+            memcpy(o, p, n);
+            o += n;
+            p += n;
+        } else {
+            o += sprintf(o, "\\x%02X", *p++);
+        }
+    }
+    *o = 0;
+    return out;
+}
+
 static int fail(Ctx *c, const char *fmt, ...)
 {
-    char msg[400];
+    char msg[4096 + 512];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
     if (c->err) {
         size_t l = strlen(c->file) + strlen(msg) + 16;
-        *c->err = malloc(l);
-        if (*c->err)
-            snprintf(*c->err, l, "model %s: %s", c->file, msg);
+        char *raw = malloc(l);
+        if (raw) {
+            snprintf(raw, l, "model %s: %s", c->file, msg);
+            *c->err = escape_text(raw);
+            free(raw);
+        }
     }
     return QM_EMODEL;
 }
@@ -149,7 +203,9 @@ static const char *parse_double(const char *p, double *v)
         return NULL;
     errno = 0;
     *v = strtod(p, &e);
-    if (e == p || (errno == ERANGE && fabs(*v) == HUGE_VAL))
+    /* strtod also reads "nan", "inf" and overflows to HUGE_VAL: a model
+     * number must be finite, or every score would be NaN */
+    if (e == p || !isfinite(*v))
         return NULL;
     return e;
 }
@@ -200,7 +256,7 @@ static int parse_svm(Ctx *c, QmModel *m, const char *text)
         } else if (!strcmp(tok, "gamma") || !strcmp(tok, "coef0")) {
             double v;
             if (!(p = parse_double(p, &v)))
-                return fail(c, "libsvm model: bad %s", tok);
+                return fail(c, "libsvm model: %s is not a finite number", tok);
             if (tok[0] == 'g') {
                 m->gamma = v;
                 have_gamma = true;
@@ -227,7 +283,7 @@ static int parse_svm(Ctx *c, QmModel *m, const char *text)
             if (nr_class != 2)
                 return fail(c, "libsvm model: rho before nr_class");
             if (!(p = parse_double(p, &m->rho)))
-                return fail(c, "libsvm model: bad rho");
+                return fail(c, "libsvm model: rho is not a finite number");
             have_rho = true;
         } else if (!strcmp(tok, "label") || !strcmp(tok, "nr_sv") ||
                    !strcmp(tok, "probA") || !strcmp(tok, "probB")) {
@@ -238,7 +294,8 @@ static int parse_svm(Ctx *c, QmModel *m, const char *text)
             for (int i = 0; i < cnt; i++) {
                 double v;
                 if (!(p = parse_double(p, &v)))
-                    return fail(c, "libsvm model: bad %s", tok);
+                    return fail(c, "libsvm model: %s is not a finite number",
+                                tok);
             }
         } else {
             return fail(c, "libsvm model: unknown header field '%s'", tok);
@@ -248,6 +305,9 @@ static int parse_svm(Ctx *c, QmModel *m, const char *text)
         !total_sv || !have_rho || !have_sv)
         return fail(c, "libsvm model: incomplete header (need svm_type, "
                        "kernel_type, gamma, nr_class, total_sv, rho, SV)");
+    /* exp(-gamma |x - sv|^2) is a similarity only for gamma > 0 */
+    if (!(m->gamma > 0))
+        return fail(c, "libsvm model: gamma %g is not > 0", m->gamma);
 
     /* the SV lines start after the line of "SV" */
     p = skip_blank(p);
@@ -274,8 +334,9 @@ static int parse_svm(Ctx *c, QmModel *m, const char *text)
                            "%u", i, m->n_sv);
         m->sv_start[i] = k;
         if (!(p = parse_double(p, &m->coef[i])))
-            return fail(c, "libsvm model: support vector %u: bad "
-                           "coefficient", i + 1);
+            return fail(c, "libsvm model: support vector %u: the "
+                           "coefficient is missing or not a finite number",
+                        i + 1);
         long prev = 0;
         for (;;) {
             p = skip_blank(p);
@@ -286,12 +347,19 @@ static int parse_svm(Ctx *c, QmModel *m, const char *text)
             if (!(p = parse_long(p, &idx)) || *p != ':' ||
                 !(p = parse_double(p + 1, &v)))
                 return fail(c, "libsvm model: support vector %u: bad "
-                               "index:value pair", i + 1);
+                               "index:value pair (a finite value expected)",
+                            i + 1);
             /* libsvm's sparse kernel walks both vectors in ascending
              * index order */
-            if (idx <= prev || idx > 1000000)
+            if (idx <= prev)
                 return fail(c, "libsvm model: support vector %u: indices "
                                "not increasing", i + 1);
+            /* index i is feature_names[i - 1]: one beyond them would be a
+             * feature this model does not compute */
+            if (idx > (long)m->n)
+                return fail(c, "libsvm model: support vector %u: index %ld, "
+                               "but feature_names has %u features", i + 1,
+                            idx, m->n);
             prev = idx;
             m->sv_idx[k] = (int)idx;
             m->sv_val[k] = v;
@@ -341,6 +409,33 @@ static double normalized_option_value(double v)
     char buf[64];
     snprintf(buf, sizeof(buf), "%g", (double)(float)v);
     return strtod(buf, NULL);
+}
+
+/* An option of input i's metric: a name its descriptor knows, a value in
+ * the descriptor's range (as normalised: a float overflow is infinite). */
+static int check_option(Ctx *c, unsigned i, const char *metric,
+                        const char *name, double given, double v)
+{
+    const QmMetricDesc *d = qm_metric_find(metric);
+    const QmOptionDesc *o = NULL;
+    for (int j = 0; d && d->options && d->options[j].name; j++)
+        if (!strcmp(d->options[j].name, name))
+            o = &d->options[j];
+    if (!o) {
+        char known[256] = "";
+        for (int j = 0; d && d->options && d->options[j].name; j++)
+            snprintf(known + strlen(known), sizeof(known) - strlen(known),
+                     "%s%s", j ? ", " : "", d->options[j].name);
+        return fail(c, "feature_opts_dicts[%u]: unknown option '%s' for %s "
+                       "(known: %s)", i, name, metric, known[0] ? known : "none");
+    }
+    if ((o->flags & QM_OPT_BOOL) && v != 0.0 && v != 1.0)
+        return fail(c, "feature_opts_dicts[%u]: option '%s' = %g is not a "
+                       "switch (true/false or 1/0)", i, name, given);
+    if (!isfinite(v) || v < o->min || v > o->max)
+        return fail(c, "feature_opts_dicts[%u]: option '%s' = %g is out of "
+                       "range [%g, %g]", i, name, given, o->min, o->max);
+    return 0;
 }
 
 static int parse_inputs(Ctx *c, QmModel *m, const QmJson *md)
@@ -399,6 +494,9 @@ static int parse_inputs(Ctx *c, QmModel *m, const QmJson *md)
                                    "a value that is not supported (numbers "
                                    "and booleans only)", i, o->key);
                 }
+                int err = check_option(c, i, in->metric, o->key, o->num, v);
+                if (err)
+                    return err;
                 for (unsigned j = 0; j < in->n_opts; j++)
                     if (!strcmp(in->opt_name[j], o->key))
                         return fail(c, "feature_opts_dicts[%u]: option '%s' "
@@ -474,6 +572,9 @@ static int parse_model_dict(Ctx *c, QmModel *m, const QmJson *root)
             return fail(c, "slopes must be an array of %u numbers", m->n + 1);
         m->slope = buf[0];
         memcpy(m->f_slope, buf + 1, m->n * sizeof(double));
+        /* the SVR output is divided by the score's slope */
+        if (m->linear_rescale && m->slope == 0.0)
+            return fail(c, "slopes[0] (the score's slope) is 0");
         if (get_numbers(ic, buf, QM_MAX_FEATURES + 1) != (int)m->n + 1)
             return fail(c, "intercepts must be an array of %u numbers",
                         m->n + 1);
@@ -486,6 +587,9 @@ static int parse_model_dict(Ctx *c, QmModel *m, const QmJson *root)
         double cl[2];
         if (get_numbers(clip, cl, 2) != 2)
             return fail(c, "score_clip must be an array of 2 numbers");
+        if (!(cl[0] <= cl[1]))
+            return fail(c, "score_clip [%g, %g]: the minimum is above the "
+                           "maximum", cl[0], cl[1]);
         m->clip = true;
         m->clip_min = cl[0];
         m->clip_max = cl[1];
@@ -543,11 +647,11 @@ static char *find_builtin(const char *name, const char *search_path)
             if (!f)
                 return NULL;
             snprintf(f, l, "%.*s/%s.json", (int)dl, p, name);
-            FILE *fp = fopen(f, "rb");
-            if (fp) {
-                fclose(fp);
+            /* stat, not open: opening a fifo would block; what is there
+             * and not a regular file is refused by qm_json_load() */
+            struct stat st;
+            if (stat(f, &st) == 0)
                 return f;
-            }
             free(f);
         }
         p += dl + (q != NULL);
@@ -563,6 +667,60 @@ static char *model_name_of(const char *path)
     if (l > 5 && !strcmp(b + l - 5, ".json"))
         l -= 5;
     return strndup(b, l);
+}
+
+/* The model of JSON text (or, text NULL, of the file) named `file`. */
+static int build(Ctx *c, const char *file, const char *text, size_t len,
+                 QmModel **out)
+{
+    /* Numbers in model files use '.', whatever the application's locale
+     * (a GStreamer application may have called setlocale(LC_ALL, "")):
+     * parse them in the C locale, on this thread only. */
+    locale_t cloc = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+    locale_t prev = cloc ? uselocale(cloc) : (locale_t)0;
+
+    int ret;
+    QmModel *m = calloc(1, sizeof(*m));
+    char jerr[4096 + 256] = "";
+    QmJson *root = !m ? NULL : text ? qm_json_parse(text, len, jerr, sizeof(jerr))
+                                    : qm_json_load(file, jerr, sizeof(jerr));
+    if (!m) {
+        ret = QM_ENOMEM;
+    } else if (!root) {
+        /* qm_json_load's message starts with the file name: say it once */
+        const char *msg = jerr;
+        size_t fl = strlen(file);
+        if (!strncmp(msg, file, fl) && !strncmp(msg + fl, ": ", 2))
+            msg += fl + 2;
+        ret = fail(c, "%s", msg[0] ? msg : "cannot read the file");
+    } else if (root->type != QM_JSON_OBJECT) {
+        ret = fail(c, "the top level is not a JSON object");
+    } else {
+        ret = parse_model_dict(c, m, root);
+    }
+    qm_json_free(root);
+
+    if (cloc) {
+        uselocale(prev);
+        freelocale(cloc);
+    }
+
+    if (!ret && m) {
+        /* the name becomes a feature name: valid UTF-8 only */
+        char *raw = model_name_of(file);
+        m->name = raw ? escape_text(raw) : NULL;
+        free(raw);
+        if (!m->name)
+            ret = QM_ENOMEM;
+    }
+    if (ret == QM_ENOMEM && c->err && !*c->err)
+        *c->err = strdup("out of memory while loading a model");
+    if (ret) {
+        qm_model_free(&m);
+        return ret;
+    }
+    *out = m;
+    return 0;
 }
 
 int qm_model_load(QmModel **out, const char *name_or_path,
@@ -588,51 +746,69 @@ int qm_model_load(QmModel **out, const char *name_or_path,
         return QM_ENOMEM;
     c.file = file;
 
-    /* Numbers in model files use '.', whatever the application's locale
-     * (a GStreamer application may have called setlocale(LC_ALL, "")):
-     * parse them in the C locale, on this thread only. */
-    locale_t cloc = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
-    locale_t prev = cloc ? uselocale(cloc) : (locale_t)0;
-
-    int ret;
-    QmModel *m = calloc(1, sizeof(*m));
-    char jerr[256] = "";
-    QmJson *root = m ? qm_json_load(file, jerr, sizeof(jerr)) : NULL;
-    if (!m) {
-        ret = QM_ENOMEM;
-    } else if (!root) {
-        /* qm_json_load's message starts with the file name: say it once */
-        const char *msg = jerr;
-        size_t fl = strlen(file);
-        if (!strncmp(msg, file, fl) && !strncmp(msg + fl, ": ", 2))
-            msg += fl + 2;
-        ret = fail(&c, "%s", msg[0] ? msg : "cannot read the file");
-    } else if (root->type != QM_JSON_OBJECT) {
-        ret = fail(&c, "the top level is not a JSON object");
-    } else {
-        ret = parse_model_dict(&c, m, root);
-    }
-    qm_json_free(root);
-
-    if (cloc) {
-        uselocale(prev);
-        freelocale(cloc);
-    }
-
-    if (!ret && m) {
-        m->name = model_name_of(file);
-        if (!m->name)
-            ret = QM_ENOMEM;
-    }
-    if (ret == QM_ENOMEM && err && !*err)
-        *err = strdup("out of memory while loading a model");
+    int ret = build(&c, file, NULL, 0, out);
     free(file);
-    if (ret) {
-        qm_model_free(&m);
-        return ret;
+    return ret;
+}
+
+int qm_model_parse(QmModel **out, const char *name, const char *text,
+                   size_t len, char **err)
+{
+    *out = NULL;
+    if (err)
+        *err = NULL;
+    Ctx c = { name && *name ? name : "(unnamed)", err };
+    return build(&c, c.file, text, len, out);
+}
+
+int qm_model_list_parse(const char *list, char ***names, char **err)
+{
+    *names = NULL;
+    if (err)
+        *err = NULL;
+    size_t n = 1;
+    for (const char *p = list; *p; p++)
+        n += *p == ',';
+    char **v = calloc(n + 1, sizeof(char *));
+    if (!v)
+        return QM_ENOMEM;
+    const char *p = list;
+    for (size_t i = 0; i < n; i++) {
+        const char *q = strchr(p, ',');
+        size_t l = q ? (size_t)(q - p) : strlen(p);
+        /* blanks around a name are not part of it ("a, b") */
+        while (l && (*p == ' ' || *p == '\t'))
+            p++, l--;
+        while (l && (p[l - 1] == ' ' || p[l - 1] == '\t'))
+            l--;
+        if (!l) {
+            if (err) {
+                char *esc = escape_text(list);
+                size_t el = (esc ? strlen(esc) : 0) + 96;
+                *err = malloc(el);
+                if (*err)
+                    snprintf(*err, el, "model list '%s': entry %zu of %zu is "
+                             "empty", esc ? esc : "", i + 1, n);
+                free(esc);
+            }
+            qm_model_list_free(v);
+            return QM_EINVAL;
+        }
+        if (!(v[i] = strndup(p, l))) {
+            qm_model_list_free(v);
+            return QM_ENOMEM;
+        }
+        p = q ? q + 1 : p + l;
     }
-    *out = m;
+    *names = v;
     return 0;
+}
+
+void qm_model_list_free(char **names)
+{
+    for (size_t i = 0; names && names[i]; i++)
+        free(names[i]);
+    free(names);
 }
 
 const char *qm_model_name(const QmModel *m)

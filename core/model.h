@@ -4,6 +4,7 @@
 #define QM_MODEL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "metric.h"
 
@@ -23,11 +24,32 @@ typedef struct QmModelInput {
 /**
  * Load a model: `name_or_path` is a file path (contains '/' or ends in
  * ".json") or a built-in name looked up as NAME.json in each directory of
- * `search_path` (':'-separated).  On failure returns QM_EMODEL and a
- * malloc'd message in *err naming the file and the problem.
+ * `search_path` (':'-separated).  The file must be a regular file of at
+ * most QM_JSON_MAX_FILE bytes; every number must be finite and in its
+ * field's range.  On failure returns QM_EMODEL and a malloc'd message in
+ * *err naming the file and the field (valid UTF-8: other bytes of the file
+ * name appear as "\xNN").
  */
 int qm_model_load(QmModel **out, const char *name_or_path,
                   const char *search_path, char **err);
+
+/**
+ * The model of the JSON text[0..len) (the parser fuzzing harness and tests
+ * use it): qm_model_load() without the file; `name` names it in messages
+ * and becomes its name (a ".json" suffix removed).
+ */
+int qm_model_parse(QmModel **out, const char *name, const char *text,
+                   size_t len, char **err);
+
+/**
+ * Split the comma-separated list of the "model" setting into a
+ * NULL-terminated array of names (blanks around each name removed).  An
+ * empty entry ("a,,b", a leading or trailing comma, an empty list) is
+ * QM_EINVAL with a malloc'd message in *err naming the list and the entry.
+ * Free the array with qm_model_list_free().
+ */
+int qm_model_list_parse(const char *list, char ***names, char **err);
+void qm_model_list_free(char **names);
 
 /** The model's name (file name without ".json"). */
 const char *qm_model_name(const QmModel *m);

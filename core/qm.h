@@ -176,18 +176,42 @@ bool qm_metric_has_cuda(const char *name);
 
 /* ---- pooling (libvmaf's definitions) ---- */
 
+/* Memory per pool is bounded whatever the number of values: mean, harmonic
+ * mean, min and max are running values (libvmaf's plain double sums, so the
+ * pooled values equal libvmaf's); percentiles are exact over the first
+ * QM_POOL_EXACT values and come from a log-bucketed sketch after that, with
+ * a relative error of at most QM_POOL_ALPHA (docs/robustness.md, Memory). */
+#define QM_POOL_EXACT 4096     /* values kept verbatim for exact percentiles */
+#define QM_POOL_ALPHA 1e-3     /* the sketch's relative error bound */
+#define QM_POOL_TINY 1e-9      /* |x| below this is pooled as 0 by the sketch */
+
+typedef struct QmPoolSketch QmPoolSketch;
+
 typedef struct QmPool {
     uint64_t n;
     double min, max, sum, inv_sum; /* inv_sum = sum of 1 / (x + 1) */
-    double *values;                /* kept for percentiles */
+    uint64_t n_nan;                /* NaN values: every percentile is NaN */
+    uint64_t n_lost;               /* values the sketch could not store (no memory) */
+    double *values;                /* the first QM_POOL_EXACT values, NULL after */
     size_t cap;
+    QmPoolSketch *sketch;          /* every value once n > QM_POOL_EXACT */
 } QmPool;
 
 void qm_pool_init(QmPool *p);
 void qm_pool_add(QmPool *p, double v);
 double qm_pool_mean(const QmPool *p);
 double qm_pool_harmonic_mean(const QmPool *p); /* n / sum(1/(x+1)) - 1 */
-double qm_pool_percentile(QmPool *p, double pct); /* linear interpolation */
+/**
+ * Percentile pct (0..100) by linear interpolation between the two values
+ * whose ranks surround pct/100*(n-1).  Exact while n <= QM_POOL_EXACT;
+ * after that each of the two values is within a relative QM_POOL_ALPHA of
+ * the true one (|x| < QM_POOL_TINY: within QM_POOL_TINY absolute), clamped
+ * to [min, max].  NaN when a NaN was added or the sketch ran out of memory;
+ * 0 when empty.
+ */
+double qm_pool_percentile(QmPool *p, double pct);
+/** Heap bytes the pool holds (its bound is stated in docs/robustness.md). */
+size_t qm_pool_bytes(const QmPool *p);
 void qm_pool_clear(QmPool *p);
 
 #ifdef __cplusplus

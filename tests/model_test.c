@@ -1,4 +1,4 @@
-/* gst-qmetric: unit test of cpu/model.c (VMAF model loading and prediction).
+/* gst-qmetric: unit test of core/model.c (VMAF model loading and prediction).
  *
  * 1. For every golden result of the models vmaf_v0.6.1, vmaf_4k_v0.6.1 and
  *    vmaf_v0.6.1neg, feed each frame's reported input features into
@@ -7,6 +7,11 @@
  *    over-long support-vector list, a missing key, an unknown feature, an
  *    unsupported kernel and a VMAF v1 model must all fail with QM_EMODEL and
  *    a message naming the file.
+ * 3. Validation (docs/robustness.md): non-finite or out-of-range numbers,
+ *    inconsistent support vectors, empty arrays, unknown or out-of-range
+ *    feature options, paths that are not regular files or are too large,
+ *    file names that are not UTF-8, and empty entries of a model list each
+ *    fail with their exact message (valid UTF-8).
  *
  * Exit status: 0 pass, 1 fail, 77 skip (golden data absent).
  * Environment: QMETRIC_GOLDEN_DIR (default QM_GOLDEN_DIR, set by meson).
@@ -34,6 +39,8 @@
  */
 #include <dirent.h>
 #include <math.h>
+#include <sys/stat.h>
+#include <sys/types.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -266,6 +273,238 @@ static void expect_error(const char *label, const char *path, const char *what)
         qm_model_free(&m);
 }
 
+/* ---- validation: the exact message of every refused model ---- */
+
+/* text with the last occurrence of `from` replaced by `to` (malloc'd): the
+ * model_dict comes after the param_dict, which repeats some keys */
+static char *replace_last(const char *text, const char *from, const char *to)
+{
+    const char *p = NULL;
+    for (const char *q = text; (q = strstr(q, from)); q++)
+        p = q;
+    if (!p)
+        return NULL;
+    size_t a = (size_t)(p - text), lf = strlen(from), lt = strlen(to);
+    char *s = malloc(strlen(text) - lf + lt + 1);
+    memcpy(s, text, a);
+    memcpy(s + a, to, lt);
+    strcpy(s + a + lt, p + lf);
+    return s;
+}
+
+/* Every byte sequence valid UTF-8 (RFC 3629) and no control character. */
+static int valid_utf8(const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        unsigned c = *p, n = c < 0x80 ? 0 : c >= 0xC2 && c <= 0xDF ? 1
+                           : c >= 0xE0 && c <= 0xEF ? 2 : c >= 0xF0 && c <= 0xF4 ? 3 : 9;
+        if (n == 9 || (n == 0 && c < 0x20))
+            return 0;
+        for (unsigned i = 1; i <= n; i++)
+            if ((p[i] & 0xC0) != 0x80)
+                return 0;
+        p += n + 1;
+    }
+    return 1;
+}
+
+/* Loading `path` must fail with QM_EMODEL and exactly "model <shown>: <msg>"
+ * (shown: the path as the message must show it; NULL: path itself). */
+static void expect_exact(const char *label, const char *path, const char *shown,
+                         const char *msg)
+{
+    QmModel *m = (QmModel *)1;
+    char *err = NULL;
+    int r = qm_model_load(&m, path, models_dir(), &err);
+    char want[16384];
+    snprintf(want, sizeof(want), "model %s: %s", shown ? shown : path, msg);
+    CHECK(r == QM_EMODEL && m == NULL, "%s: returned %d, expected QM_EMODEL", label, r);
+    CHECK(err && !strcmp(err, want), "%s: message\n    '%s'\n  expected\n    '%s'",
+          label, err ? err : "(none)", want);
+    CHECK(err && valid_utf8(err), "%s: message is not valid UTF-8", label);
+    printf("  %-28s -> %s\n", label, err ? err : "(no message)");
+    free(err);
+    if (r == 0)
+        qm_model_free(&m);
+}
+
+/* Line of the first occurrence of `what` in text (for JSON error texts). */
+static int line_of(const char *text, const char *what)
+{
+    const char *p = strstr(text, what);
+    int line = 1;
+    for (const char *c = text; p && c < p; c++)
+        line += *c == '\n';
+    return line;
+}
+
+static void check_validation(const char *tmp, const char *orig, const char *neg)
+{
+    static const struct {
+        const char *label;
+        int in_neg, last;  /* edit the neg model; the last occurrence */
+        const char *from, *to, *msg;
+    } edits[] = {
+        { "gamma NaN", 0, 0, "gamma 0.04\\n", "gamma nan\\n",
+          "libsvm model: gamma is not a finite number" },
+        { "gamma overflow", 0, 0, "gamma 0.04\\n", "gamma 1e999\\n",
+          "libsvm model: gamma is not a finite number" },
+        { "gamma negative", 0, 0, "gamma 0.04\\n", "gamma -0.04\\n",
+          "libsvm model: gamma -0.04 is not > 0" },
+        { "gamma zero", 0, 0, "gamma 0.04\\n", "gamma 0\\n",
+          "libsvm model: gamma 0 is not > 0" },
+        { "rho infinite", 0, 0, "rho -1.33133", "rho -inf",
+          "libsvm model: rho is not a finite number" },
+        { "SV coefficient NaN", 0, 0, "SV\\n-4 1:", "SV\\nNaN 1:",
+          "libsvm model: support vector 1: the coefficient is missing or not "
+          "a finite number" },
+        { "SV value infinite", 0, 0, "2:0.34681232", "2:INF",
+          "libsvm model: support vector 1: bad index:value pair (a finite "
+          "value expected)" },
+        { "SV index past features", 0, 0, "6:0.73495824 \\n", "6:0.73495824 7:1 \\n",
+          "libsvm model: support vector 1: index 7, but feature_names has 6 "
+          "features" },
+        { "SV indices repeated", 0, 0, "5:0.69117362 6:", "5:0.69117362 5:",
+          "libsvm model: support vector 1: indices not increasing" },
+        { "total_sv zero", 0, 0, "total_sv 211", "total_sv 0",
+          "libsvm model: bad total_sv" },
+        { "score slope zero", 0, 0, "0.012020766332648465,", "0,",
+          "slopes[0] (the score's slope) is 0" },
+        { "slopes empty", 0, 0, "\"slopes\": [", "\"slopes\": [], \"x\": [",
+          "slopes must be an array of 7 numbers" },
+        { "intercepts not numbers", 0, 0, "\"intercepts\": [", "\"intercepts\": [\"a\", ",
+          "intercepts must be an array of 7 numbers" },
+        { "feature_names empty", 0, 0, "\"feature_names\": [",
+          "\"feature_names\": [], \"x\": [", "0 features (supported: 1 to 16)" },
+        { "score_clip reversed", 0, 1, "0.0,\n            100.0",
+          "100.0,\n            0.0", "score_clip [100, 0]: the minimum is above the maximum" },
+        { "score_clip empty", 0, 1, "\"score_clip\": [", "\"score_clip\": [], \"x\": [",
+          "score_clip must be an array of 2 numbers" },
+        { "invalid UTF-8 feature", 0, 0, "\"VMAF_integer_feature_adm2_score\"",
+          "\"VMAF_\xff\xfe\"",
+          "input feature 'VMAF_\\xFF\\xFE' is not computed by this engine "
+          "(supported: libvmaf's integer VIF, ADM and motion features)" },
+        { "option unknown", 1, 0, "\"adm_enhn_gain_limit\"", "\"adm_enhn_gain_limt\"",
+          "feature_opts_dicts[0]: unknown option 'adm_enhn_gain_limt' for adm "
+          "(known: adm_csf_mode, adm_dlm_weight, adm_enhn_gain_limit, adm_min_val, "
+          "adm_noise_weight, adm_norm_view_dist, adm_ref_display_height, "
+          "adm_skip_scale0)" },
+        { "option below range", 1, 0, "\"adm_enhn_gain_limit\": 1.0",
+          "\"adm_enhn_gain_limit\": 0.5",
+          "feature_opts_dicts[0]: option 'adm_enhn_gain_limit' = 0.5 is out of "
+          "range [1, 100]" },
+        { "option float overflow", 1, 0, "\"adm_enhn_gain_limit\": 1.0",
+          "\"adm_enhn_gain_limit\": 1e300",
+          "feature_opts_dicts[0]: option 'adm_enhn_gain_limit' = 1e+300 is out "
+          "of range [1, 100]" },
+        { "switch not 0/1", 1, 0, "\"vif_enhn_gain_limit\": 1.0",
+          "\"vif_skip_scale0\": 0.5",
+          "feature_opts_dicts[2]: option 'vif_skip_scale0' = 0.5 is not a switch "
+          "(true/false or 1/0)" },
+        { "option a string", 1, 0, "\"adm_enhn_gain_limit\": 1.0",
+          "\"adm_enhn_gain_limit\": \"1.0\"",
+          "feature_opts_dicts[0]: option 'adm_enhn_gain_limit' has a value that "
+          "is not supported (numbers and booleans only)" },
+    };
+    char path[4200], msg[9000];
+    for (size_t i = 0; i < sizeof(edits) / sizeof(edits[0]); i++) {
+        const char *base = edits[i].in_neg ? neg : orig;
+        char *t = edits[i].last ? replace_last(base, edits[i].from, edits[i].to)
+                                : replace(base, edits[i].from, edits[i].to);
+        CHECK(t, "%s: '%s' not found", edits[i].label, edits[i].from);
+        if (!t)
+            continue;
+        snprintf(path, sizeof(path), "%s/valid%zu.json", tmp, i);
+        write_text(path, t, strlen(t));
+        free(t);
+        expect_exact(edits[i].label, path, NULL, edits[i].msg);
+    }
+
+    /* JSON numbers beyond a double are errors, not infinities */
+    char *t = replace(orig, "0.012020766332648465", "1e999");
+    snprintf(path, sizeof(path), "%s/json_inf.json", tmp);
+    write_text(path, t, strlen(t));
+    snprintf(msg, sizeof(msg), "number out of range at line %d",
+             line_of(orig, "0.012020766332648465"));
+    expect_exact("JSON number 1e999", path, NULL, msg);
+    free(t);
+    t = replace(orig, "0.012020766332648465", "-1e400");
+    write_text(path, t, strlen(t));
+    expect_exact("JSON number -1e400", path, NULL, msg);
+    free(t);
+
+    /* what is not a regular file is refused without reading (a fifo would
+     * block an open() for reading, /dev/zero never ends) */
+    alarm(20);
+    snprintf(path, sizeof(path), "%s/dir.json", tmp);
+    mkdir(path, 0700);
+    expect_exact("a directory", path, NULL, "a directory, not a regular file");
+    rmdir(path);
+    expect_exact("/dev/zero", "/dev/zero", NULL,
+                 "not a regular file (a device, fifo or socket)");
+    snprintf(path, sizeof(path), "%s/fifo.json", tmp);
+    if (mkfifo(path, 0600) == 0) {
+        expect_exact("a fifo", path, NULL, "not a regular file (a device, fifo or socket)");
+        unlink(path);
+    }
+    snprintf(path, sizeof(path), "%s/huge.json", tmp);
+    FILE *f = fopen(path, "wb");
+    if (f) {
+        CHECK(ftruncate(fileno(f), (off_t)QM_JSON_MAX_FILE + 1) == 0, "ftruncate");
+        fclose(f);
+        expect_exact("larger than 64 MiB", path, NULL,
+                     "larger than 64 MiB (QM_JSON_MAX_FILE)");
+        unlink(path);
+    }
+    alarm(0);
+
+    /* a file name that is not UTF-8: shown escaped */
+    char shown[4300];
+    snprintf(path, sizeof(path), "%s/caf\xe9\x01.json", tmp);
+    snprintf(shown, sizeof(shown), "%s/caf\\xE9\\x01.json", tmp);
+    snprintf(msg, sizeof(msg), "cannot open %s: No such file or directory", shown);
+    expect_exact("non-UTF-8 file name", path, shown, msg);
+}
+
+/* The "model" setting's list: blanks trimmed, empty entries refused. */
+static void check_model_list(void)
+{
+    static const struct {
+        const char *list, *want; /* want: names joined by '|', or the error */
+        int err;
+    } cases[] = {
+        { "vmaf_v0.6.1", "vmaf_v0.6.1", 0 },
+        { " a , b\t,c ", "a|b|c", 0 },
+        { "a,,b", "model list 'a,,b': entry 2 of 3 is empty", QM_EINVAL },
+        { ",a", "model list ',a': entry 1 of 2 is empty", QM_EINVAL },
+        { "a,", "model list 'a,': entry 2 of 2 is empty", QM_EINVAL },
+        { "a, ,b", "model list 'a, ,b': entry 2 of 3 is empty", QM_EINVAL },
+        { "", "model list '': entry 1 of 1 is empty", QM_EINVAL },
+        { "a,\xff,", "model list 'a,\\xFF,': entry 3 of 3 is empty", QM_EINVAL },
+    };
+    printf("model lists:\n");
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char **names = (char **)1, *err = NULL, got[256] = "";
+        int r = qm_model_list_parse(cases[i].list, &names, &err);
+        if (!r)
+            for (char **n = names; *n; n++)
+                snprintf(got + strlen(got), sizeof(got) - strlen(got), "%s%s",
+                         n == names ? "" : "|", *n);
+        else
+            snprintf(got, sizeof(got), "%s", err ? err : "(no message)");
+        CHECK(r == cases[i].err && !strcmp(got, cases[i].want) &&
+              (r == 0 || names == NULL),
+              "model list '%s': %d '%s', expected %d '%s'", cases[i].list, r, got,
+              cases[i].err, cases[i].want);
+        CHECK(valid_utf8(got), "model list %zu: not valid UTF-8", i);
+        printf("  %-14s -> %s\n", cases[i].list, got);
+        if (!r)
+            qm_model_list_free(names);
+        free(err);
+    }
+}
+
 static void check_errors(const char *golden)
 {
     char tmpl[] = "/tmp/qm_model_test_XXXXXX";
@@ -357,6 +596,13 @@ static void check_errors(const char *golden)
     if (access(path, R_OK) == 0)
         expect_error("VMAF v1 model", path, "not supported");
 
+    snprintf(src, sizeof(src), "%s/vmaf_v0.6.1neg.json", models_dir());
+    char *neg = read_text(src);
+    CHECK(neg, "cannot read %s", src);
+    if (neg)
+        check_validation(tmp, orig, neg);
+    free(neg);
+
     /* sanity: the unmodified copy loads, and the neg model's options */
     snprintf(path, sizeof(path), "%s/copy.json", tmp);
     write_text(path, orig, strlen(orig));
@@ -404,6 +650,7 @@ int main(void)
     if (!golden || !*golden)
         golden = QM_GOLDEN_DIR;
 
+    check_model_list();
     check_errors(golden);
     int r = check_golden(golden);
     if (failures) {
