@@ -90,13 +90,19 @@ static QmPairDecision unmatched(int p, QmPairMode mode, QmPairReason why,
                                 int64_t tol)
 {
     QmPairDecision d = { p == QM_PAIR_REF ? QM_PAIR_DROP_REF :
-                         QM_PAIR_PASS_DIST, mode, why, tol };
+                         QM_PAIR_PASS_DIST, mode, why, tol, -1 };
     return d;
 }
 
 static QmPairDecision decision(QmPairAction a, QmPairMode mode, int64_t tol)
 {
-    QmPairDecision d = { a, mode, QM_PAIR_OK, tol };
+    QmPairDecision d = { a, mode, QM_PAIR_OK, tol, -1 };
+    return d;
+}
+
+static QmPairDecision wait_for(int need, QmPairMode mode, int64_t tol)
+{
+    QmPairDecision d = { QM_PAIR_WAIT, mode, QM_PAIR_OK, tol, need };
     return d;
 }
 
@@ -120,11 +126,11 @@ static QmPairDecision decide_by_time(const QmPairState *s,
     if (in->n[q] == 0) {
         if (in->done[q] || expired)
             return unmatched(p, QM_PAIR_BY_TIME, QM_PAIR_NO_PARTNER, tol);
-        return decision(QM_PAIR_WAIT, QM_PAIR_BY_TIME, tol);
+        return wait_for(q, QM_PAIR_BY_TIME, tol);
     }
     j = nearest(s, in, q, X->t, &complete);
     if (!complete && !in->done[q] && !expired)
-        return decision(QM_PAIR_WAIT, QM_PAIR_BY_TIME, tol);
+        return wait_for(q, QM_PAIR_BY_TIME, tol);
     if (j == NONE_FOUND)
         return unmatched(p, QM_PAIR_BY_TIME, QM_PAIR_NO_PARTNER, tol);
     if (j != 0) {
@@ -141,7 +147,7 @@ static QmPairDecision decide_by_time(const QmPairState *s,
      * input nearer to Y? */
     i = nearest(s, in, p, Y->t, &complete);
     if (!complete && !in->done[p] && !expired)
-        return decision(QM_PAIR_WAIT, QM_PAIR_BY_TIME, tol);
+        return wait_for(p, QM_PAIR_BY_TIME, tol);
     if (i != 0)
         return unmatched(p, QM_PAIR_BY_TIME, QM_PAIR_TAKEN, tol);
     return decision(QM_PAIR_MATCH, QM_PAIR_BY_TIME, tol);
@@ -166,7 +172,7 @@ static QmPairDecision decide_by_order(const QmPairState *s,
             return unmatched(p, mode, QM_PAIR_GAP, 0);
         if (in->done[!p])
             return unmatched(p, mode, QM_PAIR_NO_PARTNER, 0);
-        return decision(QM_PAIR_WAIT, mode, 0);
+        return wait_for(!p, mode, 0);
     }
     if (r->offset != QM_PAIR_NO_OFFSET && d->offset != QM_PAIR_NO_OFFSET) {
         /* frame numbers count from each input's first frame */
@@ -194,7 +200,7 @@ QmPairDecision qm_pair_decide(const QmPairState *s, const QmPairInput *in)
     const QmPairFrame *d = in->n[1] ? &in->f[1][0] : NULL;
 
     if (!r && !d)
-        return decision(QM_PAIR_WAIT, QM_PAIR_BY_TIME, 0);
+        return wait_for(QM_PAIR_REF, QM_PAIR_BY_TIME, 0);
     if (r && d && (r->t >= 0) != (d->t >= 0))
         return unmatched(r->t >= 0 ? QM_PAIR_DIST : QM_PAIR_REF,
                          QM_PAIR_MIXED, QM_PAIR_NOT_COMPARABLE, 0);

@@ -70,6 +70,8 @@ typedef struct QmPairDecision {
     QmPairMode mode;
     QmPairReason reason;    /* why a head is unmatched */
     int64_t tolerance;      /* the tolerance used (time mode), ns */
+    int need;               /* WAIT: the input whose next frame is needed
+                             * (QM_PAIR_REF or QM_PAIR_DIST) */
 } QmPairDecision;
 
 /* What is known about the inputs at one decision. */
