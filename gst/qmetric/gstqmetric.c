@@ -1594,6 +1594,8 @@ gst_qmetric_aggregate (GstAggregator * agg, gboolean timeout)
   GstQmetric *self = GST_QMETRIC (agg);
   GstFlowReturn ret;
   gint64 deadline;
+  gboolean live =
+      GST_CLOCK_TIME_IS_VALID (gst_aggregator_get_latency (agg));
 
   if (self->finished)
     return GST_FLOW_EOS;
@@ -1605,10 +1607,13 @@ gst_qmetric_aggregate (GstAggregator * agg, gboolean timeout)
   }
 
   ret = pair_queued (self, deadline, FALSE);
-  if (ret == GST_FLOW_OK && (pad_over (self, QM_PAIR_REF) ||
-          pad_over (self, QM_PAIR_DIST))) {
-    /* one side ended: the comparison is over.  What the other side still
-     * holds has no partner; its later frames get EOS upstream. */
+  /* Not live, the comparison ends when both pads have: the frames the other
+   * pad still sends are each counted (partner-timeout ends a pad that
+   * never does).  Live, it ends with the first pad, as a live partner may
+   * never send EOS: what the other holds then has no partner, and its later
+   * frames get EOS upstream. */
+  if (ret == GST_FLOW_OK && (!live ? pad_over (self, QM_PAIR_REF) && pad_over (self, QM_PAIR_DIST) :
+          pad_over (self, QM_PAIR_REF) || pad_over (self, QM_PAIR_DIST))) {
     ret = pair_queued (self, deadline, TRUE);
     if (ret == GST_FLOW_OK)
       ret = finish (self);
