@@ -370,6 +370,115 @@ GST_START_TEST (test_partner_timeout_reference)
 
 GST_END_TEST;
 
+/* Live, 30 fps reference and the same frames through videorate at 15 fps:
+ * every pair true, every other reference frame unmatched (drop-only: no
+ * closing duplicate at 1 s). */
+GST_START_TEST (test_live_rates)
+{
+  GstElement *pipe = gst_parse_launch ("videotestsrc is-live=true "
+      "pattern=ball num-buffers=30 ! video/x-raw,format=I420,width=32,"
+      "height=24,framerate=30/1 ! tee name=t "
+      "t. ! queue ! q.ref_sink "
+      "t. ! queue ! videorate drop-only=true ! video/x-raw,framerate=15/1 ! "
+      "q.dist_sink "
+      "qmetric name=q metrics=psnr latency=200000000 ! fakesink sync=false",
+      NULL);
+  GstBus *bus = gst_element_get_bus (pipe);
+  GstStructure *sum = NULL;
+  guint n_scores = 0, n_true = 0;
+  guint64 pairs = 0, uref = 0, udist = 0;
+  gboolean done = FALSE;
+
+  gst_element_set_state (pipe, GST_STATE_PLAYING);
+  while (!done) {
+    GstMessage *m = gst_bus_timed_pop_filtered (bus, 30 * GST_SECOND,
+        GST_MESSAGE_EOS | GST_MESSAGE_ERROR | GST_MESSAGE_ELEMENT);
+    const GstStructure *s;
+    gdouble v;
+
+    fail_unless (m != NULL, "timeout");
+    s = gst_message_get_structure (m);
+    if (GST_MESSAGE_TYPE (m) != GST_MESSAGE_ELEMENT) {
+      fail_unless (GST_MESSAGE_TYPE (m) == GST_MESSAGE_EOS, "error");
+      done = TRUE;
+    } else if (gst_structure_has_name (s, "qmetric")) {
+      n_scores++;
+      n_true += gst_structure_get_double (s, "psnr_y", &v) && v == PSNR_CAP;
+    } else if (gst_structure_has_name (s, "qmetric-summary")) {
+      sum = gst_structure_copy (s);
+    }
+    gst_message_unref (m);
+  }
+  gst_element_set_state (pipe, GST_STATE_NULL);
+  fail_unless (sum != NULL);
+  gst_structure_get_uint64 (sum, "pairs", &pairs);
+  gst_structure_get_uint64 (sum, "unmatched-reference", &uref);
+  gst_structure_get_uint64 (sum, "unmatched-distorted", &udist);
+  fail_unless_equals_int (n_true, n_scores);
+  fail_unless_equals_int (n_scores, 15);
+  fail_unless_equals_uint64 (pairs, 15);
+  fail_unless_equals_uint64 (uref, 15);
+  fail_unless_equals_uint64 (udist, 0);
+  gst_structure_free (sum);
+  gst_object_unref (bus);
+  gst_object_unref (pipe);
+}
+
+GST_END_TEST;
+
+/* Live, the distorted frames come 300 ms after their references (a delay
+ * the latency query does not report) but the latency allows 100 ms: no
+ * frame is paired, and the warnings say that frames arrive late. */
+GST_START_TEST (test_live_late)
+{
+  GstElement *pipe = gst_parse_launch ("videotestsrc is-live=true "
+      "pattern=ball num-buffers=15 ! video/x-raw,format=I420,width=32,"
+      "height=24,framerate=30/1 ! tee name=t "
+      "t. ! queue ! q.ref_sink "
+      "t. ! queue max-size-time=0 max-size-buffers=0 max-size-bytes=0 ! "
+      "identity sync=true ts-offset=300000000 ! q.dist_sink "
+      "qmetric name=q metrics=psnr latency=100000000 ! fakesink sync=false",
+      NULL);
+  GstBus *bus = gst_element_get_bus (pipe);
+  guint n_scores = 0, n_late = 0;
+  gboolean done = FALSE;
+
+  gst_element_set_state (pipe, GST_STATE_PLAYING);
+  while (!done) {
+    GstMessage *m = gst_bus_timed_pop_filtered (bus, 30 * GST_SECOND,
+        GST_MESSAGE_EOS | GST_MESSAGE_ERROR | GST_MESSAGE_ELEMENT |
+        GST_MESSAGE_WARNING);
+    fail_unless (m != NULL, "timeout");
+    switch (GST_MESSAGE_TYPE (m)) {
+      case GST_MESSAGE_WARNING:{
+        GError *e;
+        gst_message_parse_warning (m, &e, NULL);
+        n_late += strstr (e->message, "after its partner stopped waiting; "
+            "raise the latency property") != NULL;
+        g_error_free (e);
+        break;
+      }
+      case GST_MESSAGE_ELEMENT:
+        n_scores += gst_structure_has_name (gst_message_get_structure (m),
+            "qmetric");
+        break;
+      case GST_MESSAGE_EOS:
+        done = TRUE;
+        break;
+      default:
+        fail ("error");
+    }
+    gst_message_unref (m);
+  }
+  gst_element_set_state (pipe, GST_STATE_NULL);
+  fail_unless_equals_int (n_scores, 0);
+  fail_unless (n_late > 0, "no lateness warning");
+  gst_object_unref (bus);
+  gst_object_unref (pipe);
+}
+
+GST_END_TEST;
+
 static Suite *
 pairing_suite (void)
 {
@@ -387,6 +496,8 @@ pairing_suite (void)
   tcase_add_test (tc, test_mixed_timestamps);
   tcase_add_test (tc, test_partner_timeout);
   tcase_add_test (tc, test_partner_timeout_reference);
+  tcase_add_test (tc, test_live_rates);
+  tcase_add_test (tc, test_live_late);
   return s;
 }
 
