@@ -1278,7 +1278,16 @@ pull_frame (GstQmetric * self, guint i, gint64 deadline, gboolean * error)
   QmPairFrame *f = &q->f[q->n];
   GstBuffer *buf;
 
-  if (q->n >= PAIR_QUEUE_MAX || !(buf = gst_aggregator_pad_pop_buffer (pad)))
+  if (q->n >= PAIR_QUEUE_MAX || !gst_aggregator_pad_has_buffer (pad))
+    return FALSE;
+  /* the pad's upstream may have been blocked on the full pad: its silence
+   * counts from now, not from its last buffer (partner-timeout); set before
+   * the pop so that the watchdog never sees the pad empty and silent */
+  g_mutex_lock (&self->wd_lock);
+  self->last_data_us[i] = g_get_monotonic_time ();
+  g_mutex_unlock (&self->wd_lock);
+  /* only this thread takes buffers: has_buffer stays true until the pop */
+  if (!(buf = gst_aggregator_pad_pop_buffer (pad)))
     return FALSE;
   if (!have_info) {
     gst_buffer_unref (buf);
