@@ -13,7 +13,8 @@
  * qmetric compares a distorted video stream with its reference, frame by
  * frame, with the metrics of Netflix's libvmaf (VMAF and its features,
  * PSNR, SSIM, MS-SSIM, PSNR-HVS, CIEDE2000, CAMBI), reproducing libvmaf's
- * scores.  Frames are paired by running time.  The distorted frames leave on
+ * scores.  Each frame is paired with the nearest frame of the other stream in
+ * running time (docs/element.md, "Pairing").  The distorted frames leave on
  * the src pad unchanged, so the element can sit in front of a sink.
  *
  * For every compared pair it posts an element message named "qmetric"
@@ -67,9 +68,10 @@ GST_DEBUG_CATEGORY_STATIC (gst_qmetric_debug);
 #define DEFAULT_PAIRING_TOLERANCE GST_CLOCK_TIME_NONE
 #define DEFAULT_PARTNER_TIMEOUT (5 * GST_SECOND)
 
-/* frames held per sink pad while their partners are looked for: enough to
- * see the next frame of a stream at up to 4x the other's rate (a fuller
- * queue ends the wait, see core/pair.h) */
+/* frames held per sink pad while their partners are looked for.  They are
+ * taken only as the decision needs them, so a queue rarely holds more than
+ * two; the rest is room for reordered timestamps, and a full queue ends the
+ * wait (core/pair.h) */
 #define PAIR_QUEUE_MAX 8
 
 /* individual warnings for the first unmatched frames; then every Nth */
