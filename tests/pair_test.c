@@ -304,8 +304,8 @@ static void test_no_timestamps(void)
      * then nothing: 17 + 16 frames are unmatched */
     untimed(&sc, NULL, drop_d, 0, 1);
     expect("arrival order, gap", run(&sc, 8, -1), 3, 17, 16);
-    /* a gap that nothing flags cannot be seen: the lead's documented
-     * limit; not asserted as true pairs here */
+    /* a gap that nothing flags cannot be seen in arrival order (a limit
+     * stated in docs/element.md), so no case here claims to catch it */
 }
 
 static void test_mixed(void)
