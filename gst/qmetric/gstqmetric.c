@@ -13,7 +13,8 @@
  * qmetric compares a distorted video stream with its reference, frame by
  * frame, with the metrics of Netflix's libvmaf (VMAF and its features,
  * PSNR, SSIM, MS-SSIM, PSNR-HVS, CIEDE2000, CAMBI), reproducing libvmaf's
- * scores.  Frames are paired by running time.  The distorted frames leave on
+ * scores.  Each frame is paired with the nearest frame of the other stream in
+ * running time (docs/element.md, "Pairing").  The distorted frames leave on
  * the src pad unchanged, so the element can sit in front of a sink.
  *
  * For every compared pair it posts an element message named "qmetric"
@@ -45,6 +46,7 @@
 #include "gstqmetriccuda.h"
 #include "gstqmetricframe.h"
 #include "gstqmetricmeta.h"
+#include "pair.h"
 #include "qm.h"
 #include "qmlog.h"
 
@@ -64,6 +66,13 @@ GST_DEBUG_CATEGORY_STATIC (gst_qmetric_debug);
 #define DEFAULT_BACKEND QM_BACKEND_AUTO
 #define DEFAULT_CUDA_DEVICE_ID -1
 #define DEFAULT_PAIRING_TOLERANCE GST_CLOCK_TIME_NONE
+#define DEFAULT_PARTNER_TIMEOUT (5 * GST_SECOND)
+
+/* frames held per sink pad while their partners are looked for.  They are
+ * taken only as the decision needs them, so a queue rarely holds more than
+ * two; the rest is room for reordered timestamps, and a full queue ends the
+ * wait (core/pair.h) */
+#define PAIR_QUEUE_MAX 8
 
 /* individual warnings for the first unmatched frames; then every Nth */
 #define UNMATCHED_WARN_FIRST 20
@@ -85,6 +94,7 @@ enum
   PROP_BACKEND,
   PROP_CUDA_DEVICE_ID,
   PROP_PAIRING_TOLERANCE,
+  PROP_PARTNER_TIMEOUT,
 };
 
 /* One compared pair, from submission to the push of its distorted frame. */
@@ -100,6 +110,17 @@ typedef struct
   gdouble *values;
   guint8 *present;
 } QmPair;
+
+/* Frames taken off one sink pad, waiting for the pairing decision
+ * (GstAggregatorPad shows only its head buffer). */
+typedef struct
+{
+  GstBuffer *buf[PAIR_QUEUE_MAX];
+  QmPairFrame f[PAIR_QUEUE_MAX];
+  guint n;
+  gint n_shared;                /* n, for the watchdog thread (atomic) */
+  GstClockTime prev_t;          /* last frame's running time */
+} QmPadQueue;
 
 struct _GstQmetric
 {
@@ -121,6 +142,7 @@ struct _GstQmetric
   QmBackend backend;
   gint cuda_device_id;
   GstClockTime pairing_tolerance;
+  GstClockTime partner_timeout;
 
   /* CUDA shared with upstream (a GstCudaContext) */
   GstObject *cuda_ctx;
@@ -142,7 +164,19 @@ struct _GstQmetric
    * mapped for the CPU instead (a download; see compare_pair) */
   guint64 cuda_in_place, cuda_copied;
   gboolean foreign_ctx_warned;
-  gboolean no_timestamps_warned;
+  /* pairing (core/pair.h); [0] reference, [1] distorted */
+  QmPadQueue pq[2];
+  QmPairState pair_state;
+  guint modes_warned;           /* 1 << QmPairMode of the warnings posted */
+  gboolean rates_checked;
+  guint64 late;                 /* live: frames that arrived past deadline */
+
+  /* partner-timeout watchdog (non-live) */
+  GThread *watchdog;
+  GMutex wd_lock;
+  GCond wd_cond;
+  gboolean wd_running;
+  gint64 last_data_us[2];       /* monotonic time of each pad's last buffer */
   gboolean finished;
   gint64 t_start;               /* monotonic us, for the log's fps */
 };
@@ -170,6 +204,11 @@ static void gst_qmetric_set_context (GstElement * element,
     GstContext * context);
 static gboolean gst_qmetric_src_query (GstAggregator * agg, GstQuery * query);
 static GstClockTime gst_qmetric_get_next_time (GstAggregator * agg);
+static GstPadProbeReturn data_probe (GstPad * pad, GstPadProbeInfo * info,
+    gpointer user);
+static void pairing_start (GstQmetric * self);
+static void pairing_stop (GstQmetric * self);
+static void pairing_reset (GstQmetric * self);
 
 /* ---- enums ---- */
 
@@ -323,8 +362,17 @@ gst_qmetric_class_init (GstQmetricClass * klass)
   g_object_class_install_property (gobject_class, PROP_PAIRING_TOLERANCE,
       g_param_spec_uint64 ("pairing-tolerance", "Pairing tolerance",
           "Largest difference of running time (ns) between a reference and a "
-          "distorted frame that still makes them a pair (-1 = half a frame "
-          "duration)", 0, G_MAXUINT64, DEFAULT_PAIRING_TOLERANCE, flags));
+          "distorted frame that still makes them a pair (-1 = half the "
+          "shorter of the two frames' durations).  Frames pair only with the "
+          "nearest frame of the other pad, whatever the tolerance",
+          0, G_MAXUINT64, DEFAULT_PAIRING_TOLERANCE, flags));
+  g_object_class_install_property (gobject_class, PROP_PARTNER_TIMEOUT,
+      g_param_spec_uint64 ("partner-timeout", "Partner timeout",
+          "Not live: when one sink pad gets no data for this long (ns) while "
+          "the other has frames waiting or has ended, post a warning and "
+          "treat the silent pad as ended, counting the waiting frames as "
+          "unmatched (0 = wait forever; live pipelines use the latency)",
+          0, G_MAXUINT64, DEFAULT_PARTNER_TIMEOUT, flags));
 
   {
     /* system memory, and CUDA memory where GStreamer's CUDA library and our
@@ -390,6 +438,13 @@ gst_qmetric_init (GstQmetric * self)
 {
   self->ref_pad = add_sink_pad (self, "ref_sink");
   self->dist_pad = add_sink_pad (self, "dist_sink");
+  g_mutex_init (&self->wd_lock);
+  g_cond_init (&self->wd_cond);
+  /* the partner-timeout watchdog needs to know when data last came */
+  gst_pad_add_probe (GST_PAD (self->ref_pad), GST_PAD_PROBE_TYPE_BUFFER |
+      GST_PAD_PROBE_TYPE_BUFFER_LIST, data_probe, self, NULL);
+  gst_pad_add_probe (GST_PAD (self->dist_pad), GST_PAD_PROBE_TYPE_BUFFER |
+      GST_PAD_PROBE_TYPE_BUFFER_LIST, data_probe, self, NULL);
 
   self->metrics = g_strdup (DEFAULT_METRICS);
   self->model = g_strdup (DEFAULT_MODEL);
@@ -404,6 +459,7 @@ gst_qmetric_init (GstQmetric * self)
   self->backend = DEFAULT_BACKEND;
   self->cuda_device_id = DEFAULT_CUDA_DEVICE_ID;
   self->pairing_tolerance = DEFAULT_PAIRING_TOLERANCE;
+  self->partner_timeout = DEFAULT_PARTNER_TIMEOUT;
   g_queue_init (&self->out);
 }
 
@@ -415,6 +471,8 @@ gst_qmetric_finalize (GObject * object)
   g_free (self->metrics);
   g_free (self->model);
   g_free (self->log_location);
+  g_mutex_clear (&self->wd_lock);
+  g_cond_clear (&self->wd_cond);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
@@ -472,6 +530,9 @@ gst_qmetric_set_property (GObject * object, guint prop_id,
     case PROP_PAIRING_TOLERANCE:
       self->pairing_tolerance = g_value_get_uint64 (value);
       break;
+    case PROP_PARTNER_TIMEOUT:
+      self->partner_timeout = g_value_get_uint64 (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -525,6 +586,9 @@ gst_qmetric_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_PAIRING_TOLERANCE:
       g_value_set_uint64 (value, self->pairing_tolerance);
+      break;
+    case PROP_PARTNER_TIMEOUT:
+      g_value_set_uint64 (value, self->partner_timeout);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -976,88 +1040,422 @@ buffer_running_time (GstAggregatorPad * pad, GstBuffer * buf)
  * this element: frames leave after scoring, out of step with the pads, so
  * every frame would have timed out.)  Nothing queued: nothing to wait for,
  * unless a pad has ended. */
-static GstClockTime
-gst_qmetric_get_next_time (GstAggregator * agg)
-{
-  GstQmetric *self = GST_QMETRIC (agg);
-  GstAggregatorPad *pads[2] = { self->ref_pad, self->dist_pad };
-  GstClockTime next = GST_CLOCK_TIME_NONE;
-  guint i;
+static const gchar *const pad_names[2] = { "ref_sink", "dist_sink" };
 
-  for (i = 0; i < G_N_ELEMENTS (pads); i++) {
-    GstBuffer *buf = gst_aggregator_pad_peek_buffer (pads[i]);
-    /* a pad at EOS ends the comparison: time out at once so that
-     * aggregate() sees it (a live partner may never send EOS) */
-    if (!buf && gst_aggregator_pad_is_eos (pads[i]))
-      return 0;
-    if (buf) {
-      GstClockTime rt = buffer_running_time (pads[i], buf);
-      if (GST_CLOCK_TIME_IS_VALID (rt) && (!GST_CLOCK_TIME_IS_VALID (next)
-              || rt < next))
-        next = rt;
-      gst_buffer_unref (buf);
-    }
-  }
-  return next;
+static GstAggregatorPad *
+pad_of (GstQmetric * self, guint i)
+{
+  return i == QM_PAIR_REF ? self->ref_pad : self->dist_pad;
+}
+
+static gint64
+to_pair_time (GstClockTime t)
+{
+  return GST_CLOCK_TIME_IS_VALID (t) && t <= G_MAXINT64 ? (gint64) t :
+      QM_PAIR_NO_TIME;
 }
 
 static GstClockTime
-pairing_tolerance (GstQmetric * self, GstBuffer * buf)
+from_pair_time (gint64 t)
 {
-  GstClockTime tol, dur = GST_BUFFER_DURATION (buf);
+  return t >= 0 ? (GstClockTime) t : GST_CLOCK_TIME_NONE;
+}
+
+/* Live: frames whose running time is at or before the returned one have
+ * waited the whole latency for a partner.  Not live: nothing expires. */
+static gint64
+live_deadline (GstQmetric * self)
+{
+  GstAggregator *agg = GST_AGGREGATOR (self);
+  GstClockTime latency = gst_aggregator_get_latency (agg), now, base;
+  GstClock *clock;
+
+  if (!GST_CLOCK_TIME_IS_VALID (latency))
+    return QM_PAIR_NO_DEADLINE;
+  clock = gst_element_get_clock (GST_ELEMENT (self));
+  if (!clock)
+    return QM_PAIR_NO_DEADLINE;
+  now = gst_clock_get_time (clock);
+  base = gst_element_get_base_time (GST_ELEMENT (self));
+  gst_object_unref (clock);
+  if (now < base + latency)
+    return -1;                  /* nothing has waited that long yet */
+  return to_pair_time (now - base - latency);
+}
+
+/* ---- partner-timeout watchdog (not live) ---- */
+
+static GstPadProbeReturn
+data_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user)
+{
+  GstQmetric *self = user;
+
+  g_mutex_lock (&self->wd_lock);
+  self->last_data_us[GST_AGGREGATOR_PAD (pad) == self->dist_pad] =
+      g_get_monotonic_time ();
+  g_mutex_unlock (&self->wd_lock);
+  return GST_PAD_PROBE_OK;
+}
+
+/* Pad i has nothing: no buffer queued here or in the aggregator, no EOS. */
+static gboolean
+pad_starved (GstQmetric * self, guint i)
+{
+  GstAggregatorPad *pad = pad_of (self, i);
+
+  return !gst_aggregator_pad_is_eos (pad) &&
+      !gst_aggregator_pad_has_buffer (pad) &&
+      g_atomic_int_get (&self->pq[i].n_shared) == 0;
+}
+
+/* Pad i holds frames waiting for a partner, or has ended. */
+static gboolean
+pad_waiting (GstQmetric * self, guint i)
+{
+  GstAggregatorPad *pad = pad_of (self, i);
+
+  return gst_aggregator_pad_is_eos (pad) ||
+      gst_aggregator_pad_has_buffer (pad) ||
+      g_atomic_int_get (&self->pq[i].n_shared) > 0;
+}
+
+/* A non-live GstAggregator waits for data on every pad without a timeout:
+ * a pad whose upstream never sends anything would hold the pipeline
+ * forever.  This thread notices a pad silent for partner-timeout while the
+ * other waits, and ends the silent pad with an EOS of our own, so that
+ * aggregate() counts the waiting frames as unmatched and finishes. */
+static gpointer
+watchdog_loop (gpointer data)
+{
+  GstQmetric *self = data;
+  gint64 timeout_us;
 
   GST_OBJECT_LOCK (self);
-  tol = self->pairing_tolerance;
+  timeout_us = MIN (self->partner_timeout / GST_USECOND, G_MAXINT64 / 4);
   GST_OBJECT_UNLOCK (self);
-  if (GST_CLOCK_TIME_IS_VALID (tol))
-    return tol;
-  if (!GST_CLOCK_TIME_IS_VALID (dur) && GST_VIDEO_INFO_FPS_N (&self->dist_info)
-      > 0)
-    dur = gst_util_uint64_scale_int (GST_SECOND,
-        GST_VIDEO_INFO_FPS_D (&self->dist_info),
-        GST_VIDEO_INFO_FPS_N (&self->dist_info));
-  /* frames closer than half a frame are the same instant; 1 ms otherwise */
-  return GST_CLOCK_TIME_IS_VALID (dur) ? dur / 2 : GST_MSECOND;
+
+  g_mutex_lock (&self->wd_lock);
+  while (self->wd_running) {
+    gint64 now = g_get_monotonic_time (), wake = now + timeout_us;
+    gint silent_pad = -1;
+    guint i;
+
+    for (i = 0; i < 2; i++) {
+      gint64 due = self->last_data_us[i] + timeout_us;
+      if (due > now) {
+        wake = MIN (wake, due);
+        continue;
+      }
+      if (pad_starved (self, i) && pad_waiting (self, !i) &&
+          !GST_CLOCK_TIME_IS_VALID (gst_aggregator_get_latency
+              (GST_AGGREGATOR (self)))) {
+        silent_pad = i;
+        break;
+      }
+    }
+    if (silent_pad >= 0) {
+      gdouble secs = (now - self->last_data_us[silent_pad]) / 1e6;
+      /* once per pad: its EOS stands until the next start or flush */
+      self->last_data_us[silent_pad] = G_MAXINT64 / 2;
+      g_mutex_unlock (&self->wd_lock);
+      GST_ELEMENT_WARNING (self, STREAM, FAILED,
+          ("No data on %s for %.1f s while %s waits for it "
+              "(partner-timeout): %s is treated as ended and the waiting "
+              "frames are counted as unmatched", pad_names[silent_pad], secs,
+              pad_names[!silent_pad], pad_names[silent_pad]), (NULL));
+      gst_pad_send_event (GST_PAD (pad_of (self, silent_pad)),
+          gst_event_new_eos ());
+      g_mutex_lock (&self->wd_lock);
+      continue;
+    }
+    g_cond_wait_until (&self->wd_cond, &self->wd_lock, wake);
+  }
+  g_mutex_unlock (&self->wd_lock);
+  return NULL;
+}
+
+/* ---- the frames held for pairing ---- */
+
+static void
+queue_clear (QmPadQueue * q)
+{
+  guint i;
+
+  for (i = 0; i < q->n; i++)
+    gst_buffer_unref (q->buf[i]);
+  q->n = 0;
+  g_atomic_int_set (&q->n_shared, 0);
+  q->prev_t = GST_CLOCK_TIME_NONE;
+}
+
+/* Remove the head of pad i's queue; the caller owns the buffer. */
+static GstBuffer *
+queue_pop (GstQmetric * self, guint i)
+{
+  QmPadQueue *q = &self->pq[i];
+  GstBuffer *buf = q->buf[0];
+
+  q->n--;
+  memmove (q->buf, q->buf + 1, q->n * sizeof (q->buf[0]));
+  memmove (q->f, q->f + 1, q->n * sizeof (q->f[0]));
+  g_atomic_int_set (&q->n_shared, q->n);
+  return buf;
 }
 
 static void
-warn_unmatched (GstQmetric * self, gboolean is_ref, GstClockTime rt)
+pairing_reset (GstQmetric * self)
+{
+  guint i;
+
+  for (i = 0; i < 2; i++)
+    queue_clear (&self->pq[i]);
+  qm_pair_reset (&self->pair_state);
+  g_mutex_lock (&self->wd_lock);
+  self->last_data_us[0] = self->last_data_us[1] = g_get_monotonic_time ();
+  g_mutex_unlock (&self->wd_lock);
+}
+
+static void
+pairing_start (GstQmetric * self)
+{
+  GstClockTime timeout;
+
+  pairing_reset (self);
+  self->modes_warned = 0;
+  self->rates_checked = FALSE;
+  self->late = 0;
+  GST_OBJECT_LOCK (self);
+  timeout = self->partner_timeout;
+  GST_OBJECT_UNLOCK (self);
+  if (timeout > 0) {
+    self->wd_running = TRUE;
+    self->watchdog = g_thread_new ("qmetric-watchdog", watchdog_loop, self);
+  }
+}
+
+static void
+pairing_stop (GstQmetric * self)
+{
+  if (self->watchdog) {
+    g_mutex_lock (&self->wd_lock);
+    self->wd_running = FALSE;
+    g_cond_signal (&self->wd_cond);
+    g_mutex_unlock (&self->wd_lock);
+    g_thread_join (self->watchdog);
+    self->watchdog = NULL;
+  }
+  pairing_reset (self);
+}
+
+/* The duration of a frame: its own, else the caps' frame rate, else the
+ * distance from the previous frame of its pad. */
+static gint64
+frame_duration (GstQmetric * self, guint i, GstBuffer * buf, gint64 t)
+{
+  const GstVideoInfo *info = i == QM_PAIR_REF ? &self->ref_info :
+      &self->dist_info;
+  GstClockTime prev = self->pq[i].prev_t;
+
+  if (GST_BUFFER_DURATION_IS_VALID (buf))
+    return to_pair_time (GST_BUFFER_DURATION (buf));
+  if (GST_VIDEO_INFO_FPS_N (info) > 0 && GST_VIDEO_INFO_FPS_D (info) > 0)
+    return to_pair_time (gst_util_uint64_scale_int (GST_SECOND,
+            GST_VIDEO_INFO_FPS_D (info), GST_VIDEO_INFO_FPS_N (info)));
+  if (t >= 0 && GST_CLOCK_TIME_IS_VALID (prev) && (GstClockTime) t > prev)
+    return t - (gint64) prev;
+  return QM_PAIR_NO_TIME;
+}
+
+/* A warning that repeats: the first UNMATCHED_WARN_FIRST, then every
+ * UNMATCHED_WARN_EVERYth. */
+static gboolean
+warn_now (guint64 n)
+{
+  return n <= UNMATCHED_WARN_FIRST || n % UNMATCHED_WARN_EVERY == 0;
+}
+
+/* Take the head buffer of sink pad i into our queue.  FALSE: nothing to
+ * take (or no room); *error: data came before caps (an error is posted). */
+static gboolean
+pull_frame (GstQmetric * self, guint i, gint64 deadline, gboolean * error)
+{
+  GstAggregatorPad *pad = pad_of (self, i);
+  QmPadQueue *q = &self->pq[i];
+  gboolean have_info = i == QM_PAIR_REF ? self->have_ref_info :
+      self->have_dist_info;
+  QmPairFrame *f = &q->f[q->n];
+  GstBuffer *buf;
+
+  if (q->n >= PAIR_QUEUE_MAX || !gst_aggregator_pad_has_buffer (pad))
+    return FALSE;
+  /* the pad's upstream may have been blocked on the full pad: its silence
+   * counts from now, not from its last buffer (partner-timeout); set before
+   * the pop so that the watchdog never sees the pad empty and silent */
+  g_mutex_lock (&self->wd_lock);
+  self->last_data_us[i] = g_get_monotonic_time ();
+  g_mutex_unlock (&self->wd_lock);
+  /* only this thread takes buffers: has_buffer stays true until the pop */
+  if (!(buf = gst_aggregator_pad_pop_buffer (pad)))
+    return FALSE;
+  if (!have_info) {
+    gst_buffer_unref (buf);
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
+        ("Data arrived before caps on %s", pad_names[i]), (NULL));
+    *error = TRUE;
+    return FALSE;
+  }
+  f->t = to_pair_time (buffer_running_time (pad, buf));
+  f->dur = frame_duration (self, i, buf, f->t);
+  f->offset = GST_BUFFER_OFFSET_IS_VALID (buf) ? GST_BUFFER_OFFSET (buf) :
+      QM_PAIR_NO_OFFSET;
+  f->discont = GST_BUFFER_IS_DISCONT (buf);
+  if (f->t >= 0)
+    q->prev_t = f->t;
+  q->buf[q->n++] = buf;
+  g_atomic_int_set (&q->n_shared, q->n);
+
+  if (f->t >= 0 && deadline != QM_PAIR_NO_DEADLINE && f->t <= deadline) {
+    /* it came after the time its partner was allowed to wait */
+    self->late++;
+    if (warn_now (self->late))
+      GST_ELEMENT_WARNING (self, STREAM, FAILED,
+          ("%s frame at running time %" GST_TIME_FORMAT " arrived %"
+              GST_TIME_FORMAT " after its partner stopped waiting; raise "
+              "the latency property to pair frames this late (%"
+              G_GUINT64_FORMAT " late frames so far)",
+              i == QM_PAIR_REF ? "Reference" : "Distorted",
+              GST_TIME_ARGS (f->t), GST_TIME_ARGS (deadline - f->t),
+              self->late), (NULL));
+  }
+  return TRUE;
+}
+
+/* Reported once, when both caps are known: different rates are paired
+ * frame by frame, and the frames between pairs are unmatched. */
+static void
+check_rates (GstQmetric * self)
+{
+  const GstVideoInfo *r = &self->ref_info, *d = &self->dist_info;
+
+  if (self->rates_checked || !self->have_ref_info || !self->have_dist_info)
+    return;
+  self->rates_checked = TRUE;
+  if (GST_VIDEO_INFO_FPS_N (r) > 0 && GST_VIDEO_INFO_FPS_N (d) > 0 &&
+      gst_util_fraction_compare (GST_VIDEO_INFO_FPS_N (r),
+          GST_VIDEO_INFO_FPS_D (r), GST_VIDEO_INFO_FPS_N (d),
+          GST_VIDEO_INFO_FPS_D (d)) != 0)
+    GST_ELEMENT_WARNING (self, STREAM, FORMAT,
+        ("Frame rates differ: reference %d/%d fps, distorted %d/%d fps; each "
+            "frame is compared with the nearest frame of the other stream in "
+            "running time, and frames without one are counted as unmatched",
+            GST_VIDEO_INFO_FPS_N (r), GST_VIDEO_INFO_FPS_D (r),
+            GST_VIDEO_INFO_FPS_N (d), GST_VIDEO_INFO_FPS_D (d)), (NULL));
+}
+
+/* Without timestamps, say once per mode how frames are paired. */
+static void
+warn_mode (GstQmetric * self, const QmPairDecision * d)
+{
+  if (d->mode == QM_PAIR_BY_TIME || (self->modes_warned & (1u << d->mode)))
+    return;
+  self->modes_warned |= 1u << d->mode;
+  if (d->mode == QM_PAIR_MIXED)
+    GST_ELEMENT_WARNING (self, STREAM, FAILED,
+        ("%s frames have no timestamps while %s frames have them: such "
+            "frames are never paired and are counted as unmatched",
+            d->action == QM_PAIR_DROP_REF ? "Reference" : "Distorted",
+            d->action == QM_PAIR_DROP_REF ? "distorted" : "reference"),
+        (NULL));
+  else
+    GST_ELEMENT_WARNING (self, STREAM, FAILED,
+        ("Frames without timestamps: pairing them %s",
+            qm_pair_mode_text (d->mode)), (NULL));
+}
+
+static void
+warn_unmatched (GstQmetric * self, gboolean is_ref, GstClockTime rt,
+    QmPairReason why)
 {
   guint64 n = is_ref ? self->unmatched_ref : self->unmatched_dist;
+  GstStructure *details;
 
-  if (n > UNMATCHED_WARN_FIRST && n % UNMATCHED_WARN_EVERY)
+  if (!warn_now (n))
     return;
+  details = gst_structure_new ("qmetric-unmatched", "pad", G_TYPE_STRING,
+      is_ref ? "ref_sink" : "dist_sink", "running-time", G_TYPE_UINT64, rt,
+      "count", G_TYPE_UINT64, n, "reason", G_TYPE_STRING,
+      qm_pair_reason_text (why), NULL);
   GST_ELEMENT_WARNING_WITH_DETAILS (self, STREAM, FAILED,
-      ("%s frame at running time %" GST_TIME_FORMAT " has no %s frame: it is "
-          "not compared (%" G_GUINT64_FORMAT " such frames so far)",
+      ("%s frame at running time %" GST_TIME_FORMAT " has no %s frame (%s): "
+          "it is not compared (%" G_GUINT64_FORMAT " such frames so far)",
           is_ref ? "Reference" : "Distorted", GST_TIME_ARGS (rt),
-          is_ref ? "distorted" : "reference", n),
-      (NULL), ("details", GST_TYPE_STRUCTURE,
-          gst_structure_new ("qmetric-unmatched", "pad", G_TYPE_STRING,
-              is_ref ? "ref_sink" : "dist_sink", "running-time",
-              G_TYPE_UINT64, rt, "count", G_TYPE_UINT64, n, NULL), NULL));
+          is_ref ? "distorted" : "reference", qm_pair_reason_text (why), n),
+      (NULL), ("details", GST_TYPE_STRUCTURE, details, NULL));
+  /* the message holds a copy */
+  gst_structure_free (details);
 }
 
 /* A reference frame with no partner is dropped. */
 static void
-drop_ref (GstQmetric * self, GstClockTime rt)
+drop_ref (GstQmetric * self, GstClockTime rt, QmPairReason why)
 {
-  gst_aggregator_pad_drop_buffer (self->ref_pad);
+  gst_buffer_unref (queue_pop (self, QM_PAIR_REF));
   self->unmatched_ref++;
-  warn_unmatched (self, TRUE, rt);
+  warn_unmatched (self, TRUE, rt, why);
 }
 
 /* A distorted frame with no partner still goes downstream, unscored. */
 static void
-pass_dist (GstQmetric * self, GstClockTime rt)
+pass_dist (GstQmetric * self, GstClockTime rt, QmPairReason why)
 {
   QmPair *p = g_new0 (QmPair, 1);
 
-  p->dist_buf = gst_aggregator_pad_pop_buffer (self->dist_pad);
+  p->dist_buf = queue_pop (self, QM_PAIR_DIST);
   p->done = TRUE;
   g_queue_push_tail (&self->out, p);
   self->unmatched_dist++;
-  warn_unmatched (self, FALSE, rt);
+  warn_unmatched (self, FALSE, rt, why);
+}
+
+/* Live mode: GstAggregator calls aggregate(timeout=TRUE) once the clock
+ * passes this running time plus the latency.  What can time out is the
+ * oldest frame waiting for a partner, in our queues or the aggregator's:
+ * when it is older than the latency its partner is not coming.  (The
+ * default, the src segment's position, is never advanced by this element:
+ * frames leave after scoring, out of step with the pads, so every frame
+ * would have timed out.)  Nothing queued: nothing to wait for, unless a pad
+ * has ended. */
+static GstClockTime
+gst_qmetric_get_next_time (GstAggregator * agg)
+{
+  GstQmetric *self = GST_QMETRIC (agg);
+  GstClockTime next = GST_CLOCK_TIME_NONE;
+  guint i, k;
+
+  for (i = 0; i < 2; i++) {
+    GstAggregatorPad *pad = pad_of (self, i);
+    GstBuffer *buf = gst_aggregator_pad_peek_buffer (pad);
+    GstClockTime rt = GST_CLOCK_TIME_NONE;
+
+    /* a pad at EOS ends the comparison: time out at once so that
+     * aggregate() sees it (a live partner may never send EOS) */
+    if (!buf && gst_aggregator_pad_is_eos (pad))
+      return 0;
+    if (buf) {
+      rt = buffer_running_time (pad, buf);
+      gst_buffer_unref (buf);
+    }
+    for (k = 0; k < self->pq[i].n; k++) {
+      GstClockTime t = from_pair_time (self->pq[i].f[k].t);
+      if (GST_CLOCK_TIME_IS_VALID (t) && (!GST_CLOCK_TIME_IS_VALID (rt)
+              || t < rt))
+        rt = t;
+    }
+    if (GST_CLOCK_TIME_IS_VALID (rt) && (!GST_CLOCK_TIME_IS_VALID (next)
+            || rt < next))
+      next = rt;
+  }
+  return next;
 }
 
 /* Whether a buffer is read in place by the CUDA backend (gpu: every metric
@@ -1156,82 +1554,114 @@ compare_pair (GstQmetric * self, GstBuffer * rbuf, GstBuffer * dbuf,
   return GST_FLOW_OK;
 }
 
+
+/* Decide about the queued heads, taking frames off the aggregator pads only
+ * as the decision needs them: a pad's head left in GstAggregatorPad keeps
+ * the pad "ready", so that a non-live aggregator calls us again when the
+ * other pad's data or EOS comes.  Stops when the needed frame is not there.
+ * done_all: both pads are over (end of the comparison). */
+static GstFlowReturn
+pair_queued (GstQmetric * self, gint64 deadline, gboolean done_all)
+{
+  GstFlowReturn ret = GST_FLOW_OK;
+  gint64 tol;
+
+  GST_OBJECT_LOCK (self);
+  tol = GST_CLOCK_TIME_IS_VALID (self->pairing_tolerance) ?
+      (gint64) MIN (self->pairing_tolerance, G_MAXINT64) : -1;
+  GST_OBJECT_UNLOCK (self);
+
+  while (ret == GST_FLOW_OK) {
+    QmPairInput in;
+    QmPairDecision d;
+    gboolean error = FALSE, pulled;
+    guint i;
+
+    for (i = 0; i < 2; i++) {
+      GstAggregatorPad *pad = pad_of (self, i);
+      in.f[i] = self->pq[i].f;
+      in.n[i] = self->pq[i].n;
+      /* nothing more will be looked at: ended, or our queue is full */
+      in.done[i] = done_all || self->pq[i].n >= PAIR_QUEUE_MAX ||
+          (gst_aggregator_pad_is_eos (pad) &&
+          !gst_aggregator_pad_has_buffer (pad));
+    }
+    in.deadline = deadline;
+    in.tolerance = tol;
+    d = qm_pair_decide (&self->pair_state, &in);
+    if (d.action == QM_PAIR_WAIT) {
+      if (done_all || (self->pq[0].n == 0 && self->pq[1].n == 0))
+        pulled = pull_frame (self, QM_PAIR_REF, deadline, &error) ||
+            (!error && pull_frame (self, QM_PAIR_DIST, deadline, &error));
+      else
+        pulled = pull_frame (self, d.need, deadline, &error);
+      if (error)
+        return GST_FLOW_NOT_NEGOTIATED;
+      if (!pulled)
+        break;
+      continue;
+    }
+    warn_mode (self, &d);
+    qm_pair_apply (&self->pair_state, &in, &d);
+    switch (d.action) {
+      case QM_PAIR_MATCH:{
+        GstClockTime rt = from_pair_time (self->pq[QM_PAIR_DIST].f[0].t);
+        GstBuffer *rbuf = queue_pop (self, QM_PAIR_REF);
+        ret = compare_pair (self, rbuf, queue_pop (self, QM_PAIR_DIST), rt);
+        break;
+      }
+      case QM_PAIR_DROP_REF:
+        drop_ref (self, from_pair_time (self->pq[QM_PAIR_REF].f[0].t),
+            d.reason);
+        break;
+      default:
+        pass_dist (self, from_pair_time (self->pq[QM_PAIR_DIST].f[0].t),
+            d.reason);
+        break;
+    }
+  }
+  return ret;
+}
+
+/* Pad i has ended and everything it sent is decided. */
+static gboolean
+pad_over (GstQmetric * self, guint i)
+{
+  GstAggregatorPad *pad = pad_of (self, i);
+
+  return gst_aggregator_pad_is_eos (pad) &&
+      !gst_aggregator_pad_has_buffer (pad) && self->pq[i].n == 0;
+}
+
 static GstFlowReturn
 gst_qmetric_aggregate (GstAggregator * agg, gboolean timeout)
 {
   GstQmetric *self = GST_QMETRIC (agg);
-  GstBuffer *rbuf, *dbuf;
-  GstFlowReturn ret = GST_FLOW_OK;
-  GstClockTime rt_r = GST_CLOCK_TIME_NONE, rt_d = GST_CLOCK_TIME_NONE;
+  GstFlowReturn ret;
+  gint64 deadline;
+  gboolean live =
+      GST_CLOCK_TIME_IS_VALID (gst_aggregator_get_latency (agg));
 
   if (self->finished)
     return GST_FLOW_EOS;
-
-  rbuf = gst_aggregator_pad_peek_buffer (self->ref_pad);
-  dbuf = gst_aggregator_pad_peek_buffer (self->dist_pad);
-  if (rbuf)
-    rt_r = buffer_running_time (self->ref_pad, rbuf);
-  if (dbuf)
-    rt_d = buffer_running_time (self->dist_pad, dbuf);
-
-  if (rbuf && dbuf) {
-    if (!self->have_ref_info || !self->have_dist_info) {
-      GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
-          ("Data arrived before caps on %s", self->have_ref_info ?
-              "dist_sink" : "ref_sink"), (NULL));
-      ret = GST_FLOW_NOT_NEGOTIATED;
-    } else if (!GST_CLOCK_TIME_IS_VALID (rt_r)
-        || !GST_CLOCK_TIME_IS_VALID (rt_d)) {
-      /* without timestamps the only pairing left is arrival order */
-      if (!self->no_timestamps_warned) {
-        GST_ELEMENT_WARNING (self, STREAM, FAILED,
-            ("Frames without timestamps: pairing them in arrival order"),
-            (NULL));
-        self->no_timestamps_warned = TRUE;
-      }
-      ret = compare_pair (self, gst_aggregator_pad_pop_buffer (self->ref_pad),
-          gst_aggregator_pad_pop_buffer (self->dist_pad), rt_d);
-    } else {
-      GstClockTime tol = pairing_tolerance (self, dbuf);
-      if (rt_r + tol < rt_d) {
-        drop_ref (self, rt_r);
-      } else if (rt_d + tol < rt_r) {
-        pass_dist (self, rt_d);
-      } else {
-        ret = compare_pair (self, gst_aggregator_pad_pop_buffer
-            (self->ref_pad), gst_aggregator_pad_pop_buffer (self->dist_pad),
-            rt_d);
-      }
-    }
-  } else if (gst_aggregator_pad_is_eos (self->ref_pad) ||
-      gst_aggregator_pad_is_eos (self->dist_pad)) {
-    /* one side ended: the comparison is over.  What is queued on the other
-     * side has no partner; later frames get EOS upstream. */
-    while (rbuf) {
-      drop_ref (self, rt_r);
-      gst_buffer_unref (rbuf);
-      if ((rbuf = gst_aggregator_pad_peek_buffer (self->ref_pad)))
-        rt_r = buffer_running_time (self->ref_pad, rbuf);
-    }
-    while (dbuf) {
-      pass_dist (self, rt_d);
-      gst_buffer_unref (dbuf);
-      if ((dbuf = gst_aggregator_pad_peek_buffer (self->dist_pad)))
-        rt_d = buffer_running_time (self->dist_pad, dbuf);
-    }
-    ret = GST_FLOW_EOS;
-  } else if (timeout) {
-    /* live: the partner did not arrive within the latency */
-    if (rbuf)
-      drop_ref (self, rt_r);
-    else if (dbuf)
-      pass_dist (self, rt_d);
+  check_rates (self);
+  deadline = live_deadline (self);
+  if (timeout && deadline == QM_PAIR_NO_DEADLINE) {
+    /* live without a clock reading: what made us time out has waited */
+    deadline = to_pair_time (gst_qmetric_get_next_time (agg));
   }
-  gst_clear_buffer (&rbuf);
-  gst_clear_buffer (&dbuf);
 
-  if (ret == GST_FLOW_EOS) {
-    ret = finish (self);
+  ret = pair_queued (self, deadline, FALSE);
+  /* Not live, the comparison ends when both pads have: the frames the other
+   * pad still sends are each counted (partner-timeout ends a pad that
+   * never does).  Live, it ends with the first pad, as a live partner may
+   * never send EOS: what the other holds then has no partner, and its later
+   * frames get EOS upstream. */
+  if (ret == GST_FLOW_OK && (!live ? pad_over (self, QM_PAIR_REF) && pad_over (self, QM_PAIR_DIST) :
+          pad_over (self, QM_PAIR_REF) || pad_over (self, QM_PAIR_DIST))) {
+    ret = pair_queued (self, deadline, TRUE);
+    if (ret == GST_FLOW_OK)
+      ret = finish (self);
     return ret == GST_FLOW_OK ? GST_FLOW_EOS : ret;
   }
   if (ret == GST_FLOW_OK)
@@ -1381,7 +1811,7 @@ gst_qmetric_start (GstAggregator * agg)
   self->unmatched_ref = self->unmatched_dist = self->unreadable = 0;
   self->cuda_in_place = self->cuda_copied = 0;
   self->foreign_ctx_warned = FALSE;
-  self->no_timestamps_warned = FALSE;
+  pairing_start (self);
   self->finished = FALSE;
   self->t_start = g_get_monotonic_time ();
   free_features (self);
@@ -1406,6 +1836,7 @@ gst_qmetric_stop (GstAggregator * agg)
 {
   GstQmetric *self = GST_QMETRIC (agg);
 
+  pairing_stop (self);
   /* stopped without EOS (an application shutting down, say): score what
    * was submitted and still leave a complete log; nothing is pushed */
   if (self->engine) {
@@ -1457,6 +1888,7 @@ gst_qmetric_flush (GstAggregator * agg)
   /* a flushing seek: pending frames are discarded, motion starts afresh;
    * the pooled values keep covering every frame compared */
   reset_stream (self);
+  pairing_reset (self);
   return GST_FLOW_OK;
 }
 
