@@ -705,8 +705,10 @@ open_engine (GstQmetric * self, GstClockTime rt)
         self->names, s.w, s.h, &err);
     if (!self->log) {
       gchar *why = valid_utf8 (err);
+      gchar *loc = valid_utf8 (log_location);
       GST_ELEMENT_ERROR (self, RESOURCE, OPEN_WRITE,
-          ("%s", why), ("log-location=%s", log_location));
+          ("%s", why), ("log-location=%s", loc));
+      g_free (loc);
       g_free (why);
       free (err);
       g_free (log_location);
