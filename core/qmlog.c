@@ -218,16 +218,27 @@ static char *xml_name(const char *s)
 }
 
 /* A CSV field (RFC 4180): quoted when it holds a comma, a quote or a line
- * break, quotes doubled. */
+ * break, quotes doubled; bytes that are not UTF-8 become U+FFFD. */
 static char *escape_csv(const char *s)
 {
-    if (!strpbrk(s, ",\"\r\n"))
-        return strdup(s);
     Buf b = { malloc(16), 0, 16 };
-    buf_put(&b, "\"", 1);
-    for (; *s; s++)
-        buf_put(&b, *s == '"' ? "\"\"" : s, *s == '"' ? 2 : 1);
-    buf_put(&b, "\"", 1);
+    const unsigned char *u = (const unsigned char *)s;
+    int quote = strpbrk(s, ",\"\r\n") != NULL;
+    if (quote)
+        buf_put(&b, "\"", 1);
+    while (*u) {
+        size_t n = utf8_seq(u);
+        if (n == 0)
+            buf_put(&b, "\xEF\xBF\xBD", 3), n = 1;
+        else if (*u == '"')
+            buf_put(&b, "\"\"", 2);
+        else
+            buf_put(&b, (const char *)u, n);
+        u += n;
+    }
+    if (quote)
+        buf_put(&b, "\"", 1);
+    buf_put(&b, "", 0);
     return b.p;
 }
 
