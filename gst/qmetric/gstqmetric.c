@@ -266,11 +266,13 @@ gst_qmetric_class_init (GstQmetricClass * klass)
   gobject_class->get_property = gst_qmetric_get_property;
   gobject_class->finalize = gst_qmetric_finalize;
 
-  /* the blurb lists the metrics of this build: it must outlive the class */
+  /* the blurb lists the metrics of this build: made once, kept by the
+   * param spec for the life of the process (STATIC_BLURB: not copied) */
   g_object_class_install_property (gobject_class, PROP_METRICS,
       g_param_spec_string ("metrics", "Metrics", metric_list_blurb (),
           DEFAULT_METRICS, G_PARAM_READWRITE | G_PARAM_STATIC_NAME |
-          G_PARAM_STATIC_NICK | GST_PARAM_MUTABLE_READY));
+          G_PARAM_STATIC_NICK | G_PARAM_STATIC_BLURB |
+          GST_PARAM_MUTABLE_READY));
   g_object_class_install_property (gobject_class, PROP_MODEL,
       g_param_spec_string ("model", "VMAF model",
           "VMAF model(s) for the metric \"vmaf\", comma-separated: a built-in "
