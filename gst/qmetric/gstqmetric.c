@@ -23,6 +23,9 @@
  * the pooled values and completes the log file (libvmaf's JSON, CSV or XML).
  * A frame that arrives on one pad without a partner on the other is not
  * compared with anything: it is counted and reported in a warning.
+ * When both pads change size or format, the engine starts again at the
+ * change and a "qmetric-reconfigured" message says where; a flushing seek
+ * after EOS starts a new segment with a summary of its own.
  *
  * ## Example launch line
  * |[
