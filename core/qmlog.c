@@ -11,7 +11,8 @@ struct QmLog {
     FILE *f;
     QmLogFormat fmt;
     unsigned n;
-    char **names;
+    char **names;       /* as written in a frame: escaped for the format */
+    char **attr_names;  /* XML: as an attribute value (pooled metrics) */
     uint64_t frames;
     int w, h;
 };
@@ -75,6 +76,184 @@ void qm_format_score(char *buf, size_t len, double x)
     snprintf(buf, len, zeros <= 6 ? "%.6f" : "%.16f", x);
 }
 
+/* ---- names as each format must write them ----
+ * Feature names come from model files and options, so they can hold any
+ * byte.  Each writer gets them escaped once, at open. */
+
+/* Length of the valid UTF-8 sequence at s (1..4), or 0 if there is none. */
+static size_t utf8_seq(const unsigned char *s)
+{
+    size_t n;
+    unsigned cp;
+    if (s[0] < 0x80)
+        return 1;
+    if (s[0] >= 0xC2 && s[0] <= 0xDF) {
+        n = 2;
+        cp = s[0] & 0x1F;
+    } else if (s[0] >= 0xE0 && s[0] <= 0xEF) {
+        n = 3;
+        cp = s[0] & 0x0F;
+    } else if (s[0] >= 0xF0 && s[0] <= 0xF4) {
+        n = 4;
+        cp = s[0] & 0x07;
+    } else {
+        return 0;
+    }
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+        cp = cp << 6 | (s[i] & 0x3F);
+    }
+    /* overlong forms, surrogates and code points past U+10FFFF */
+    if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
+        (cp >= 0xD800 && cp <= 0xDFFF))
+        return 0;
+    return n;
+}
+
+typedef struct {
+    char *p;
+    size_t len, cap;
+} Buf;
+
+static void buf_put(Buf *b, const char *s, size_t n)
+{
+    if (!b->p)
+        return;
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = 2 * (b->len + n + 1);
+        char *p = realloc(b->p, cap);
+        if (!p) {
+            free(b->p);
+            b->p = NULL;
+            return;
+        }
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = 0;
+}
+
+/* JSON string contents (RFC 8259): quote, backslash and controls escaped;
+ * bytes that are not UTF-8 become U+FFFD so that the file stays valid. */
+static char *escape_json(const char *s)
+{
+    Buf b = { malloc(16), 0, 16 };
+    const unsigned char *u = (const unsigned char *)s;
+    char tmp[8];
+    while (*u) {
+        size_t n = utf8_seq(u);
+        if (n == 0) {
+            buf_put(&b, "\\ufffd", 6);
+            u++;
+        } else if (*u == '"' || *u == '\\') {
+            tmp[0] = '\\';
+            tmp[1] = (char)*u++;
+            buf_put(&b, tmp, 2);
+        } else if (*u < 0x20 || *u == 0x7F) {
+            snprintf(tmp, sizeof(tmp), "\\u%04x", *u++);
+            buf_put(&b, tmp, 6);
+        } else {
+            buf_put(&b, (const char *)u, n);
+            u += n;
+        }
+    }
+    buf_put(&b, "", 0);
+    return b.p;
+}
+
+/* An XML attribute value: markup characters as entities; characters XML
+ * 1.0 does not allow (controls, non-UTF-8 bytes) as U+FFFD. */
+static char *escape_xml_value(const char *s)
+{
+    Buf b = { malloc(16), 0, 16 };
+    const unsigned char *u = (const unsigned char *)s;
+    while (*u) {
+        size_t n = utf8_seq(u);
+        if (n == 0 || (*u < 0x20 && *u != '\t' && *u != '\n' && *u != '\r')) {
+            buf_put(&b, "\xEF\xBF\xBD", 3);
+            u++;
+            continue;
+        }
+        switch (*u) {
+        case '&': buf_put(&b, "&amp;", 5); break;
+        case '<': buf_put(&b, "&lt;", 4); break;
+        case '>': buf_put(&b, "&gt;", 4); break;
+        case '"': buf_put(&b, "&quot;", 6); break;
+        case '\'': buf_put(&b, "&apos;", 6); break;
+        case '\t': buf_put(&b, "&#9;", 4); break;
+        case '\n': buf_put(&b, "&#10;", 5); break;
+        case '\r': buf_put(&b, "&#13;", 5); break;
+        default: buf_put(&b, (const char *)u, n); break;
+        }
+        u += n;
+    }
+    buf_put(&b, "", 0);
+    return b.p;
+}
+
+/* An XML attribute name (libvmaf's XML writes each feature as an attribute
+ * of <frame>): ASCII letters, digits, '_', '-', '.' kept, anything else
+ * '_', and '_' in front of a name that cannot start one.  Escaping is not
+ * possible in a name; the pooled section keeps the exact name as a value. */
+static char *xml_name(const char *s)
+{
+    size_t len = strlen(s);
+    char *o = malloc(len + 2), *d = o;
+    if (!o)
+        return NULL;
+    if (!((s[0] >= 'A' && s[0] <= 'Z') || (s[0] >= 'a' && s[0] <= 'z') ||
+          s[0] == '_'))
+        *d++ = '_';
+    for (; *s; s++) {
+        char c = *s;
+        int ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+                 (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
+        *d++ = ok ? c : '_';
+    }
+    *d = 0;
+    return o;
+}
+
+/* A CSV field (RFC 4180): quoted when it holds a comma, a quote or a line
+ * break, quotes doubled; bytes that are not UTF-8 become U+FFFD. */
+static char *escape_csv(const char *s)
+{
+    Buf b = { malloc(16), 0, 16 };
+    const unsigned char *u = (const unsigned char *)s;
+    int quote = strpbrk(s, ",\"\r\n") != NULL;
+    if (quote)
+        buf_put(&b, "\"", 1);
+    while (*u) {
+        size_t n = utf8_seq(u);
+        if (n == 0)
+            buf_put(&b, "\xEF\xBF\xBD", 3), n = 1;
+        else if (*u == '"')
+            buf_put(&b, "\"\"", 2);
+        else
+            buf_put(&b, (const char *)u, n);
+        u += n;
+    }
+    if (quote)
+        buf_put(&b, "\"", 1);
+    buf_put(&b, "", 0);
+    return b.p;
+}
+
+static void free_names(QmLog *l)
+{
+    for (unsigned i = 0; i < l->n; i++) {
+        if (l->names)
+            free(l->names[i]);
+        if (l->attr_names)
+            free(l->attr_names[i]);
+    }
+    free(l->names);
+    free(l->attr_names);
+}
+
 QmLog *qm_log_open(const char *path, QmLogFormat fmt, unsigned n,
                    const char *const *names, int w, int h, char **err)
 {
@@ -88,8 +267,30 @@ QmLog *qm_log_open(const char *path, QmLogFormat fmt, unsigned n,
     l->w = w;
     l->h = h;
     l->names = calloc(n ? n : 1, sizeof(char *));
-    for (unsigned i = 0; l->names && i < n; i++)
-        l->names[i] = strdup(names[i]);
+    l->attr_names = calloc(n ? n : 1, sizeof(char *));
+    int oom = !l->names || !l->attr_names;
+    for (unsigned i = 0; !oom && i < n; i++) {
+        switch (fmt) {
+        case QM_LOG_FORMAT_JSON:
+            l->names[i] = escape_json(names[i]);
+            break;
+        case QM_LOG_FORMAT_CSV:
+            l->names[i] = escape_csv(names[i]);
+            break;
+        case QM_LOG_FORMAT_XML:
+            l->names[i] = xml_name(names[i]);
+            l->attr_names[i] = escape_xml_value(names[i]);
+            oom |= !l->attr_names[i];
+            break;
+        }
+        oom |= !l->names[i];
+    }
+    if (oom) {
+        *err = strdup("out of memory");
+        free_names(l);
+        free(l);
+        return NULL;
+    }
     l->f = fopen(path, "w");
     if (!l->f) {
         size_t len = strlen(path) + 128;
@@ -97,9 +298,7 @@ QmLog *qm_log_open(const char *path, QmLogFormat fmt, unsigned n,
         if (*err)
             snprintf(*err, len, "cannot open log file \"%s\" for writing: %s",
                      path, strerror(errno));
-        for (unsigned i = 0; l->names && i < n; i++)
-            free(l->names[i]);
-        free(l->names);
+        free_names(l);
         free(l);
         return NULL;
     }
@@ -121,7 +320,20 @@ QmLog *qm_log_open(const char *path, QmLogFormat fmt, unsigned n,
         fprintf(l->f, "  <frames>\n");
         break;
     }
-    fflush(l->f);
+    /* a file that cannot take even its header (a full disk, /dev/full)
+     * is refused now rather than at the first frame */
+    if (fflush(l->f) || ferror(l->f)) {
+        size_t len = strlen(path) + 128;
+        int e = errno;
+        *err = malloc(len);
+        if (*err)
+            snprintf(*err, len, "cannot write log file \"%s\": %s", path,
+                     strerror(e));
+        fclose(l->f);
+        free_names(l);
+        free(l);
+        return NULL;
+    }
     return l;
 }
 
@@ -210,7 +422,7 @@ int qm_log_close(QmLog *l, QmPool *pools, unsigned methods, double fps)
         for (unsigned i = 0; pools && i < l->n; i++) {
             if (!pools[i].n)
                 continue;
-            fprintf(l->f, "    <metric name=\"%s\"", l->names[i]);
+            fprintf(l->f, "    <metric name=\"%s\"", l->attr_names[i]);
             for (size_t m = 0; m < N_POOL; m++) {
                 if (!(methods & pool_names[m].bit))
                     continue;
@@ -226,9 +438,7 @@ int qm_log_close(QmLog *l, QmPool *pools, unsigned methods, double fps)
     int err = ferror(l->f) ? QM_EIO : 0;
     if (fclose(l->f))
         err = QM_EIO;
-    for (unsigned i = 0; i < l->n; i++)
-        free(l->names[i]);
-    free(l->names);
+    free_names(l);
     free(l);
     return err;
 }

@@ -24,6 +24,9 @@
  * the pooled values and completes the log file (libvmaf's JSON, CSV or XML).
  * A frame that arrives on one pad without a partner on the other is not
  * compared with anything: it is counted and reported in a warning.
+ * When both pads change size or format, the engine starts again at the
+ * change and a "qmetric-reconfigured" message says where; a flushing seek
+ * after EOS starts a new segment with a summary of its own.
  *
  * ## Example launch line
  * |[
@@ -37,6 +40,7 @@
 #include "config.h"
 #endif
 
+#include <errno.h>
 #include <math.h>
 #include <string.h>
 
@@ -159,7 +163,7 @@ struct _GstQmetric
   GQueue out;                   /* QmPair, in output order */
   guint64 n_pairs;              /* pairs submitted since start */
   guint64 n_scored;             /* pairs with scores */
-  guint64 unmatched_ref, unmatched_dist, unreadable;
+  guint64 unmatched_ref, unmatched_dist, unreadable, out_of_range;
   /* buffers of CUDA memory read in place by the CUDA backend, and those
    * mapped for the CPU instead (a download; see compare_pair) */
   guint64 cuda_in_place, cuda_copied;
@@ -178,6 +182,13 @@ struct _GstQmetric
   gboolean wd_running;
   gint64 last_data_us[2];       /* monotonic time of each pad's last buffer */
   gboolean finished;
+  /* the summary's segment: which one (0 = the first since start, +1 for
+   * each flush after a summary), the flushes inside it, and the stream
+   * times of its first and last compared pairs */
+  guint segment, flushes;
+  GstClockTime first_stream_time, last_stream_time;
+  gboolean reconfigured;        /* engine closed by a size/format change */
+  guint pad_diff_warned;        /* PAD_DIFF_* last warned about */
   gint64 t_start;               /* monotonic us, for the log's fps */
 };
 
@@ -301,11 +312,13 @@ gst_qmetric_class_init (GstQmetricClass * klass)
   gobject_class->get_property = gst_qmetric_get_property;
   gobject_class->finalize = gst_qmetric_finalize;
 
-  /* the blurb lists the metrics of this build: it must outlive the class */
+  /* the blurb lists the metrics of this build: made once, kept by the
+   * param spec for the life of the process (STATIC_BLURB: not copied) */
   g_object_class_install_property (gobject_class, PROP_METRICS,
       g_param_spec_string ("metrics", "Metrics", metric_list_blurb (),
           DEFAULT_METRICS, G_PARAM_READWRITE | G_PARAM_STATIC_NAME |
-          G_PARAM_STATIC_NICK | GST_PARAM_MUTABLE_READY));
+          G_PARAM_STATIC_NICK | G_PARAM_STATIC_BLURB |
+          GST_PARAM_MUTABLE_READY));
   g_object_class_install_property (gobject_class, PROP_MODEL,
       g_param_spec_string ("model", "VMAF model",
           "VMAF model(s) for the metric \"vmaf\", comma-separated: a built-in "
@@ -656,8 +669,16 @@ free_features (GstQmetric * self)
   self->n_features = 0;
 }
 
+/* Text that came from outside (paths, model files) made valid UTF-8 for a
+ * GError, which must be. */
+static gchar *
+valid_utf8 (const gchar * s)
+{
+  return g_utf8_make_valid (s ? s : "", -1);
+}
+
 static gboolean
-open_engine (GstQmetric * self)
+open_engine (GstQmetric * self, GstClockTime rt)
 {
   QmSettings s;
   const GstQmetricFormat *f =
@@ -692,11 +713,13 @@ open_engine (GstQmetric * self)
   g_free ((gchar *) s.metrics);
   g_free ((gchar *) s.models);
   if (ret) {
+    gchar *why = valid_utf8 (err ? err : qm_strerror (ret));
     GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS,
-        ("Cannot set up the metrics: %s", err ? err : qm_strerror (ret)),
+        ("Cannot set up the metrics: %s", why),
         ("qm_engine_open() returned %d for %dx%d %s", ret, s.w, s.h,
             gst_video_format_to_string (GST_VIDEO_INFO_FORMAT
                 (&self->dist_info))));
+    g_free (why);
     free (err);
     g_free (log_location);
     return FALSE;
@@ -754,8 +777,12 @@ open_engine (GstQmetric * self)
     self->log = qm_log_open (log_location, log_format, self->n_features,
         self->names, s.w, s.h, &err);
     if (!self->log) {
+      gchar *why = valid_utf8 (err);
+      gchar *loc = valid_utf8 (log_location);
       GST_ELEMENT_ERROR (self, RESOURCE, OPEN_WRITE,
-          ("%s", err), ("log-location=%s", log_location));
+          ("%s", why), ("log-location=%s", loc));
+      g_free (loc);
+      g_free (why);
       free (err);
       g_free (log_location);
       qm_engine_close (&self->engine);
@@ -763,6 +790,20 @@ open_engine (GstQmetric * self)
     }
   }
   g_free (log_location);
+
+  if (self->reconfigured) {
+    /* a size or format change: motion and the other temporal features
+     * start afresh with the new engine, at this pair */
+    self->reconfigured = FALSE;
+    gst_element_post_message (GST_ELEMENT (self),
+        gst_message_new_element (GST_OBJECT (self),
+            gst_structure_new ("qmetric-reconfigured",
+                "index", G_TYPE_UINT64, self->n_pairs,
+                "running-time", G_TYPE_UINT64, rt,
+                "width", G_TYPE_INT, s.w, "height", G_TYPE_INT, s.h,
+                "format", G_TYPE_STRING, gst_video_format_to_string
+                (GST_VIDEO_INFO_FORMAT (&self->dist_info)), NULL)));
+  }
   return TRUE;
 }
 
@@ -854,6 +895,30 @@ push_pair (GstQmetric * self, QmPair * p)
   return ret;
 }
 
+/* A log that cannot be written (disk full, say) is an error: a probe whose
+ * record silently stops is worse than one that stops.  The log is closed
+ * (what can still be written, is) and not touched again. */
+static void
+log_write_error (GstQmetric * self, const gchar * what)
+{
+  const int e = errno;          /* of the failed write, before anything */
+  gchar *loc, *where;
+
+  GST_OBJECT_LOCK (self);
+  loc = g_strdup (self->log_location);
+  GST_OBJECT_UNLOCK (self);
+  where = valid_utf8 (loc);
+  GST_ELEMENT_ERROR (self, RESOURCE, WRITE,
+      ("%s \"%s\": %s", what, where, g_strerror (e)),
+      ("log-location=%s", where));
+  g_free (where);
+  g_free (loc);
+  if (self->log) {
+    qm_log_close (self->log, NULL, 0, 0);
+    self->log = NULL;
+  }
+}
+
 /* Take every finished result from the engine: pools, log, messages. */
 static GstFlowReturn
 collect (GstQmetric * self, gboolean wait)
@@ -882,9 +947,10 @@ collect (GstQmetric * self, gboolean wait)
         qm_pool_add (&self->pools[i], r.value[i]);
     self->n_scored++;
     if (self->log && qm_log_frame (self->log, p->index, p->values,
-            p->present) < 0)
-      GST_ELEMENT_WARNING (self, RESOURCE, WRITE,
-          ("Could not write to the log file"), (NULL));
+            p->present) < 0) {
+      log_write_error (self, "Could not write to the log file");
+      return GST_FLOW_ERROR;
+    }
     if (post)
       gst_element_post_message (GST_ELEMENT (self),
           gst_message_new_element (GST_OBJECT (self),
@@ -965,7 +1031,13 @@ summary_structure (GstQmetric * self)
       "unmatched-distorted", G_TYPE_UINT64, self->unmatched_dist,
       "unreadable", G_TYPE_UINT64, self->unreadable,
       "cuda-in-place", G_TYPE_UINT64, self->cuda_in_place,
-      "cuda-copied", G_TYPE_UINT64, self->cuda_copied, NULL);
+      "cuda-copied", G_TYPE_UINT64, self->cuda_copied,
+
+      "out-of-range", G_TYPE_UINT64, self->out_of_range,
+      "segment", G_TYPE_UINT, self->segment,
+      "flushes", G_TYPE_UINT, self->flushes,
+      "first-stream-time", G_TYPE_UINT64, self->first_stream_time,
+      "last-stream-time", G_TYPE_UINT64, self->last_stream_time, NULL);
   for (i = 0; i < self->n_features; i++) {
     GstStructure *f;
     if (!self->pools[i].n)
@@ -1004,11 +1076,14 @@ finish (GstQmetric * self)
   GST_OBJECT_UNLOCK (self);
   secs = (g_get_monotonic_time () - self->t_start) / 1e6;
   if (self->log) {
-    if (qm_log_close (self->log, self->pools, pool,
-            secs > 0 ? self->n_scored / secs : 0) < 0)
-      GST_ELEMENT_WARNING (self, RESOURCE, WRITE,
-          ("Could not complete the log file"), (NULL));
+    int err = qm_log_close (self->log, self->pools, pool,
+        secs > 0 ? self->n_scored / secs : 0);
     self->log = NULL;
+    if (err < 0) {
+      log_write_error (self, "Could not complete the log file");
+      if (ret == GST_FLOW_OK)
+        ret = GST_FLOW_ERROR;
+    }
   }
   gst_element_post_message (GST_ELEMENT (self),
       gst_message_new_element (GST_OBJECT (self), summary_structure (self)));
@@ -1486,19 +1561,77 @@ cuda_access (GstQmetric * self, GstBuffer * buf, gboolean gpu)
   return FALSE;
 }
 
+/* The pair is not compared (a buffer unreadable or out of range): its
+ * distorted frame still goes downstream, unscored, in order. */
+static void
+skip_pair (GstQmetric * self, QmPair * p, GstBuffer * rbuf,
+    GstQmetricMapResult why, const gchar * side, const gchar * problem)
+{
+  guint64 n;
+
+  if (why == GST_QMETRIC_MAP_OUT_OF_RANGE) {
+    n = ++self->out_of_range;
+    if (n <= UNMATCHED_WARN_FIRST || n % UNMATCHED_WARN_EVERY == 0)
+      GST_ELEMENT_WARNING (self, STREAM, FORMAT,
+          ("%s frame at running time %" GST_TIME_FORMAT " has samples beyond "
+              "its bit depth: %s; it is not compared (%" G_GUINT64_FORMAT
+              " such pairs so far)", side, GST_TIME_ARGS (p->running_time),
+              problem, n), (NULL));
+  } else {
+    n = ++self->unreadable;
+    if (n <= UNMATCHED_WARN_FIRST || n % UNMATCHED_WARN_EVERY == 0)
+      GST_ELEMENT_WARNING (self, STREAM, FORMAT,
+          ("%s frame at running time %" GST_TIME_FORMAT " is unreadable: %s; "
+              "it is not compared (%" G_GUINT64_FORMAT " such pairs so far)",
+              side, GST_TIME_ARGS (p->running_time), problem, n), (NULL));
+  }
+  gst_qmetric_side_unmap (&p->ref);
+  gst_qmetric_side_unmap (&p->dist);
+  p->done = TRUE;
+  g_queue_push_tail (&self->out, p);
+  gst_buffer_unref (rbuf);
+}
+
+/* Both pads' caps must describe the same picture when a pair is compared.
+ * (At a renegotiation one pad may be ahead of the other for a while; its
+ * frames then pair with nothing in time, so a mismatch here is real.) */
+static gboolean
+formats_agree (GstQmetric * self)
+{
+  const GstVideoInfo *r = &self->ref_info, *d = &self->dist_info;
+
+  if (GST_VIDEO_INFO_WIDTH (r) == GST_VIDEO_INFO_WIDTH (d) &&
+      GST_VIDEO_INFO_HEIGHT (r) == GST_VIDEO_INFO_HEIGHT (d) &&
+      GST_VIDEO_INFO_FORMAT (r) == GST_VIDEO_INFO_FORMAT (d))
+    return TRUE;
+  GST_ELEMENT_ERROR (self, STREAM, FORMAT,
+      ("Reference and distorted video differ: reference is %dx%d %s, "
+          "distorted is %dx%d %s; both must have the same size and format "
+          "(scale/convert the distorted stream first)",
+          GST_VIDEO_INFO_WIDTH (r), GST_VIDEO_INFO_HEIGHT (r),
+          gst_video_format_to_string (GST_VIDEO_INFO_FORMAT (r)),
+          GST_VIDEO_INFO_WIDTH (d), GST_VIDEO_INFO_HEIGHT (d),
+          gst_video_format_to_string (GST_VIDEO_INFO_FORMAT (d))), (NULL));
+  return FALSE;
+}
+
 static GstFlowReturn
 compare_pair (GstQmetric * self, GstBuffer * rbuf, GstBuffer * dbuf,
     GstClockTime rt)
 {
-  QmPair *p = g_new0 (QmPair, 1);
+  QmPair *p;
   GstSegment *seg = &self->dist_pad->segment;
+  GstQmetricMapResult mr;
   gboolean gpu;
   int err;
 
-  if (!self->engine && !open_engine (self)) {
-    g_free (p);
+  /* both buffers are ours from here on: every exit path releases them */
+  if (!formats_agree (self) || (!self->engine && !open_engine (self, rt))) {
+    gst_buffer_unref (rbuf);
+    gst_buffer_unref (dbuf);
     return GST_FLOW_ERROR;
   }
+  p = g_new0 (QmPair, 1);
   p->dist_buf = dbuf;
   p->pts = GST_BUFFER_PTS (dbuf);
   p->duration = GST_BUFFER_DURATION (dbuf);
@@ -1513,27 +1646,22 @@ compare_pair (GstQmetric * self, GstBuffer * rbuf, GstBuffer * dbuf,
    * it again) and the memory belongs to a context ours can reach */
   gpu = qm_engine_backend (self->engine) == QM_BACKEND_CUDA &&
       !qm_engine_reads_host (self->engine);
-  if (!gst_qmetric_side_map (&p->ref, &self->ref_info, rbuf,
-          cuda_access (self, rbuf, gpu)) ||
-      !gst_qmetric_side_map (&p->dist, &self->dist_info, dbuf,
-          cuda_access (self, dbuf, gpu))) {
-    /* e.g. a truncated buffer: report it, keep the stream going */
-    GST_ELEMENT_WARNING (self, STREAM, FORMAT,
-        ("Frame at running time %" GST_TIME_FORMAT " is smaller than its "
-            "caps say (reference %" G_GSIZE_FORMAT ", distorted %"
-            G_GSIZE_FORMAT " bytes, expected %" G_GSIZE_FORMAT "); it is not "
-            "compared", GST_TIME_ARGS (rt), gst_buffer_get_size (rbuf),
-            gst_buffer_get_size (dbuf), GST_VIDEO_INFO_SIZE (&self->dist_info)),
-        (NULL));
-    gst_qmetric_side_unmap (&p->ref);
-    gst_qmetric_side_unmap (&p->dist);
-    self->unreadable++;
-    p->done = TRUE;
-    g_queue_push_tail (&self->out, p);
-    gst_buffer_unref (rbuf);
+  mr = gst_qmetric_side_map (&p->ref, &self->ref_info, rbuf, 
+      cuda_access (self, rbuf, gpu));
+  if (mr != GST_QMETRIC_MAP_OK) {
+    skip_pair (self, p, rbuf, mr, "Reference", p->ref.problem);
+    return GST_FLOW_OK;
+  }
+  mr = gst_qmetric_side_map (&p->dist, &self->dist_info, dbuf, 
+      cuda_access (self, dbuf, gpu));
+  if (mr != GST_QMETRIC_MAP_OK) {
+    skip_pair (self, p, rbuf, mr, "Distorted", p->dist.problem);
     return GST_FLOW_OK;
   }
   gst_buffer_unref (rbuf);       /* the mapped frame holds its own ref */
+  if (!GST_CLOCK_TIME_IS_VALID (self->first_stream_time))
+    self->first_stream_time = p->stream_time;
+  self->last_stream_time = p->stream_time;
   p->index = self->n_pairs++;
   g_queue_push_tail (&self->out, p);
 
@@ -1671,27 +1799,72 @@ gst_qmetric_aggregate (GstAggregator * agg, gboolean timeout)
 
 /* ---- events, queries, state ---- */
 
-static gboolean
-check_formats (GstQmetric * self)
+/* What may differ between the pads without stopping the comparison, but
+ * means the two streams are not what a user thinks they are. */
+enum
+{
+  PAD_DIFF_INTERLACE = 1 << 0,
+  PAD_DIFF_PAR = 1 << 1,
+  PAD_DIFF_RANGE = 1 << 2,
+};
+
+/* Warn (once per combination) when the pads' interlacing, pixel aspect
+ * ratio or range differ: the pictures are still compared sample by
+ * sample, which is what the user asked for, but they should know. */
+static void
+check_pad_differences (GstQmetric * self)
 {
   const GstVideoInfo *r = &self->ref_info, *d = &self->dist_info;
+  guint diff = 0;
+  GString *what;
 
   if (!self->have_ref_info || !self->have_dist_info)
-    return TRUE;
-  if (GST_VIDEO_INFO_WIDTH (r) != GST_VIDEO_INFO_WIDTH (d) ||
-      GST_VIDEO_INFO_HEIGHT (r) != GST_VIDEO_INFO_HEIGHT (d) ||
-      GST_VIDEO_INFO_FORMAT (r) != GST_VIDEO_INFO_FORMAT (d)) {
-    GST_ELEMENT_ERROR (self, STREAM, FORMAT,
-        ("Reference and distorted video differ: reference is %dx%d %s, "
-            "distorted is %dx%d %s; both must have the same size and format "
-            "(scale/convert the distorted stream first)",
-            GST_VIDEO_INFO_WIDTH (r), GST_VIDEO_INFO_HEIGHT (r),
-            gst_video_format_to_string (GST_VIDEO_INFO_FORMAT (r)),
-            GST_VIDEO_INFO_WIDTH (d), GST_VIDEO_INFO_HEIGHT (d),
-            gst_video_format_to_string (GST_VIDEO_INFO_FORMAT (d))), (NULL));
-    return FALSE;
-  }
-  return TRUE;
+    return;
+  if (GST_VIDEO_INFO_INTERLACE_MODE (r) != GST_VIDEO_INFO_INTERLACE_MODE (d))
+    diff |= PAD_DIFF_INTERLACE;
+  if (GST_VIDEO_INFO_PAR_N (r) * (gint64) GST_VIDEO_INFO_PAR_D (d) !=
+      GST_VIDEO_INFO_PAR_N (d) * (gint64) GST_VIDEO_INFO_PAR_D (r))
+    diff |= PAD_DIFF_PAR;
+  if (r->colorimetry.range != d->colorimetry.range)
+    diff |= PAD_DIFF_RANGE;
+  if (diff == self->pad_diff_warned)
+    return;
+  self->pad_diff_warned = diff;
+  if (!diff)
+    return;
+  what = g_string_new (NULL);
+  if (diff & PAD_DIFF_INTERLACE)
+    g_string_append_printf (what, "; interlace-mode: reference %s, distorted "
+        "%s", gst_video_interlace_mode_to_string
+        (GST_VIDEO_INFO_INTERLACE_MODE (r)),
+        gst_video_interlace_mode_to_string (GST_VIDEO_INFO_INTERLACE_MODE
+            (d)));
+  if (diff & PAD_DIFF_PAR)
+    g_string_append_printf (what, "; pixel-aspect-ratio: reference %d/%d, "
+        "distorted %d/%d", GST_VIDEO_INFO_PAR_N (r), GST_VIDEO_INFO_PAR_D (r),
+        GST_VIDEO_INFO_PAR_N (d), GST_VIDEO_INFO_PAR_D (d));
+  if (diff & PAD_DIFF_RANGE)
+    g_string_append_printf (what, "; range: reference %s, distorted %s",
+        r->colorimetry.range == GST_VIDEO_COLOR_RANGE_0_255 ? "full" :
+        r->colorimetry.range == GST_VIDEO_COLOR_RANGE_16_235 ? "limited" :
+        "unknown", d->colorimetry.range == GST_VIDEO_COLOR_RANGE_0_255 ?
+        "full" : d->colorimetry.range == GST_VIDEO_COLOR_RANGE_16_235 ?
+        "limited" : "unknown");
+  GST_ELEMENT_WARNING (self, STREAM, FORMAT,
+      ("Reference and distorted video differ (%s); the samples are compared "
+          "as they are", what->str + 2), (NULL));
+  g_string_free (what, TRUE);
+}
+
+/* A size or format change re-initialises the engine; anything else in the
+ * caps (colorimetry, pixel aspect ratio, frame rate, interlacing) leaves
+ * it, and the motion history, alone. */
+static gboolean
+geometry_changed (const GstVideoInfo * a, const GstVideoInfo * b)
+{
+  return GST_VIDEO_INFO_WIDTH (a) != GST_VIDEO_INFO_WIDTH (b) ||
+      GST_VIDEO_INFO_HEIGHT (a) != GST_VIDEO_INFO_HEIGHT (b) ||
+      GST_VIDEO_INFO_FORMAT (a) != GST_VIDEO_INFO_FORMAT (b);
 }
 
 static gboolean
@@ -1704,7 +1877,8 @@ gst_qmetric_sink_event (GstAggregator * agg, GstAggregatorPad * pad,
   switch (GST_EVENT_TYPE (event)) {
     case GST_EVENT_CAPS:{
       GstCaps *caps;
-      GstVideoInfo info;
+      GstVideoInfo info, *cur = is_dist ? &self->dist_info : &self->ref_info;
+      gboolean *have = is_dist ? &self->have_dist_info : &self->have_ref_info;
       gboolean changed;
 
       gst_event_parse_caps (event, &caps);
@@ -1715,25 +1889,23 @@ gst_qmetric_sink_event (GstAggregator * agg, GstAggregatorPad * pad,
         gst_event_unref (event);
         return FALSE;
       }
-      if (is_dist) {
-        changed = self->have_dist_info &&
-            !gst_video_info_is_equal (&info, &self->dist_info);
-        self->dist_info = info;
-        self->have_dist_info = TRUE;
-      } else {
-        changed = self->have_ref_info &&
-            !gst_video_info_is_equal (&info, &self->ref_info);
-        self->ref_info = info;
-        self->have_ref_info = TRUE;
+      changed = *have && geometry_changed (&info, cur);
+      *cur = info;
+      *have = TRUE;
+      if (changed && self->n_features) {
+        /* the pairs so far are scored with the old engine, in order; the
+         * next pair opens one for the new pictures.  The other pad may
+         * still be in the old format: its frames pair with nothing in
+         * time until its own caps follow (compare_pair checks). */
+        GST_INFO_OBJECT (self, "%s changes to %dx%d %s: re-initialising",
+            GST_PAD_NAME (pad), GST_VIDEO_INFO_WIDTH (&info),
+            GST_VIDEO_INFO_HEIGHT (&info),
+            gst_video_format_to_string (GST_VIDEO_INFO_FORMAT (&info)));
+        if (self->engine)
+          drain_all (self);
+        self->reconfigured = TRUE;
       }
-      if (!check_formats (self)) {
-        gst_event_unref (event);
-        return FALSE;
-      }
-      if (changed && self->engine) {
-        /* new geometry: the pairs so far are scored with the old engine */
-        drain_all (self);
-      }
+      check_pad_differences (self);
       if (is_dist)
         gst_aggregator_set_src_caps (agg, caps);
       gst_event_unref (event);
@@ -1801,20 +1973,39 @@ reset_stream (GstQmetric * self)
     qm_pair_free (g_queue_pop_head (&self->out));
 }
 
+/* Counters, pools and times of a new summary. */
+static void
+reset_counts (GstQmetric * self)
+{
+  guint i;
+
+  self->n_pairs = self->n_scored = 0;
+  self->unmatched_ref = self->unmatched_dist = 0;
+  self->unreadable = self->out_of_range = 0;
+  self->cuda_in_place = self->cuda_copied = 0;
+  self->flushes = 0;
+  self->first_stream_time = self->last_stream_time = GST_CLOCK_TIME_NONE;
+  for (i = 0; self->pools && i < self->n_features; i++) {
+    qm_pool_clear (&self->pools[i]);
+    qm_pool_init (&self->pools[i]);
+  }
+  self->finished = FALSE;
+  self->t_start = g_get_monotonic_time ();
+}
+
 static gboolean
 gst_qmetric_start (GstAggregator * agg)
 {
   GstQmetric *self = GST_QMETRIC (agg);
 
   self->have_ref_info = self->have_dist_info = FALSE;
-  self->n_pairs = self->n_scored = 0;
-  self->unmatched_ref = self->unmatched_dist = self->unreadable = 0;
-  self->cuda_in_place = self->cuda_copied = 0;
+  self->reconfigured = FALSE;
+  self->pad_diff_warned = 0;
+  self->segment = 0;
   self->foreign_ctx_warned = FALSE;
   pairing_start (self);
-  self->finished = FALSE;
-  self->t_start = g_get_monotonic_time ();
   free_features (self);
+  reset_counts (self);
   {
     gint dev;
     QmBackend be;
@@ -1885,10 +2076,19 @@ gst_qmetric_flush (GstAggregator * agg)
 {
   GstQmetric *self = GST_QMETRIC (agg);
 
-  /* a flushing seek: pending frames are discarded, motion starts afresh;
-   * the pooled values keep covering every frame compared */
+  /* a flushing seek: pending frames are discarded, motion starts afresh.
+   * Before EOS the summary to come keeps covering every frame compared
+   * (it counts the flush); after EOS, when the summary was posted, the
+   * frames that follow are a new segment with a summary (and log) of
+   * their own, so scoring resumes. */
   reset_stream (self);
   pairing_reset (self);
+  if (self->finished) {
+    self->segment++;
+    reset_counts (self);
+  } else {
+    self->flushes++;
+  }
   return GST_FLOW_OK;
 }
 

@@ -87,8 +87,125 @@ deinterleave (guint8 * cb, guint8 * cr, gsize dst_stride, const guint8 * src,
   }
 }
 
-/* CUDA memory read in place by the CUDA backend. */
+/* Every plane of a mapped frame lies inside the memory it was mapped from:
+ * a GstVideoMeta's offsets and strides are the producer's word, not checked
+ * by gst_video_frame_map() against the memory's size.  Rows must not
+ * overlap (a stride shorter than a row, or negative, is refused too). */
 static gboolean
+check_extent (GstQmetricSide * side)
+{
+  GstVideoFrame *fr = &side->frame;
+  const GstVideoFormatInfo *fi = fr->info.finfo;
+  guint pl, c;
+
+  for (pl = 0; pl < GST_VIDEO_FRAME_N_PLANES (fr); pl++) {
+    /* the meta path maps each plane's memory; otherwise map[0] is all */
+    const GstMapInfo *m = fr->meta ? &fr->map[pl] : &fr->map[0];
+    const guint8 *base = m->data, *data = fr->data[pl];
+    const gint64 stride = GST_VIDEO_FRAME_PLANE_STRIDE (fr, pl);
+    guint64 row = 0, rows = 0, off, need;
+
+    for (c = 0; c < GST_VIDEO_FRAME_N_COMPONENTS (fr); c++) {
+      if (fi->plane[c] != pl)
+        continue;
+      row = MAX (row, (guint64) GST_VIDEO_FRAME_COMP_WIDTH (fr, c) *
+          GST_VIDEO_FRAME_COMP_PSTRIDE (fr, c));
+      rows = MAX (rows, (guint64) GST_VIDEO_FRAME_COMP_HEIGHT (fr, c));
+    }
+    if (rows == 0)
+      continue;
+    if (stride < (gint64) row) {
+      side->problem = g_strdup_printf ("plane %u has a stride of %"
+          G_GINT64_FORMAT " bytes, shorter than its rows (%" G_GUINT64_FORMAT
+          " bytes)", pl, stride, row);
+      return FALSE;
+    }
+    if (data < base || (gsize) (data - base) > m->size) {
+      side->problem = g_strdup_printf ("plane %u starts outside its memory",
+          pl);
+      return FALSE;
+    }
+    off = (guint64) (data - base);
+    /* stride <= G_MAXINT and rows <= G_MAXINT: no overflow in 64 bits */
+    need = off + (guint64) stride * (rows - 1) + row;
+    if (need > m->size) {
+      side->problem = g_strdup_printf ("plane %u needs %" G_GUINT64_FORMAT
+          " bytes (offset %" G_GUINT64_FORMAT ", stride %" G_GINT64_FORMAT
+          ", %" G_GUINT64_FORMAT " rows) but its memory has %" G_GSIZE_FORMAT,
+          pl, need, off, stride, rows, m->size);
+      return FALSE;
+    }
+  }
+  return TRUE;
+}
+
+/* A GstVideoMeta that disagrees with the caps would make
+ * gst_video_frame_map() fail with a critical (it asserts them): refuse it
+ * first, with a reason. */
+static gboolean
+check_meta (GstQmetricSide * side, const GstVideoInfo * info,
+    GstBuffer * buffer)
+{
+  GstVideoMeta *meta = gst_buffer_get_video_meta (buffer);
+
+  if (!meta)
+    return TRUE;
+  if (meta->format != GST_VIDEO_INFO_FORMAT (info) ||
+      meta->n_planes != GST_VIDEO_INFO_N_PLANES (info) ||
+      meta->width < (guint) GST_VIDEO_INFO_WIDTH (info) ||
+      meta->height < (guint) GST_VIDEO_INFO_HEIGHT (info)) {
+    side->problem = g_strdup_printf ("its video meta (%ux%u %s, %u planes) "
+        "does not match the caps (%dx%d %s)", meta->width, meta->height,
+        gst_video_format_to_string (meta->format), meta->n_planes,
+        GST_VIDEO_INFO_WIDTH (info), GST_VIDEO_INFO_HEIGHT (info),
+        gst_video_format_to_string (GST_VIDEO_INFO_FORMAT (info)));
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* Samples of a 10- or 12-bit format stored LSB-aligned in 16 bits: the
+ * upper bits must be zero.  The metrics index tables and scale by the bit
+ * depth, so a larger value is refused rather than guessed at (clamping or
+ * masking would score a picture nobody sent).  One OR over the frame;
+ * only on failure a second pass finds the first offender for the warning. */
+static gboolean
+check_range (GstQmetricSide * side)
+{
+  const QmPicture *p = &side->pic;
+  const guint16 mask = (guint16) ~((1u << p->bpc) - 1);
+  gint pl, x, y, w, h;
+
+  for (pl = 0; pl < qm_n_planes (p->chroma); pl++) {
+    guint16 acc = 0;
+
+    qm_plane_size (p->w, p->h, p->chroma, pl, &w, &h);
+    for (y = 0; y < h; y++) {
+      const guint16 *s = (const guint16 *) ((const guint8 *) p->data[pl] +
+          (gsize) y * p->stride[pl]);
+      for (x = 0; x < w; x++)
+        acc |= GUINT16_FROM_LE (s[x]);
+    }
+    if (!(acc & mask))
+      continue;
+    for (y = 0; y < h; y++) {
+      const guint16 *s = (const guint16 *) ((const guint8 *) p->data[pl] +
+          (gsize) y * p->stride[pl]);
+      for (x = 0; x < w; x++) {
+        if (GUINT16_FROM_LE (s[x]) & mask) {
+          side->problem = g_strdup_printf ("plane %d has the value %u at "
+              "(%d, %d), beyond %d bits", pl, GUINT16_FROM_LE (s[x]), x, y,
+              p->bpc);
+          return FALSE;
+        }
+      }
+    }
+  }
+  return TRUE;
+}
+
+/* CUDA memory read in place by the CUDA backend. */
+static GstQmetricMapResult
 map_device (GstQmetricSide * side, const GstQmetricFormat * f,
     const GstVideoInfo * info, GstBuffer * buffer)
 {
@@ -97,9 +214,14 @@ map_device (GstQmetricSide * side, const GstQmetricFormat * f,
   gint pl;
 
   if (!gst_video_frame_map (&side->frame, (GstVideoInfo *) info, buffer,
-          GST_MAP_READ | gst_qmetric_cuda_map_flags ()))
-    return FALSE;
+          GST_MAP_READ | gst_qmetric_cuda_map_flags ())) {
+    side->problem = g_strdup ("it cannot be mapped (smaller than its caps "
+        "say?)");
+    return GST_QMETRIC_MAP_UNREADABLE;
+  }
   side->mapped = TRUE;
+  if (!check_extent (side))
+    return GST_QMETRIC_MAP_UNREADABLE;
   gst_qmetric_cuda_buffer_sync (buffer);
   p->flags = QM_PICTURE_DEVICE;
   p->shift = f->shift;
@@ -118,10 +240,10 @@ map_device (GstQmetricSide * side, const GstQmetricFormat * f,
       p->stride[pl] = GST_VIDEO_FRAME_PLANE_STRIDE (&side->frame, src);
     }
   }
-  return TRUE;
+  return GST_QMETRIC_MAP_OK;
 }
 
-gboolean
+GstQmetricMapResult
 gst_qmetric_side_map (GstQmetricSide * side, const GstVideoInfo * info,
     GstBuffer * buffer, gboolean device)
 {
@@ -133,8 +255,13 @@ gst_qmetric_side_map (GstQmetricSide * side, const GstVideoInfo * info,
   gint pl, cw, ch;
 
   memset (side, 0, sizeof (*side));
-  if (!f)
-    return FALSE;
+  if (!f) {
+    side->problem = g_strdup_printf ("the format %s is not supported",
+        gst_video_format_to_string (GST_VIDEO_INFO_FORMAT (info)));
+    return GST_QMETRIC_MAP_UNREADABLE;
+  }
+  if (!check_meta (side, info, buffer))
+    return GST_QMETRIC_MAP_UNREADABLE;
   p->w = w;
   p->h = h;
   p->bpc = f->bpc;
@@ -142,9 +269,15 @@ gst_qmetric_side_map (GstQmetricSide * side, const GstVideoInfo * info,
   if (device)
     return map_device (side, f, info, buffer);
   if (!gst_video_frame_map (&side->frame, (GstVideoInfo *) info, buffer,
-          GST_MAP_READ))
-    return FALSE;
+          GST_MAP_READ)) {
+    side->problem = g_strdup_printf ("it cannot be mapped (%" G_GSIZE_FORMAT
+        " bytes, the caps need %" G_GSIZE_FORMAT ")",
+        gst_buffer_get_size (buffer), GST_VIDEO_INFO_SIZE (info));
+    return GST_QMETRIC_MAP_UNREADABLE;
+  }
   side->mapped = TRUE;
+  if (!check_extent (side))
+    return GST_QMETRIC_MAP_UNREADABLE;
 
   qm_plane_size (w, h, f->chroma, 1, &cw, &ch);
 
@@ -156,7 +289,9 @@ gst_qmetric_side_map (GstQmetricSide * side, const GstVideoInfo * info,
       p->data[pl] = GST_VIDEO_FRAME_PLANE_DATA (&side->frame, src);
       p->stride[pl] = GST_VIDEO_FRAME_PLANE_STRIDE (&side->frame, src);
     }
-    return TRUE;
+    if (f->bpc > 8 && f->bpc < 16 && !check_range (side))
+      return GST_QMETRIC_MAP_OUT_OF_RANGE;
+    return GST_QMETRIC_MAP_OK;
   }
 
   /* semi-planar and/or MSB-aligned: planar copy with LSB-aligned samples */
@@ -187,7 +322,8 @@ gst_qmetric_side_map (GstQmetricSide * side, const GstVideoInfo * info,
     p->data[2] = cr;
     p->stride[1] = p->stride[2] = cs;
   }
-  return TRUE;
+  /* shifted formats (P010, P012) drop the low bits: always in range */
+  return GST_QMETRIC_MAP_OK;
 }
 
 void
@@ -197,4 +333,5 @@ gst_qmetric_side_unmap (GstQmetricSide * side)
     gst_video_frame_unmap (&side->frame);
   side->mapped = FALSE;
   g_clear_pointer (&side->scratch, g_free);
+  g_clear_pointer (&side->problem, g_free);
 }

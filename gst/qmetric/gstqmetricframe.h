@@ -34,14 +34,28 @@ typedef struct {
   gboolean mapped;
   guint8 *scratch;
   QmPicture pic;
+  gchar *problem;     /* why the map failed (for the warning), or NULL */
 } GstQmetricSide;
+
+/* What gst_qmetric_side_map() found. */
+typedef enum {
+  GST_QMETRIC_MAP_OK,
+  /* cannot be mapped, or a plane (by the caps or the GstVideoMeta: offset,
+   * stride, rows) lies outside the buffer's memory, or a stride is shorter
+   * than a row: nothing is read */
+  GST_QMETRIC_MAP_UNREADABLE,
+  /* a sample exceeds the format's bit depth (e.g. 1024 in a 10-bit
+   * format): the frame is not compared (host memory only; see
+   * docs/robustness.md) */
+  GST_QMETRIC_MAP_OUT_OF_RANGE,
+} GstQmetricMapResult;
 
 /* Map buffer (read) and describe it to the engine.  device: the buffer is
  * CUDA memory and the engine reads device memory: map it in place (device
- * pointers, chroma interleaved as stored).  FALSE when the buffer cannot be
- * mapped (e.g. smaller than the caps say). */
-gboolean gst_qmetric_side_map (GstQmetricSide * side, const GstVideoInfo * info,
-    GstBuffer * buffer, gboolean device);
+ * pointers, chroma interleaved as stored).  On anything but
+ * GST_QMETRIC_MAP_OK side->problem says what (freed by unmap). */
+GstQmetricMapResult gst_qmetric_side_map (GstQmetricSide * side,
+    const GstVideoInfo * info, GstBuffer * buffer, gboolean device);
 void gst_qmetric_side_unmap (GstQmetricSide * side);
 
 G_END_DECLS
