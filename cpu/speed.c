@@ -97,8 +97,8 @@ static void rescale_nearest(const float *src, int sw, int sh, float *dst,
         }
 }
 
-static void rescale_bilinear(const float *src, int sw, int sh, float *dst,
-                             int dw, int dh, size_t stride)
+static int rescale_bilinear(const float *src, int sw, int sh, float *dst,
+                            int dw, int dh, size_t stride)
 {
     /* source columns and weights per output column, as libvmaf's
      * precomputed table; "(x + 0.5) * ratio - 0.5" is evaluated in double
@@ -108,7 +108,7 @@ static void rescale_bilinear(const float *src, int sw, int sh, float *dst,
     if (!x1 || !dx) {
         free(x1);
         free(dx);
-        return;  /* the caller checked the sizes; see speed_init() */
+        return QM_ENOMEM;
     }
     int *x2 = x1 + dw;
     const float rx = (float)sw / dw;
@@ -135,6 +135,7 @@ static void rescale_bilinear(const float *src, int sw, int sh, float *dst,
     }
     free(x1);
     free(dx);
+    return 0;
 }
 
 /* Keys' cubic convolution kernel with a = -0.75 (vif_tools.c) */
@@ -186,22 +187,21 @@ static float interpolate(const float *src, int sw, int sh, size_t stride,
     return lanczos4 ? v / wsum : v;
 }
 
-void qm_speed_rescale_c(QmSpeedScaler method, const float *src, int sw,
-                        int sh, float *dst, int dw, int dh, size_t stride)
+int qm_speed_rescale_c(QmSpeedScaler method, const float *src, int sw,
+                       int sh, float *dst, int dw, int dh, size_t stride)
 {
     if (sw == dw && sh == dh) {
         for (int y = 0; y < dh; y++)
             memcpy(dst + (size_t)y * stride, src + (size_t)y * stride,
                    sizeof(float) * (size_t)dw);
-        return;
+        return 0;
     }
     switch (method) {
     case QM_SPEED_NEAREST:
         rescale_nearest(src, sw, sh, dst, dw, dh, stride);
-        return;
+        return 0;
     case QM_SPEED_BILINEAR:
-        rescale_bilinear(src, sw, sh, dst, dw, dh, stride);
-        return;
+        return rescale_bilinear(src, sw, sh, dst, dw, dh, stride);
     case QM_SPEED_BICUBIC:
     case QM_SPEED_LANCZOS4: {
         const float rx = (float)sw / dw, ry = (float)sh / dh;
@@ -214,9 +214,10 @@ void qm_speed_rescale_c(QmSpeedScaler method, const float *src, int sw,
                                 method == QM_SPEED_LANCZOS4);
             }
         }
-        return;
+        return 0;
     }
     }
+    return QM_EINVAL;
 }
 
 /* ---- stages 3 and 4: Gaussian blur (libvmaf vif_filter1d_s) ---- */
@@ -791,7 +792,8 @@ static int speed_init(void *priv, const QmMetricConfig *cfg)
 }
 
 /* libvmaf filter_and_downscale() then est_params() on one plane; the
- * plane is in p->frame on entry */
+ * plane is in p->frame on entry.  Returns 1 when K is singular, 0, or a
+ * negative QM_E* code. */
 static int speed_plane_estimate(SpeedState *s, float *entropy, float *variance)
 {
     SpeedPlane *p = &s->p;
@@ -801,8 +803,10 @@ static int speed_plane_estimate(SpeedState *s, float *entropy, float *variance)
         for (int y = 0; y < d->h; y++)
             memcpy(p->copy + (size_t)y * d->stride,
                    p->frame + (size_t)y * d->stride, sizeof(float) * (size_t)d->w);
-        qm_speed_rescale_c(s->method, p->copy, d->w, d->h, p->frame, d->sw,
-                           d->sh, d->stride);
+        const int err = qm_speed_rescale_c(s->method, p->copy, d->w, d->h,
+                                           p->frame, d->sw, d->sh, d->stride);
+        if (err)
+            return err;
     }
     qm_speed_filter_c(s->aa, s->n_aa, p->frame, p->blur, p->row, d->sw, d->sh,
                       d->stride);
@@ -821,8 +825,8 @@ static int speed_plane_estimate(SpeedState *s, float *entropy, float *variance)
                                p->work);
 }
 
-/* libvmaf speed_extract_score() on plane c; returns nonzero when either
- * side's covariance was singular */
+/* libvmaf speed_extract_score() on plane c; returns 1 when either side's
+ * covariance was singular, 0, or a negative QM_E* code */
 static int speed_plane(SpeedState *s, const QmFrame *f, int c, float *score)
 {
     SpeedPlane *p = &s->p;
@@ -832,6 +836,8 @@ static int speed_plane(SpeedState *s, const QmFrame *f, int c, float *score)
     qm_speed_to_float_c(p->frame, p->d.stride, f->dist->data[c],
                         f->dist->stride[c], s->pw, s->ph, s->bpc);
     const int err_dis = speed_plane_estimate(s, p->e_dis, p->v_dis);
+    if (err_ref < 0 || err_dis < 0)
+        return err_ref < 0 ? err_ref : err_dis;
     /* one side singular (rare): 0 rather than an inflated score */
     if (!err_ref != !err_dis)
         *score = 0.0f;
@@ -846,7 +852,11 @@ static int speed_compute(void *priv, const QmFrame *f, QmRows *out)
     SpeedState *s = priv;
     float u, v, uv;
     const int err_u = speed_plane(s, f, 1, &u);
+    if (err_u < 0)
+        return err_u;
     const int err_v = speed_plane(s, f, 2, &v);
+    if (err_v < 0)
+        return err_v;
     /* libvmaf: a plane with a singular covariance is imputed from the
      * other one; both or neither: the mean */
     if (err_u && !err_v)

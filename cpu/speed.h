@@ -85,8 +85,9 @@ typedef void (*QmSpeedToFloatFn)(float *dst, size_t dst_stride,
                                  const void *src, ptrdiff_t src_stride,
                                  int w, int h, int bpc);
 
-/** Stage 2: rescale src (sw x sh) to dst (dw x dh); strides in floats. */
-typedef void (*QmSpeedRescaleFn)(QmSpeedScaler method, const float *src,
+/** Stage 2: rescale src (sw x sh) to dst (dw x dh); strides in floats.
+ *  Returns 0 or QM_ENOMEM. */
+typedef int (*QmSpeedRescaleFn)(QmSpeedScaler method, const float *src,
                                  int sw, int sh, float *dst, int dw, int dh,
                                  size_t stride);
 
@@ -114,7 +115,7 @@ typedef int (*QmSpeedEstimateFn)(const QmSpeedDims *d, const float *data,
 
 void qm_speed_to_float_c(float *dst, size_t dst_stride, const void *src,
                          ptrdiff_t src_stride, int w, int h, int bpc);
-void qm_speed_rescale_c(QmSpeedScaler method, const float *src, int sw,
+int qm_speed_rescale_c(QmSpeedScaler method, const float *src, int sw,
                         int sh, float *dst, int dw, int dh, size_t stride);
 void qm_speed_filter_c(const float *f, int fw, const float *src, float *dst,
                        float *tmp, int w, int h, size_t stride);
