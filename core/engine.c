@@ -731,6 +731,12 @@ static int inflight(const QmEngine *e)
 
 /* ---- public API ---- */
 
+/* Whether instance in can run on its CUDA twin (with its options). */
+static bool inst_has_twin(const Inst *in)
+{
+    return in->d->cuda && (!in->d->cuda_accepts || in->d->cuda_accepts(&in->opt));
+}
+
 /* Put the instances that have a CUDA twin on the GPU.  With backend=auto a
  * missing or failing GPU means the CPU, said once in the log. */
 static int open_gpu(QmEngine *e)
@@ -738,7 +744,7 @@ static int open_gpu(QmEngine *e)
     QmGpuInst gi[MAX_INST];
     unsigned n = 0;
     for (int i = 0; i < e->ninst; i++) {
-        if (!e->inst[i].d->cuda)
+        if (!inst_has_twin(&e->inst[i]))
             continue;
         gi[n].desc = e->inst[i].d;
         gi[n].opt = &e->inst[i].opt;
@@ -772,7 +778,7 @@ static int open_gpu(QmEngine *e)
     /* the GPU's instance index k is the k-th instance with a twin */
     unsigned k = 0;
     for (int i = 0; i < e->ninst; i++) {
-        if (!e->inst[i].d->cuda)
+        if (!inst_has_twin(&e->inst[i]))
             continue;
         e->inst[i].gpu = true;
         e->gpu_mask |= 1u << k++;
@@ -782,7 +788,8 @@ static int open_gpu(QmEngine *e)
     for (int i = 0; i < e->ninst; i++)
         if (!e->inst[i].gpu)
             qm_engine_log(e, e->s.backend == QM_BACKEND_CUDA ? QM_LOG_WARNING : QM_LOG_INFO,
-                          "%s has no CUDA twin: it runs on the CPU", e->inst[i].d->name);
+                          "%s has no CUDA twin%s: it runs on the CPU", e->inst[i].d->name,
+                          e->inst[i].d->cuda ? " for its options" : "");
     return 0;
 }
 

@@ -145,6 +145,9 @@ typedef struct QmMetricDesc {
     int min_w, min_h;              /* smallest picture accepted */
     QmCpuFuncs cpu;
     const struct QmCudaFuncs *cuda; /* NULL when no CUDA twin exists */
+    /* optional: whether the twin computes an instance with these options
+     * (else that instance runs on the CPU); NULL: every option vector */
+    bool (*cuda_accepts)(const QmOptValues *o);
     /* largest |CPU - CUDA| the parity test accepts per feature: 0 for
      * features computed from exact integer sums (bit-exact) */
     double cuda_tol;
