@@ -325,6 +325,70 @@ static int add_model_inputs(QmEngine *e, ModelOut *mo, Inst **insts)
     return 0;
 }
 
+/* QmSettings.features: "name=opt=val:opt=val,name2,..." (libvmaf's
+ * --feature spelling), one reported instance per entry. */
+static int add_feature_options(QmEngine *e)
+{
+    const char *p = e->s.features;
+    while (p && *p) {
+        while (*p == ',' || *p == ' ')
+            p++;
+        if (!*p)
+            break;
+        size_t len = strcspn(p, ",");
+        char entry[512];
+        if (len >= sizeof(entry)) {
+            set_error(e, "features: entry too long: '%.40s...'", p);
+            return QM_EINVAL;
+        }
+        memcpy(entry, p, len);
+        entry[len] = 0;
+        p += len;
+        while (len && entry[len - 1] == ' ')
+            entry[--len] = 0;
+
+        char *opts = strchr(entry, '=');
+        if (opts)
+            *opts++ = 0;
+        const QmMetricDesc *d = qm_metric_find(entry);
+        if (!d) {
+            set_error(e, "features: unknown metric '%s'", entry);
+            return QM_EINVAL;
+        }
+        QmOptValues o;
+        opt_defaults(d, &o);
+        for (char *tok = opts, *next; tok && *tok; tok = next) {
+            next = strchr(tok, ':');
+            if (next)
+                *next++ = 0;
+            char *val = strchr(tok, '=');
+            if (!val) {
+                set_error(e, "features: %s: '%s' is not OPTION=VALUE", d->name,
+                          tok);
+                return QM_EINVAL;
+            }
+            *val++ = 0;
+            char msg[600];
+            if (qm_option_parse(d, tok, val, &o, msg, sizeof(msg))) {
+                set_error(e, "features: %s", msg);
+                return QM_EINVAL;
+            }
+        }
+        if (e->s.w < d->min_w || e->s.h < d->min_h) {
+            set_error(e, "metric %s needs at least %dx%d pictures, got %dx%d",
+                      d->name, d->min_w, d->min_h, e->s.w, e->s.h);
+            return QM_ENOTSUP;
+        }
+        Inst *in;
+        int err = add_inst(e, d, &o, true, &in);
+        if (err) {
+            set_error(e, "features: too many metric instances");
+            return err;
+        }
+    }
+    return 0;
+}
+
 static int build_features(QmEngine *e)
 {
     const char *list = e->s.metrics;
@@ -362,6 +426,9 @@ static int build_features(QmEngine *e)
             return err;
     }
 
+    if ((err = add_feature_options(e)))
+        return err;
+
     Inst *model_insts[8][QM_MAX_FEATURES];
     if (vmaf) {
         if ((err = setup_models(e)))
@@ -391,8 +458,8 @@ static int build_features(QmEngine *e)
             /* model inputs are reported as libvmaf reports them */
             e->reported[in->base + f] = 1;
         }
-        if (in->d->delay > e->delay)
-            e->delay = in->d->delay;
+        if (qm_metric_delay(in->d, &in->opt) > e->delay)
+            e->delay = qm_metric_delay(in->d, &in->opt);
     }
     for (int m = 0; m < e->nmodels; m++) {
         ModelOut *mo = &e->models[m];
@@ -664,6 +731,12 @@ static int inflight(const QmEngine *e)
 
 /* ---- public API ---- */
 
+/* Whether instance in can run on its CUDA twin (with its options). */
+static bool inst_has_twin(const Inst *in)
+{
+    return in->d->cuda && (!in->d->cuda_accepts || in->d->cuda_accepts(&in->opt));
+}
+
 /* Put the instances that have a CUDA twin on the GPU.  With backend=auto a
  * missing or failing GPU means the CPU, said once in the log. */
 static int open_gpu(QmEngine *e)
@@ -671,7 +744,7 @@ static int open_gpu(QmEngine *e)
     QmGpuInst gi[MAX_INST];
     unsigned n = 0;
     for (int i = 0; i < e->ninst; i++) {
-        if (!e->inst[i].d->cuda)
+        if (!inst_has_twin(&e->inst[i]))
             continue;
         gi[n].desc = e->inst[i].d;
         gi[n].opt = &e->inst[i].opt;
@@ -705,7 +778,7 @@ static int open_gpu(QmEngine *e)
     /* the GPU's instance index k is the k-th instance with a twin */
     unsigned k = 0;
     for (int i = 0; i < e->ninst; i++) {
-        if (!e->inst[i].d->cuda)
+        if (!inst_has_twin(&e->inst[i]))
             continue;
         e->inst[i].gpu = true;
         e->gpu_mask |= 1u << k++;
@@ -715,7 +788,8 @@ static int open_gpu(QmEngine *e)
     for (int i = 0; i < e->ninst; i++)
         if (!e->inst[i].gpu)
             qm_engine_log(e, e->s.backend == QM_BACKEND_CUDA ? QM_LOG_WARNING : QM_LOG_INFO,
-                          "%s has no CUDA twin: it runs on the CPU", e->inst[i].d->name);
+                          "%s has no CUDA twin%s: it runs on the CPU", e->inst[i].d->name,
+                          e->inst[i].d->cuda ? " for its options" : "");
     return 0;
 }
 
@@ -780,7 +854,7 @@ int qm_engine_open(QmEngine **out, const QmSettings *s, char **errmsg)
     if ((err = build_features(e)))
         goto fail;
     /* the settings' strings were only needed above */
-    e->s.metrics = e->s.models = e->s.model_path = NULL;
+    e->s.metrics = e->s.models = e->s.model_path = e->s.features = NULL;
     if (e->s.subsample < 1)
         e->s.subsample = 1;
 

@@ -60,6 +60,10 @@ enum {
     QM_OPT_BOOL = 1 << 0,    /* a switch; appears in keys as "_<alias>" */
     QM_OPT_IN_KEY = 1 << 1,  /* libvmaf's VMAF_OPT_FLAG_FEATURE_PARAM: a
                                 non-default value is appended to the keys */
+    QM_OPT_ENUM = 1 << 2,    /* a libvmaf string option: the value is an
+                                index into the metric's option_choices[i],
+                                keys show the name */
+    QM_OPT_INT = 1 << 3,     /* a libvmaf int option: whole numbers only */
 };
 
 typedef struct QmOptionDesc {
@@ -130,11 +134,20 @@ typedef struct QmMetricDesc {
     const char *description;       /* one line for docs and gst-inspect */
     const char *const *features;   /* NULL-terminated libvmaf keys */
     const QmOptionDesc *options;   /* terminated by { NULL } ; may be NULL */
+    /* per option index: the NULL-terminated names of a QM_OPT_ENUM option,
+     * NULL for the others; may be NULL when no option is an enum */
+    const char *const *const *option_choices;
     unsigned flags;                /* QM_METRIC_* */
     unsigned delay;                /* frames of look-ahead post() needs */
+    /* optional: the look-ahead of an instance with these options, when it
+     * depends on them (at most QM_MAX_DELAY); NULL: `delay` */
+    unsigned (*delay_of)(const QmOptValues *o);
     int min_w, min_h;              /* smallest picture accepted */
     QmCpuFuncs cpu;
     const struct QmCudaFuncs *cuda; /* NULL when no CUDA twin exists */
+    /* optional: whether the twin computes an instance with these options
+     * (else that instance runs on the CPU); NULL: every option vector */
+    bool (*cuda_accepts)(const QmOptValues *o);
     /* largest |CPU - CUDA| the parity test accepts per feature: 0 for
      * features computed from exact integer sums (bit-exact) */
     double cuda_tol;
@@ -149,6 +162,17 @@ const QmMetricDesc *qm_metric_find(const char *name);
  * libvmaf appends "_<alias>_<value>" for every option that differs from its
  * default (e.g. "integer_vif_scale0_egl_1").  Returns a malloc'd string. */
 char *qm_feature_key(const QmMetricDesc *d, unsigned f, const QmOptValues *o);
+
+/* Look-ahead of an instance of d with options o (desc->delay_of or
+ * desc->delay). */
+unsigned qm_metric_delay(const QmMetricDesc *d, const QmOptValues *o);
+
+/* Option `name` of d set from text (libvmaf's spelling: a number, true /
+ * false for a switch, a choice's name for QM_OPT_ENUM), range-checked.
+ * Returns 0, or QM_EINVAL with a message in err (errlen bytes) naming the
+ * option and the problem. */
+int qm_option_parse(const QmMetricDesc *d, const char *name, const char *text,
+                    QmOptValues *o, char *err, size_t errlen);
 
 /* ---- sample access helpers for the C reference code ---- */
 

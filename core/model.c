@@ -7,10 +7,10 @@
  * an embedded libsvm text model (svm_type nu_svr, kernel_type rbf),
  * norm_type linear_rescale or none, score_clip, and a score_transform made
  * of the polynomial p0 + p1 x + p2 x^2 and the out_lte_in / out_gte_in
- * rectification.  Rejected with a message: model collections (bootstrap
- * models), piecewise-linear "knots" transforms (no libvmaf model uses them),
- * and inputs this engine does not compute (float VMAF features, and the
- * CAMBI / SpEED / chroma-corrected inputs of the VMAF v1 models).
+ * rectification, and the VMAF v1 models' chroma_correction_parameter.
+ * Rejected with a message: model collections (bootstrap models),
+ * piecewise-linear "knots" transforms (no libvmaf model uses them), and
+ * inputs this engine does not compute (float VMAF features).
  *
  * Prediction follows libvmaf's arithmetic step by step in double precision:
  *
@@ -58,6 +58,11 @@ static const struct {
     { "VMAF_integer_feature_adm_scale3_score", "adm", "integer_adm_scale3" },
     { "VMAF_integer_feature_motion2_score", "motion", "integer_motion2" },
     { "VMAF_integer_feature_motion3_score", "motion", "integer_motion3" },
+    /* the VMAF v1 models' other inputs */
+    { "Cambi_feature_cambi_score", "cambi", "cambi" },
+    { "Speed_chroma_feature_speed_chroma_u_score", "speed_chroma", "speed_chroma_u" },
+    { "Speed_chroma_feature_speed_chroma_v_score", "speed_chroma", "speed_chroma_v" },
+    { "Speed_chroma_feature_speed_chroma_uv_score", "speed_chroma", "speed_chroma_uv" },
 };
 
 typedef struct Coef {
@@ -69,6 +74,7 @@ struct QmModel {
     char *name;
     unsigned n;                       /* inputs */
     QmModelInput in[QM_MAX_FEATURES];
+    const char *in_name[QM_MAX_FEATURES]; /* libvmaf's input names */
     char *opt_names[QM_MAX_FEATURES][QM_MAX_OPTIONS]; /* owned copies */
 
     bool linear_rescale;              /* norm_type; false: "none" */
@@ -90,6 +96,12 @@ struct QmModel {
     bool transform_enabled;           /* its "enabled": true */
     Coef p0, p1, p2;
     bool out_lte_in, out_gte_in;
+
+    /* chroma_correction_parameter c (VMAF v1): a SpEED chroma input of
+     * exactly 0 is replaced by c (1 - adm3), see predict() */
+    bool chroma_correction;
+    double chroma_c;
+    int cc_guiding, cc_guided;        /* input indices: adm3, speed_chroma */
 };
 
 /* ---- errors ---- */
@@ -456,15 +468,11 @@ static int parse_inputs(Ctx *c, QmModel *m, const QmJson *md)
         for (t = 0; t < sizeof(input_table) / sizeof(input_table[0]); t++)
             if (!strcmp(nm->str, input_table[t].model_name))
                 break;
-        if (t == sizeof(input_table) / sizeof(input_table[0])) {
-            const bool v1 = strstr(nm->str, "ambi") || strstr(nm->str, "peed");
+        if (t == sizeof(input_table) / sizeof(input_table[0]))
             return fail(c, "input feature '%s' is not computed by this engine"
-                           "%s", nm->str,
-                        v1 ? " (the VMAF v1 models' CAMBI and SpEED inputs are "
-                             "not supported)"
-                           : " (supported: libvmaf's integer VIF, ADM and "
-                             "motion features)");
-        }
+                           " (supported: libvmaf's integer VIF, ADM and motion "
+                           "features, CAMBI and SpEED chroma)", nm->str);
+        m->in_name[i] = input_table[t].model_name;
         m->in[i].metric = input_table[t].metric;
         m->in[i].feature = input_table[t].feature;
     }
@@ -489,10 +497,28 @@ static int parse_inputs(Ctx *c, QmModel *m, const QmJson *md)
                     v = normalized_option_value(o->num);
                 } else if (o->type == QM_JSON_BOOL) {
                     v = o->num;  /* libvmaf's "true" / "false": 1 / 0 */
+                } else if (o->type == QM_JSON_STRING) {
+                    /* a string option (speed_prescale_method): the index
+                     * of its value in the metric's list of choices */
+                    char msg[300];
+                    QmOptValues tmp;
+                    const QmMetricDesc *desc = qm_metric_find(in->metric);
+                    if (!desc || qm_option_parse(desc, o->key, o->str, &tmp,
+                                                msg, sizeof(msg)))
+                        return fail(c, "feature_opts_dicts[%u]: %s", i,
+                                    desc ? msg : "unknown metric");
+                    int j;
+                    for (j = 0; strcmp(desc->options[j].name, o->key); j++)
+                        ;
+                    if (!(desc->options[j].flags & QM_OPT_ENUM))
+                        return fail(c, "feature_opts_dicts[%u]: option '%s' "
+                                       "takes a number, not a string", i,
+                                    o->key);
+                    v = tmp.v[j];
                 } else {
                     return fail(c, "feature_opts_dicts[%u]: option '%s' has "
-                                   "a value that is not supported (numbers "
-                                   "and booleans only)", i, o->key);
+                                   "a value that is not supported (numbers, "
+                                   "booleans and names only)", i, o->key);
                 }
                 int err = check_option(c, i, in->metric, o->key, o->num, v);
                 if (err)
@@ -618,9 +644,35 @@ static int parse_model_dict(Ctx *c, QmModel *m, const QmJson *root)
                            "is not supported");
     }
 
-    if (qm_json_get(md, "chroma_correction_parameter"))
-        return fail(c, "chroma_correction_parameter (VMAF v1 chroma "
-                       "correction) is not supported");
+    const QmJson *cc = qm_json_get(md, "chroma_correction_parameter");
+    if (cc) {
+        /* libvmaf predict.c: the guiding feature is the one input whose
+         * name contains "adm3", the guided one the input containing
+         * "speed_chroma"; a parameter of 0 makes libvmaf give no score */
+        if (cc->type != QM_JSON_NUMBER || cc->num == 0)
+            return fail(c, "chroma_correction_parameter must be a nonzero "
+                           "number");
+        m->chroma_correction = true;
+        m->chroma_c = cc->num;
+        m->cc_guiding = m->cc_guided = -1;
+        for (unsigned i = 0; i < m->n; i++) {
+            if (strstr(m->in_name[i], "adm3")) {
+                if (m->cc_guiding >= 0)
+                    return fail(c, "chroma_correction_parameter: more than "
+                                   "one adm3 input");
+                m->cc_guiding = (int)i;
+            }
+            if (strstr(m->in_name[i], "speed_chroma")) {
+                if (m->cc_guided >= 0)
+                    return fail(c, "chroma_correction_parameter: more than "
+                                   "one speed_chroma input");
+                m->cc_guided = (int)i;
+            }
+        }
+        if (m->cc_guiding < 0 || m->cc_guided < 0)
+            return fail(c, "chroma_correction_parameter needs an adm3 and a "
+                           "speed_chroma input");
+    }
 
     const char *svm = qm_json_str(md, "model");
     if (!svm)
@@ -629,6 +681,16 @@ static int parse_model_dict(Ctx *c, QmModel *m, const QmJson *root)
 }
 
 /* ---- loading ---- */
+
+/* The models shipped in data/models (libvmaf 3.2.0's built-in
+ * versions, the model directory of its source tree, unmodified). */
+static const char *const builtin_names[] = {
+    "vmaf_v0.6.1", "vmaf_v0.6.1neg", "vmaf_4k_v0.6.1",
+    "vmaf_v1.0.16_3d0h", "vmaf_v1.0.16_5d0h", "vmaf_v1.0.16_1d5h_2160",
+    "vmaf_v1.0.16_3d0h_2160", "vmaf_v1.0.16_hfr_3d0h",
+    "vmaf_v1.0.16_hfr_5d0h", "vmaf_v1.0.16_hfr_1d5h_2160",
+    "vmaf_v1.0.16_hfr_3d0h_2160",
+};
 
 static bool is_path(const char *s)
 {
@@ -738,9 +800,22 @@ int qm_model_load(QmModel **out, const char *name_or_path,
         file = strdup(name_or_path);
     } else {
         file = find_builtin(name_or_path, search_path);
-        if (!file)
-            return fail(&c, "no file %s.json in the model search path '%s'",
-                        name_or_path, search_path ? search_path : "");
+        if (!file) {
+            bool known = false;
+            for (size_t i = 0; i < sizeof(builtin_names) / sizeof(builtin_names[0]); i++)
+                known |= !strcmp(builtin_names[i], name_or_path);
+            if (known)
+                return fail(&c, "built-in model, but %s.json is not in the "
+                               "model search path '%s' (installation "
+                               "incomplete? set QMETRIC_MODEL_PATH)",
+                            name_or_path, search_path ? search_path : "");
+            char list[600] = "";
+            for (size_t i = 0; i < sizeof(builtin_names) / sizeof(builtin_names[0]); i++)
+                snprintf(list + strlen(list), sizeof(list) - strlen(list),
+                         "%s%s", i ? ", " : "", builtin_names[i]);
+            return fail(&c, "unknown model name (built-in models: %s; or "
+                           "give the path of a libvmaf JSON model)", list);
+        }
     }
     if (!file)
         return QM_ENOMEM;
@@ -890,6 +965,25 @@ double qm_model_predict(const QmModel *m, const double *in,
     for (unsigned i = 0; i < m->n; i++)
         x[i] = m->linear_rescale ? m->f_slope[i] * in[i] + m->f_intercept[i]
                                  : in[i];
+
+    /* libvmaf post_process_feature_from_another(): SpEED chroma scores 0
+     * where its covariance is singular (flat or tiny chroma planes); the
+     * model then takes c (1 - adm3) in its place.  Both values go through
+     * the model's normalisation and back, as in the reference. */
+    if (m->chroma_correction) {
+        const int gi = m->cc_guiding, di = m->cc_guided;
+        double guided = x[di], guiding = x[gi];
+        if (m->linear_rescale) {
+            guided = (guided - m->f_intercept[di]) / m->f_slope[di];
+            guiding = (guiding - m->f_intercept[gi]) / m->f_slope[gi];
+        }
+        if (guided == 0.0) {
+            double v = (-m->chroma_c * guiding) + m->chroma_c;
+            if (m->linear_rescale)
+                v = m->f_slope[di] * v + m->f_intercept[di];
+            x[di] = v;
+        }
+    }
 
     /* libsvm svm_predict_values(), nu-SVR: sum in SV order, then - rho */
     double s = 0;

@@ -91,6 +91,17 @@ typedef struct QmSettings {
      * vmaf_4k_v0.6.1, vmaf_v0.6.1neg) or a path to a libvmaf JSON model.
      * Used when the metric "vmaf" is selected; NULL means vmaf_v0.6.1. */
     const char *models;
+    /* Extra feature instances with options, libvmaf's `--feature`
+     * spelling: comma-separated entries "NAME" or
+     * "NAME=OPTION=VALUE:OPTION=VALUE..." (e.g.
+     * "motion=motion_five_frame_window=true:motion_max_val=18,
+     * speed_chroma=speed_prescale=0.5:speed_prescale_method=bilinear").
+     * Each adds an instance of metric NAME with those options (the others
+     * at their defaults), reported under libvmaf's keys with the option
+     * suffixes, beside what `metrics` and the models select.  An unknown
+     * metric or option, or a value out of range, fails qm_engine_open()
+     * with a message naming it.  NULL: none. */
+    const char *features;
     /* Directories searched for built-in model names, ':'-separated; NULL
      * uses the QMETRIC_MODEL_PATH environment variable and the install dir. */
     const char *model_path;

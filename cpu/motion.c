@@ -4,13 +4,14 @@
  *
  * Features (libvmaf's JSON keys):
  *   VMAF_integer_feature_motion_sad_score  per-frame score vs. the previous
- *                                          reference frame (0 for frame 0)
- *   integer_motion2, integer_motion3       temporal features, one frame late
- *   integer_motion                         the per-frame score again, under
- *                                          libvmaf 3.0/3.1's key
+ *                                          reference frame (frame i - 2 with
+ *                                          motion_five_frame_window)
+ *   integer_motion2, integer_motion3       temporal features, one frame
+ *                                          late (two with the five-frame
+ *                                          window)
  *
- * Not offered: libvmaf's motion_five_frame_window and motion_moving_average
- * (the "_hfr" v1 models) and its "debug" option.
+ * Not offered: libvmaf's "debug" option (it adds the key
+ * VMAF_integer_feature_motion_score, i.e. integer_motion).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -224,33 +225,46 @@ double qm_motion_blend(double x, double factor, double offset)
     return x * factor + (1 - factor) * lo;
 }
 
-double qm_motion2(uint64_t index, double score, double next_score,
-                  int has_next)
+/* motion2 of frame i >= min from score[i - step + 1] (lo, when that frame
+ * is >= min) and score[i + 1] (hi, when frame i + 1 exists) */
+static double motion2_of(double score, int has_hi, double hi, int has_lo,
+                         double lo)
 {
-    if (index == 0)
-        return 0.;
-    if (!has_next)
+    if (!has_hi)
         return score;
-    return score < next_score ? score : next_score;
+    if (has_lo)
+        return lo < hi ? lo : hi;
+    return hi;
 }
 
-double qm_motion3(uint64_t index, double motion2, double next_score,
-                  int has_next, double blend_factor, double blend_offset,
-                  double max_val)
+static double processed_of(double x, double factor, double offset,
+                           double max_val)
 {
-    /* frame 0's motion2 is 0; libvmaf gives its motion3 the value frame 1
-     * would get from its own score alone ("stamp_value"), or 0 when there is
-     * no frame 1 */
-    double x;
-    if (index == 0) {
-        if (!has_next)
-            return 0.;
-        x = next_score;
-    } else {
-        x = motion2;
-    }
-    const double b = qm_motion_blend(x, blend_factor, blend_offset);
+    const double b = qm_motion_blend(x, factor, offset);
     return b < max_val ? b : max_val;
+}
+
+void qm_motion_temporal(const double *score, size_t n, int ffw, int mma,
+                        double bf, double bo, double max_val, double *m2,
+                        double *m3)
+{
+    const size_t min = ffw ? 2 : 1, step = ffw ? 2 : 1;
+    const double stamp = n > min ? processed_of(score[min], bf, bo, max_val) : 0.;
+    double prev = stamp;
+    for (size_t i = 0; i < n; i++) {
+        if (i < min) {
+            m2[i] = 0.;
+            m3[i] = stamp;
+            prev = stamp;
+            continue;
+        }
+        const size_t lo = i + 1 - step;
+        m2[i] = motion2_of(score[i], i + 1 < n, i + 1 < n ? score[i + 1] : 0.,
+                           lo >= min, score[lo]);
+        const double p = processed_of(m2[i], bf, bo, max_val);
+        m3[i] = mma ? (p + prev) / 2.0 : p;
+        prev = p;
+    }
 }
 
 /* ---- the metric ---- */
@@ -267,15 +281,24 @@ typedef struct MotionState {
     uint32_t *row_sad;
     double blend_factor, blend_offset, fps_weight, max_val;
     int force_zero;
+    int five_frame_window, moving_average;
+    unsigned min_idx, step;   /* 2, 2 with the five-frame window; else 1, 1 */
+    uint8_t *prev2;           /* five-frame window: luma of frame i - 2 */
+    int have_prev2;
+    /* written by post()/flush() only (they may run while compute() works
+     * on a later frame): the previous frame's clipped, blended motion2 */
+    double prev_processed;
 } MotionState;
 
 static void motion_close(void *priv)
 {
     MotionState *s = priv;
     free(s->prev);
+    free(s->prev2);
     free(s->scratch);
     free(s->row_sad);
     s->prev = NULL;
+    s->prev2 = NULL;
     s->scratch = NULL;
     s->row_sad = NULL;
 }
@@ -304,9 +327,19 @@ static int motion_init(void *priv, const QmMetricConfig *cfg)
     s->force_zero = cfg->opt->v[QM_MOTION_OPT_FORCE_ZERO] != 0;
     s->fps_weight = cfg->opt->v[QM_MOTION_OPT_FPS_WEIGHT];
     s->max_val = cfg->opt->v[QM_MOTION_OPT_MAX_VAL];
+    s->five_frame_window = cfg->opt->v[QM_MOTION_OPT_FIVE_FRAME_WINDOW] != 0;
+    s->moving_average = cfg->opt->v[QM_MOTION_OPT_MOVING_AVERAGE] != 0;
+    s->min_idx = s->step = s->five_frame_window ? 2 : 1;
 
     s->prev_stride = (ptrdiff_t)s->w * s->bytes;
     s->prev = malloc((size_t)s->prev_stride * (size_t)s->h);
+    if (s->five_frame_window && s->prev) {
+        s->prev2 = malloc((size_t)s->prev_stride * (size_t)s->h);
+        if (!s->prev2) {
+            motion_close(s);
+            return QM_ENOMEM;
+        }
+    }
     s->scratch = malloc(qm_motion_scratch_len(s->w) * sizeof(int32_t));
     s->row_sad = malloc((size_t)s->h * sizeof(uint32_t));
     if (!s->prev || !s->scratch || !s->row_sad) {
@@ -321,17 +354,26 @@ static int motion_compute(void *priv, const QmFrame *f, QmRows *out)
     MotionState *s = priv;
     double score = 0.;
 
-    /* libvmaf: frame 0 and motion_force_zero score 0 */
-    if (!s->force_zero && f->index > 0) {
-        if (!s->have_prev)
+    /* libvmaf: frames before min_idx and motion_force_zero score 0; the
+     * five-frame window compares with frame i - 2 (prev2), else i - 1 */
+    if (!s->force_zero && f->index >= s->min_idx) {
+        const uint8_t *base = s->five_frame_window ? s->prev2 : s->prev;
+        if (!(s->five_frame_window ? s->have_prev2 : s->have_prev))
             return QM_EINVAL;  /* frames must come in order, none skipped */
-        s->row_sad_fn(s->prev, s->prev_stride, f->ref->data[0],
+        s->row_sad_fn(base, s->prev_stride, f->ref->data[0],
                       f->ref->stride[0], s->w, s->h, s->bpc, s->scratch,
                       s->row_sad);
         const uint64_t sad = qm_motion_sum_rows(s->row_sad, s->h);
         score = qm_motion_score(sad, s->w, s->h, s->fps_weight, s->max_val);
     }
     if (!s->force_zero) {
+        if (s->five_frame_window) {
+            /* frame i - 1 becomes frame i - 2 of the next frame */
+            uint8_t *t = s->prev2;
+            s->prev2 = s->prev;
+            s->prev = t;
+            s->have_prev2 = s->have_prev;
+        }
         const size_t len = (size_t)s->prev_stride;
         for (int y = 0; y < s->h; y++)
             memcpy(s->prev + (ptrdiff_t)y * s->prev_stride,
@@ -341,42 +383,86 @@ static int motion_compute(void *priv, const QmFrame *f, QmRows *out)
         s->have_prev = 1;
     }
     qm_rows_set(out, 0, QM_MOTION_FEAT_SAD, score);
-    qm_rows_set(out, 0, QM_MOTION_FEAT_COMPAT, score);
     return 0;
 }
 
-/* Write motion2/motion3 of the frame `back` rows before row 0.  post() may
- * run while compute() works on a later frame: read only the rows and the
- * options, never the compute state. */
-static int write_temporal(const MotionState *s, QmRows *rows, unsigned back,
+/* Write motion2/motion3 of frame (index - back), index >= min_idx, which
+ * has a successor when has_next (libvmaf flush(), streamed).  post() may
+ * run while compute() works on a later frame: read only the rows, the
+ * options and prev_processed (which compute() never touches). */
+static int write_temporal(MotionState *s, QmRows *rows, unsigned back,
                           int has_next)
 {
-    double score, next = 0.;
-    if (qm_rows_get(rows, back, QM_MOTION_FEAT_SAD, &score))
+    double score, hi = 0., lo = 0.;
+    const unsigned lo_back = back + s->step - 1;
+    const int has_lo = rows->index - lo_back >= s->min_idx;
+    if (qm_rows_get(rows, back, QM_MOTION_FEAT_SAD, &score) ||
+        (has_next && qm_rows_get(rows, back - 1, QM_MOTION_FEAT_SAD, &hi)) ||
+        (has_lo && qm_rows_get(rows, lo_back, QM_MOTION_FEAT_SAD, &lo)))
         return QM_EINVAL;
-    if (has_next && qm_rows_get(rows, back - 1, QM_MOTION_FEAT_SAD, &next))
-        return QM_EINVAL;
-    const uint64_t index = rows->index - back;
-    const double m2 = qm_motion2(index, score, next, has_next);
-    const double m3 = qm_motion3(index, m2, next, has_next, s->blend_factor,
-                                 s->blend_offset, s->max_val);
+    const double m2 = motion2_of(score, has_next, hi, has_lo, lo);
+    const double p = processed_of(m2, s->blend_factor, s->blend_offset,
+                                  s->max_val);
+    const double m3 = s->moving_average ? (p + s->prev_processed) / 2.0 : p;
+    s->prev_processed = p;
     qm_rows_set(rows, back, QM_MOTION_FEAT_MOTION2, m2);
     qm_rows_set(rows, back, QM_MOTION_FEAT_MOTION3, m3);
     return 0;
 }
 
+/* The frames before min_idx, rows b0 .. b1 back: motion2 0, motion3 the
+ * "stamp" value (also the previous processed value of frame min_idx). */
+static void write_head(MotionState *s, QmRows *rows, unsigned b0, unsigned b1,
+                       double stamp)
+{
+    for (unsigned b = b0; b <= b1; b++) {
+        qm_rows_set(rows, b, QM_MOTION_FEAT_MOTION2, 0.);
+        qm_rows_set(rows, b, QM_MOTION_FEAT_MOTION3, stamp);
+    }
+    s->prev_processed = stamp;
+}
+
 static int motion_post(void *priv, QmRows *rows)
 {
-    /* frame i's score completes frame i - 1 */
-    if (rows->index == 0)
+    MotionState *s = priv;
+    if (rows->index < s->min_idx)
         return 0;
-    return write_temporal(priv, rows, 1, 1);
+    if (rows->index == s->min_idx) {
+        /* frames 0 .. min_idx - 1 take the stamp of score[min_idx] */
+        double x;
+        if (qm_rows_get(rows, 0, QM_MOTION_FEAT_SAD, &x))
+            return QM_EINVAL;
+        write_head(s, rows, 1, s->min_idx,
+                   processed_of(x, s->blend_factor, s->blend_offset, s->max_val));
+        return 0;
+    }
+    /* frame i's score completes frame i - 1 */
+    return write_temporal(s, rows, 1, 1);
 }
 
 static int motion_flush(void *priv, QmRows *rows)
 {
-    /* the last frame has no successor */
-    return write_temporal(priv, rows, 0, 0);
+    MotionState *s = priv;
+    /* the last frame has no successor; a stream that ends before frame
+     * min_idx has motion2 = motion3 = 0 everywhere */
+    if (rows->index < s->min_idx) {
+        write_head(s, rows, 0, (unsigned)rows->index, 0.);
+        return 0;
+    }
+    return write_temporal(s, rows, 0, 0);
+}
+
+static bool motion_cuda_accepts(const QmOptValues *o)
+{
+    /* the twin compares consecutive frames only (cuda/motion.cu): the
+     * five-frame window of the _hfr models runs on the CPU */
+    return o->v[QM_MOTION_OPT_FIVE_FRAME_WINDOW] == 0;
+}
+
+static unsigned motion_delay(const QmOptValues *o)
+{
+    /* frame 0's motion3 needs score[2] with the five-frame window */
+    return o->v[QM_MOTION_OPT_FIVE_FRAME_WINDOW] != 0 ? 2 : 1;
 }
 
 extern const struct QmCudaFuncs qm_cuda_motion;  /* cuda/motion.cu */
@@ -385,7 +471,6 @@ static const char *const motion_features[] = {
     "VMAF_integer_feature_motion_sad_score",
     "integer_motion2",
     "integer_motion3",
-    "integer_motion",
     NULL,
 };
 
@@ -398,6 +483,9 @@ static const QmOptionDesc motion_options[] = {
     [QM_MOTION_OPT_BLEND_OFFSET] = { "motion_blend_offset", "mbo",
                          "blend motion score starting from this offset",
                          40.0, 0.0, 1000.0, QM_OPT_IN_KEY },
+    [QM_MOTION_OPT_FIVE_FRAME_WINDOW] = { "motion_five_frame_window", "mffw",
+                       "use five-frame temporal window (score vs. frame i - 2)",
+                       0.0, 0.0, 1.0, QM_OPT_IN_KEY | QM_OPT_BOOL },
     [QM_MOTION_OPT_FORCE_ZERO] = { "motion_force_zero", "force_0",
                        "forcing motion score to zero",
                        0.0, 0.0, 1.0, QM_OPT_IN_KEY | QM_OPT_BOOL },
@@ -408,6 +496,9 @@ static const QmOptionDesc motion_options[] = {
                     "maximum value allowed; larger values will be clipped "
                     "to this value",
                     10000.0, 0.0, 10000.0, QM_OPT_IN_KEY },
+    [QM_MOTION_OPT_MOVING_AVERAGE] = { "motion_moving_average", "mma",
+                       "use moving average for motion scores after first frame",
+                       0.0, 0.0, 1.0, QM_OPT_IN_KEY | QM_OPT_BOOL },
     { NULL },
 };
 
@@ -420,6 +511,7 @@ const QmMetricDesc qm_metric_motion = {
     .flags = QM_METRIC_SEQUENTIAL | QM_METRIC_EVERY_FRAME |
              QM_METRIC_LUMA_ONLY | QM_METRIC_NO_CHROMA | QM_METRIC_MODEL_INPUT,
     .delay = 1,
+    .delay_of = motion_delay,
     .min_w = QM_MOTION_MIN_SIZE,
     .min_h = QM_MOTION_MIN_SIZE,
     .cpu = {
@@ -432,5 +524,6 @@ const QmMetricDesc qm_metric_motion = {
     },
     /* integer stages and exact sums: the twin gives the same scores */
     .cuda = QM_CUDA_TWIN(qm_cuda_motion),
+    .cuda_accepts = motion_cuda_accepts,
     .cuda_tol = 0,
 };

@@ -16,11 +16,21 @@
  * n - 1 + k reads n - 1 - k (libvmaf 3.2.0; 3.1.0 repeated the edge sample
  * at the bottom/right, see the golden README "Version sensitivity").
  *
- * Temporal features (computed one frame late, on the host):
- *   motion2[0] = 0, motion2[i] = min(score[i], score[i + 1]),
- *   motion2[last] = score[last];
- *   motion3[i] = min(blend(motion2[i]), max_val) for i >= 1,
- *   motion3[0] = min(blend(score[1]), max_val) (0 when there is one frame).
+ * Temporal features (computed on the host, one or two frames late), with
+ * min = 1 and step = 1 (step: frames between the two pictures compared) or,
+ * with motion_five_frame_window, min = 2 and step = 2 (score[i] then
+ * compares frames i - 2 and i; 0 for i < 2):
+ *   motion2[i] = 0 for i < min;
+ *              = score[i] for the last frame;
+ *              = min(score[i - step + 1], score[i + 1]) when
+ *                i - step + 1 >= min, else score[i + 1];
+ *   p[i]       = min(blend(motion2[i]), max_val) for i >= min,
+ *              = min(blend(score[min]), max_val) for i < min (0 when the
+ *                stream has no frame min);
+ *   motion3[i] = p[i], or with motion_moving_average (p[i] + p[i-1]) / 2
+ *                for i >= min.
+ * (libvmaf 3.2.0 integer_motion.c flush(); see the golden README, "Motion
+ * in the v1 models".)
  *
  * Stage boundaries are the GPU kernel boundaries: one kernel produces the
  * per-row SADs of a frame pair (bit-exact, integer), a reduction sums them,
@@ -110,12 +120,13 @@ uint64_t qm_motion_sum_rows(const uint32_t *row_sad, int h);
 /* ---- the metric's feature and option indices (qm_metric_motion), shared
  *      with the CUDA twin ---- */
 
-/* Features, in the order of the descriptor's key list. */
+/* Features, in the order of the descriptor's key list.  libvmaf 3.2.0
+ * writes "VMAF_integer_feature_motion_score" (integer_motion) only in its
+ * debug mode, so it is not offered. */
 enum {
     QM_MOTION_FEAT_SAD,      /* VMAF_integer_feature_motion_sad_score */
     QM_MOTION_FEAT_MOTION2,  /* integer_motion2 */
     QM_MOTION_FEAT_MOTION3,  /* integer_motion3 */
-    QM_MOTION_FEAT_COMPAT,   /* integer_motion */
     QM_MOTION_N_FEATURES
 };
 
@@ -123,9 +134,11 @@ enum {
 enum {
     QM_MOTION_OPT_BLEND_FACTOR,
     QM_MOTION_OPT_BLEND_OFFSET,
+    QM_MOTION_OPT_FIVE_FRAME_WINDOW,
     QM_MOTION_OPT_FORCE_ZERO,
     QM_MOTION_OPT_FPS_WEIGHT,
-    QM_MOTION_OPT_MAX_VAL
+    QM_MOTION_OPT_MAX_VAL,
+    QM_MOTION_OPT_MOVING_AVERAGE
 };
 
 /* ---- host-side formulas, shared by every backend ---- */
@@ -137,16 +150,15 @@ double qm_motion_score(uint64_t sad, int w, int h, double fps_weight,
 /** libvmaf motion_blend_tools.h: x * f + (1 - f) * min(offset, x). */
 double qm_motion_blend(double x, double factor, double offset);
 
-/** motion2 of a frame from its score and the next frame's (has_next 0 for
- *  the last frame); frame 0 is 0. */
-double qm_motion2(uint64_t index, double score, double next_score,
-                  int has_next);
-
-/** motion3 of frame index >= 1 from its motion2; of frame 0 from score[1]
- *  (pass has_next 0 when the stream has one frame). */
-double qm_motion3(uint64_t index, double motion2, double next_score,
-                  int has_next, double blend_factor, double blend_offset,
-                  double max_val);
+/**
+ * motion2 and motion3 of a whole sequence of n per-frame scores (the
+ * formulas above, as libvmaf's flush() evaluates them).  The engine's
+ * streaming post()/flush() give the same values; tests compare the two.
+ */
+void qm_motion_temporal(const double *score, size_t n, int five_frame_window,
+                        int moving_average, double blend_factor,
+                        double blend_offset, double max_val, double *motion2,
+                        double *motion3);
 
 #ifdef __cplusplus
 }

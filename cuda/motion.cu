@@ -256,6 +256,11 @@ static int motion_gpu_init(void *priv, const QmMetricConfig *cfg,
     s->h = cfg->h;
     s->bpc = cfg->bpc;
     s->bytes = cfg->bpc == 8 ? 1 : 2;
+    /* the kernel compares consecutive frames only: the five-frame window
+     * (the _hfr v1 models) has no twin yet, and is refused rather than
+     * computed wrongly */
+    if (cfg->opt->v[QM_MOTION_OPT_FIVE_FRAME_WINDOW] != 0)
+        return QM_ENOTSUP;
     s->force_zero = cfg->opt->v[QM_MOTION_OPT_FORCE_ZERO] != 0;
     s->fps_weight = cfg->opt->v[QM_MOTION_OPT_FPS_WEIGHT];
     s->max_val = cfg->opt->v[QM_MOTION_OPT_MAX_VAL];
@@ -335,7 +340,6 @@ static int motion_gpu_collect(void *priv, unsigned slot, QmRows *out)
         score = qm_motion_score(s->h_sad[slot], s->w, s->h, s->fps_weight,
                                 s->max_val);
     qm_rows_set(out, 0, QM_MOTION_FEAT_SAD, score);
-    qm_rows_set(out, 0, QM_MOTION_FEAT_COMPAT, score);
     return 0;
 }
 

@@ -591,10 +591,73 @@ static void check_errors(const char *golden)
         expect_error(edits[i].label, path, edits[i].what);
     }
 
-    /* a VMAF v1 model (CAMBI / SpEED inputs), when the models are there */
-    snprintf(path, sizeof(path), "%s/../models/vmaf_v1.0.16_3d0h.json", golden);
-    if (access(path, R_OK) == 0)
-        expect_error("VMAF v1 model", path, "not supported");
+    /* an unknown built-in name says so, and lists the built-in names */
+    {
+        QmModel *u = NULL;
+        char *e = NULL;
+        CHECK(qm_model_load(&u, "vmaf_v1.0.16_3d0x", QM_SOURCE_ROOT
+                            "/data/models", &e) == QM_EMODEL && !u && e &&
+              strstr(e, "unknown model name") &&
+              strstr(e, "vmaf_v1.0.16_hfr_3d0h_2160"),
+              "unknown name: %s", e ? e : "(no message)");
+        free(e);
+    }
+
+    /* the VMAF v1 models load by name and by path: CAMBI / SpEED / ADM3 /
+     * motion3 inputs with their options (the string option as the index of
+     * its value), and chroma_correction_parameter */
+    static const char *const v1[] = {
+        "vmaf_v1.0.16_3d0h", "vmaf_v1.0.16_5d0h", "vmaf_v1.0.16_1d5h_2160",
+        "vmaf_v1.0.16_3d0h_2160", "vmaf_v1.0.16_hfr_3d0h",
+        "vmaf_v1.0.16_hfr_5d0h", "vmaf_v1.0.16_hfr_1d5h_2160",
+        "vmaf_v1.0.16_hfr_3d0h_2160",
+    };
+    for (size_t i = 0; i < sizeof(v1) / sizeof(v1[0]); i++) {
+        QmModel *a = NULL, *b = NULL;
+        char *e = NULL;
+        snprintf(path, sizeof(path), QM_SOURCE_ROOT "/data/models/%s.json", v1[i]);
+        CHECK(qm_model_load(&a, v1[i], QM_SOURCE_ROOT "/data/models", &e) == 0,
+              "%s: %s", v1[i], e ? e : "");
+        free(e);
+        e = NULL;
+        CHECK(qm_model_load(&b, path, NULL, &e) == 0, "%s: %s", path, e ? e : "");
+        free(e);
+        if (!a || !b) {
+            qm_model_free(&a);
+            qm_model_free(&b);
+            continue;
+        }
+        CHECK(qm_model_n_inputs(a) == 4 &&
+              !strcmp(qm_model_input(a, 0)->metric, "cambi") &&
+              !strcmp(qm_model_input(a, 1)->feature, "speed_chroma_uv") &&
+              !strcmp(qm_model_input(a, 2)->feature, "integer_adm3") &&
+              !strcmp(qm_model_input(a, 3)->feature, "integer_motion3"),
+              "%s: inputs", v1[i]);
+        const QmModelInput *sp = qm_model_input(a, 1);
+        for (unsigned k = 0; k < sp->n_opts; k++)
+            if (!strcmp(sp->opt_name[k], "speed_prescale_method"))
+                CHECK(sp->opt_value[k] == 1.0, "%s: bilinear is choice 1",
+                      v1[i]);
+        /* same model by name and by path: same scores */
+        const double in[4] = { 3.5, 1.25, 0.93, 4.0 };
+        CHECK(qm_model_predict(a, in, false, false) ==
+              qm_model_predict(b, in, false, false), "%s: name vs path", v1[i]);
+        /* chroma correction: speed_chroma_uv 0 is replaced by
+         * 120 (1 - adm3), adm3 taken back through its normalisation as in
+         * libvmaf predict.c; the model's slopes/intercepts (file order:
+         * score, cambi, speed, adm3, motion3) */
+        const double sl_a = 0.03147688934068315, ic_a = -0.014977474082856242;
+        const double g = ((sl_a * in[2] + ic_a) - ic_a) / sl_a;
+        const double zero[4] = { in[0], 0.0, in[2], in[3] };
+        const double repl[4] = { in[0], (-120.0 * g) + 120.0, in[2], in[3] };
+        CHECK(qm_model_predict(a, zero, true, false) ==
+              qm_model_predict(a, repl, true, false),
+              "%s: chroma correction: %.17g vs %.17g", v1[i],
+              qm_model_predict(a, zero, true, false),
+              qm_model_predict(a, repl, true, false));
+        qm_model_free(&a);
+        qm_model_free(&b);
+    }
 
     snprintf(src, sizeof(src), "%s/vmaf_v0.6.1neg.json", models_dir());
     char *neg = read_text(src);

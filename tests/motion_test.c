@@ -6,8 +6,11 @@
  *    against all max, checkerboards) at 8, 10, 12 and 16 bits, sizes from
  *    3x3 up, odd widths, strides larger than the row.
  * 2. The engine's sequence rules (motion2 / motion3 one frame late, frame 0
- *    and the last frame, 1-, 2- and 3-frame streams) against the whole-
- *    stream rules of libvmaf's flush(), on synthetic pictures.
+ *    and the last frame, 1- to 8-frame streams), with the default options
+ *    and with the _hfr models' five-frame window and moving average (given
+ *    through QmSettings.features), against the whole-stream rules of
+ *    libvmaf's flush() as the golden README states them, on synthetic
+ *    pictures; the keys are libvmaf's (no integer_motion).
  *
  * Exit status: 0 pass, 1 fail.
  */
@@ -142,27 +145,56 @@ static void check_stage(void)
 
 /* ---- sequence rules through the engine ---- */
 
-/* libvmaf flush(), whole stream, default options: motion2 and motion3 of
- * every frame from all scores. */
-static void temporal_ref(const double *score, int n, double *m2, double *m3)
+/* The whole-stream rules, written from the golden README's description
+ * ("Motion in the v1 models") rather than from motion.c: default options
+ * (hfr 0), or the _hfr models' five-frame window and moving average
+ * (hfr 1); max 18 as the v1 models set it, 10000 (no clip) otherwise. */
+static void temporal_ref(const double *score, int n, int hfr, double max,
+                         double *m2, double *m3)
 {
+    if (!hfr) {
+        for (int i = 0; i < n; i++) {
+            if (i == 0)
+                m2[i] = 0;
+            else if (i + 1 < n)
+                m2[i] = score[i] < score[i + 1] ? score[i] : score[i + 1];
+            else
+                m2[i] = score[i];
+            const double x = i == 0 ? (n > 1 ? score[1] : 0) : m2[i];
+            m3[i] = x < max ? x : max;
+        }
+        return;
+    }
+    double m[8];
     for (int i = 0; i < n; i++) {
-        if (i == 0)
+        if (i < 2)
             m2[i] = 0;
-        else if (i + 1 < n)
-            m2[i] = score[i] < score[i + 1] ? score[i] : score[i + 1];
-        else
+        else if (i == n - 1)
             m2[i] = score[i];
-        m3[i] = i == 0 ? (n > 1 ? score[1] : 0) : m2[i];
+        else if (i == 2)
+            m2[i] = score[3];
+        else
+            m2[i] = score[i - 1] < score[i + 1] ? score[i - 1] : score[i + 1];
+        m[i] = m2[i] < max ? m2[i] : max;
+    }
+    const double head = n > 2 ? (score[2] < max ? score[2] : max) : 0;
+    for (int i = 0; i < n; i++) {
+        if (i < 2)
+            m[i] = head;
+        m3[i] = i < 2 ? m[i] : (m[i] + m[i - 1]) / 2;
     }
 }
 
-static void check_sequence(int nframes, int threads)
+static void check_sequence(int nframes, int threads, int hfr)
 {
     const int w = 37, h = 21;
+    const double max = hfr ? 18.0 : 10000.0;
     QmSettings s;
     qm_settings_default(&s, w, h, 8, QM_CHROMA_400);
-    s.metrics = "motion";
+    s.metrics = hfr ? "psnr" : "motion";
+    if (hfr)  /* the _hfr models' motion options, as the engine's option text */
+        s.features = "motion=motion_five_frame_window=true:"
+                     "motion_moving_average=true:motion_max_val=18";
     s.n_threads = threads;
     QmEngine *e;
     char *err = NULL;
@@ -171,31 +203,57 @@ static void check_sequence(int nframes, int threads)
     free(err);
     if (r)
         return;
-    unsigned fs = 0, f2 = 0, f3 = 0;
+    CHECK(qm_engine_delay(e) == (hfr ? 2u : 1u), "delay %u", qm_engine_delay(e));
+    unsigned fs = 0, f2 = 0, f3 = 0, nmotion = 0;
+    const char *sfx = hfr ? "_mffw_mmxv_18_mma" : "";
+    char k_s[128], k_2[128], k_3[128];
+    snprintf(k_s, sizeof(k_s), "VMAF_integer_feature_motion_sad_score%s", sfx);
+    snprintf(k_2, sizeof(k_2), "integer_motion2%s", sfx);
+    snprintf(k_3, sizeof(k_3), "integer_motion3%s", sfx);
     for (unsigned i = 0; i < qm_engine_n_features(e); i++) {
         const char *n = qm_engine_feature_name(e, i);
-        if (!strcmp(n, "VMAF_integer_feature_motion_sad_score"))
+        nmotion += strstr(n, "motion") != NULL;
+        if (!strcmp(n, k_s))
             fs = i;
-        else if (!strcmp(n, "integer_motion2"))
+        else if (!strcmp(n, k_2))
             f2 = i;
-        else if (!strcmp(n, "integer_motion3"))
+        else if (!strcmp(n, k_3))
             f3 = i;
     }
+    /* libvmaf's keys and no others (no integer_motion) */
+    CHECK(nmotion == 3 && fs != f2 && f2 != f3, "motion keys: %u, %s", nmotion,
+          qm_engine_feature_name(e, fs));
     uint8_t *pics = malloc((size_t)(w * h * nframes));
     double score[8], m2[8], m3[8], got_s[8], got2[8], got3[8];
     int32_t *scratch = malloc(qm_motion_scratch_len(w) * sizeof(int32_t));
     uint32_t rs[21];
+    const int step = hfr ? 2 : 1;
     for (int i = 0; i < nframes; i++) {
+        /* a level shift per frame on the random picture makes scores that
+         * differ and can exceed 18 */
         fill(pics + i * w * h, w, w, h, 8, PAT_RANDOM, 0);
+        if (i % 3 == 1)
+            memset(pics + i * w * h, 40 * i, (size_t)(w * h) / 2);
         score[i] = 0;
-        if (i > 0) {
-            qm_motion_row_sad_8(pics + (i - 1) * w * h, w, pics + i * w * h, w,
-                                w, h, 8, scratch, rs);
+        if (i >= step) {
+            qm_motion_row_sad_8(pics + (i - step) * w * h, w, pics + i * w * h,
+                                w, w, h, 8, scratch, rs);
             score[i] = qm_motion_score(qm_motion_sum_rows(rs, h), w, h, 1.0,
-                                       10000.0);
+                                       max);
         }
     }
-    temporal_ref(score, nframes, m2, m3);
+    temporal_ref(score, nframes, hfr, max, m2, m3);
+    {
+        /* the shared whole-stream helper agrees with the README rules */
+        double t2[8], t3[8];
+        qm_motion_temporal(score, (size_t)nframes, hfr, hfr, 1.0, 40.0, max,
+                           t2, t3);
+        for (int i = 0; i < nframes; i++)
+            CHECK(t2[i] == m2[i] && t3[i] == m3[i],
+                  "qm_motion_temporal, %d frames, hfr %d, frame %d: (%g %g), "
+                  "expected (%g %g)", nframes, hfr, i, t2[i], t3[i], m2[i],
+                  m3[i]);
+    }
 
     int got = 0;
     QmResult res;
@@ -232,15 +290,27 @@ static void check_sequence(int nframes, int threads)
 int main(void)
 {
     check_stage();
-    for (int n = 1; n <= 6; n++) {
-        check_sequence(n, 1);
-        check_sequence(n, 2);
+    for (int n = 1; n <= 8; n++) {
+        for (int hfr = 0; hfr <= 1; hfr++) {
+            check_sequence(n, 1, hfr);
+            check_sequence(n, 2, hfr);
+        }
     }
     /* host formulas at non-default options */
     CHECK(qm_motion_blend(50.0, 0.5, 40.0) == 50.0 * 0.5 + 0.5 * 40.0, "blend");
-    CHECK(qm_motion3(3, 20.0, 0, 1, 1.0, 40.0, 18.0) == 18.0, "max_val");
-    CHECK(qm_motion3(0, 0.0, 25.0, 1, 1.0, 40.0, 18.0) == 18.0, "frame 0");
-    CHECK(qm_motion3(0, 0.0, 0.0, 0, 1.0, 40.0, 18.0) == 0.0, "one frame");
+    {
+        /* README: in a 3-frame _hfr stream only frame 2 has a score; every
+         * frame's motion3 is then min(score[2], 18) */
+        const double sc[3] = { 0, 0, 25.0 };
+        double t2[3], t3[3];
+        qm_motion_temporal(sc, 3, 1, 1, 1.0, 40.0, 18.0, t2, t3);
+        CHECK(t2[0] == 0 && t2[1] == 0 && t2[2] == 25.0, "hfr 3 frames m2");
+        CHECK(t3[0] == 18.0 && t3[1] == 18.0 && t3[2] == 18.0,
+              "hfr 3 frames m3: %g %g %g", t3[0], t3[1], t3[2]);
+        const double one[1] = { 0 };
+        qm_motion_temporal(one, 1, 0, 0, 1.0, 40.0, 18.0, t2, t3);
+        CHECK(t2[0] == 0 && t3[0] == 0, "one frame");
+    }
     if (failures) {
         printf("%d check(s) failed\n", failures);
         return 1;

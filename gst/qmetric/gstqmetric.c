@@ -59,6 +59,7 @@ GST_DEBUG_CATEGORY_STATIC (gst_qmetric_debug);
 
 #define DEFAULT_METRICS "all"
 #define DEFAULT_MODEL "vmaf_v0.6.1"
+#define DEFAULT_FEATURES NULL
 #define DEFAULT_LOG_LOCATION NULL
 #define DEFAULT_LOG_FORMAT QM_LOG_FORMAT_JSON
 #define DEFAULT_POST_MESSAGES TRUE
@@ -87,6 +88,7 @@ enum
   PROP_0,
   PROP_METRICS,
   PROP_MODEL,
+  PROP_FEATURES,
   PROP_LOG_LOCATION,
   PROP_LOG_FORMAT,
   PROP_POST_MESSAGES,
@@ -135,6 +137,7 @@ struct _GstQmetric
   /* properties, under the object lock */
   gchar *metrics;
   gchar *model;
+  gchar *features;
   gchar *log_location;
   QmLogFormat log_format;
   gboolean post_messages;
@@ -322,10 +325,22 @@ gst_qmetric_class_init (GstQmetricClass * klass)
   g_object_class_install_property (gobject_class, PROP_MODEL,
       g_param_spec_string ("model", "VMAF model",
           "VMAF model(s) for the metric \"vmaf\", comma-separated: a built-in "
-          "name (vmaf_v0.6.1, vmaf_4k_v0.6.1, vmaf_v0.6.1neg) or the path of "
+          "name (vmaf_v0.6.1, vmaf_4k_v0.6.1, vmaf_v0.6.1neg, "
+          "vmaf_v1.0.16_3d0h, vmaf_v1.0.16_5d0h, vmaf_v1.0.16_1d5h_2160, "
+          "vmaf_v1.0.16_3d0h_2160 and their _hfr variants, e.g. "
+          "vmaf_v1.0.16_hfr_3d0h) or the path of "
           "a libvmaf JSON model. With one model the score is named \"vmaf\", "
           "with several each score is named after its model (e.g. "
           "\"vmaf_v0.6.1neg\")", DEFAULT_MODEL, flags));
+  g_object_class_install_property (gobject_class, PROP_FEATURES,
+      g_param_spec_string ("features", "Features with options",
+          "Extra metric instances with options, libvmaf's --feature "
+          "spelling, comma-separated: NAME or NAME=OPTION=VALUE:OPTION=VALUE "
+          "(e.g. \"adm=adm_enhn_gain_limit=1.0,motion=motion_max_val=18\"). "
+          "Each adds an instance beside those of \"metrics\" and the "
+          "model(s), its scores named with libvmaf's option suffixes "
+          "(e.g. \"integer_adm2_egl_1\"); an unknown metric or option is an "
+          "error. NULL: none", DEFAULT_FEATURES, flags));
   g_object_class_install_property (gobject_class, PROP_LOG_LOCATION,
       g_param_spec_string ("log-location", "Log location",
           "File to write the per-frame scores and the pooled values to "
@@ -483,6 +498,7 @@ gst_qmetric_finalize (GObject * object)
 
   g_free (self->metrics);
   g_free (self->model);
+  g_free (self->features);
   g_free (self->log_location);
   g_mutex_clear (&self->wd_lock);
   g_cond_clear (&self->wd_cond);
@@ -508,6 +524,10 @@ gst_qmetric_set_property (GObject * object, guint prop_id,
       self->model = g_value_dup_string (value);
       if (!self->model)
         self->model = g_strdup (DEFAULT_MODEL);
+      break;
+    case PROP_FEATURES:
+      g_free (self->features);
+      self->features = g_value_dup_string (value);
       break;
     case PROP_LOG_LOCATION:
       g_free (self->log_location);
@@ -566,6 +586,9 @@ gst_qmetric_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_MODEL:
       g_value_set_string (value, self->model);
+      break;
+    case PROP_FEATURES:
+      g_value_set_string (value, self->features);
       break;
     case PROP_LOG_LOCATION:
       g_value_set_string (value, self->log_location);
@@ -694,6 +717,7 @@ open_engine (GstQmetric * self, GstClockTime rt)
   GST_OBJECT_LOCK (self);
   s.metrics = g_strdup (self->metrics);
   s.models = g_strdup (self->model);
+  s.features = g_strdup (self->features);
   s.n_threads = self->threads;
   s.subsample = self->subsample;
   s.disable_clip = self->disable_clip;
@@ -712,6 +736,7 @@ open_engine (GstQmetric * self, GstClockTime rt)
   ret = qm_engine_open (&self->engine, &s, &err);
   g_free ((gchar *) s.metrics);
   g_free ((gchar *) s.models);
+  g_free ((gchar *) s.features);
   if (ret) {
     gchar *why = valid_utf8 (err ? err : qm_strerror (ret));
     GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS,
