@@ -384,7 +384,7 @@ static void check_validation(const char *tmp, const char *orig, const char *neg)
         { "invalid UTF-8 feature", 0, 0, "\"VMAF_integer_feature_adm2_score\"",
           "\"VMAF_\xff\xfe\"",
           "input feature 'VMAF_\\xFF\\xFE' is not computed by this engine "
-          "(supported: libvmaf's integer VIF, ADM and motion features)" },
+          "(supported: libvmaf's integer VIF, ADM and motion features, CAMBI and SpEED chroma)" },
         { "option unknown", 1, 0, "\"adm_enhn_gain_limit\"", "\"adm_enhn_gain_limt\"",
           "feature_opts_dicts[0]: unknown option 'adm_enhn_gain_limt' for adm "
           "(known: adm_csf_mode, adm_dlm_weight, adm_enhn_gain_limit, adm_min_val, "
@@ -404,8 +404,8 @@ static void check_validation(const char *tmp, const char *orig, const char *neg)
           "(true/false or 1/0)" },
         { "option a string", 1, 0, "\"adm_enhn_gain_limit\": 1.0",
           "\"adm_enhn_gain_limit\": \"1.0\"",
-          "feature_opts_dicts[0]: option 'adm_enhn_gain_limit' has a value that "
-          "is not supported (numbers and booleans only)" },
+          "feature_opts_dicts[0]: option 'adm_enhn_gain_limit' takes a number, "
+          "not a string" },
     };
     char path[4200], msg[9000];
     for (size_t i = 0; i < sizeof(edits) / sizeof(edits[0]); i++) {

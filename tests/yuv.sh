@@ -35,12 +35,13 @@ grep -q "truncated frame 7 ignored" err4.txt || fail "mixed: no truncation warni
 [ "$(python3 -c 'import json; print(len(json.load(open("five.json"))["frames"]))')" = 5 ] || fail "--frames 5: not 5 frames"
 [ "$(scores five.json)" = "$(python3 -c 'import json; print(json.dumps([f["metrics"] for f in json.load(open("mapped.json"))["frames"][:5]]))')" ] \
   || fail "--frames 5: scores differ from the first 5 of the whole run"
-# a log that cannot be written is exit status 2 with a line naming it
+# a log that cannot be written is exit status 2 with a line naming it (a
+# file that cannot take the log's header is refused before any frame)
 "$qy" -r ref.yuv -d dis.yuv $args --frames 2 -o /dev/full 2>err5.txt; rc=$?
-[ $rc = 2 ] && grep -q '^qmetric-yuv: /dev/full: cannot be written: No space left on device$' err5.txt ||
+[ $rc = 2 ] && grep -q '^qmetric-yuv: cannot write log file "/dev/full": No space left on device$' err5.txt ||
   fail "log on /dev/full: exit $rc, $(cat err5.txt)"
 "$qy" -r ref.yuv -d dis.yuv $args --frames 2 >/dev/full 2>err6.txt; rc=$?
-[ $rc = 2 ] && grep -q '^qmetric-yuv: standard output: cannot be written' err6.txt ||
+[ $rc = 2 ] && grep -q '^qmetric-yuv: cannot write log file "/dev/stdout": No space left on device$' err6.txt ||
   fail "log on stdout=/dev/full: exit $rc, $(cat err6.txt)"
 [ $fails = 0 ] && echo "qmetric-yuv: all checks passed"
 exit $((fails > 0))
