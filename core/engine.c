@@ -373,8 +373,9 @@ static const char *cannot_run(QmEngine *e, const QmMetricDesc *d, char *why,
     free(priv);
     if (err != QM_ENOTSUP)
         return NULL;
-    snprintf(why, len, "it does not support %d-bit %s input", e->s.bpc,
-             chroma_name(e->s.chroma));
+    /* size limits beyond min_w/min_h (cambi's scales) land here too */
+    snprintf(why, len, "it does not support %dx%d %d-bit %s input", e->s.w,
+             e->s.h, e->s.bpc, chroma_name(e->s.chroma));
     return why;
 }
 

@@ -685,7 +685,7 @@ static void test_all_supported(void)
     char *names = NULL, *msg = NULL;
 
     /* 16x16: psnr, ciede, psnr_hvs and float_ssim fit; VMAF (adm needs
-     * 33x33), float_ms_ssim (176x176) do not */
+     * 33x33), float_ms_ssim (176x176) and cambi (its scales) do not */
     CHECK(open_with(16, 16, 8, QM_CHROMA_420, "all", &l, &names, &msg) == 0,
           "all at 16x16: %s", msg ? msg : "");
     if (names) {
@@ -693,7 +693,10 @@ static void test_all_supported(void)
                       "psnr_hvs_cr psnr_hvs ciede2000 "), "all at 16x16: %s", names);
         CHECK(strstr(l.text, "metric float_ms_ssim left out: it needs at least 176x176 "
                      "pictures, the input is 16x16\n") &&
-              strstr(l.text, "metric vmaf left out: its input "), "warnings: %s", l.text);
+              strstr(l.text, "metric cambi left out: it does not support 16x16 8-bit "
+                     "4:2:0 input\n") &&
+              strstr(l.text, "metric vmaf left out: its input adm cannot run: it needs "
+                     "at least 33x33 pictures, the input is 16x16\n"), "warnings: %s", l.text);
         free(names);
         names = NULL;
     }
@@ -705,8 +708,9 @@ static void test_all_supported(void)
     free(msg);
     CHECK(open_with(16, 16, 8, QM_CHROMA_420, "vmaf", &l, &names, &msg) == QM_ENOTSUP,
           "vmaf at 16x16 opened");
-    CHECK(msg && strstr(msg, "metric vmaf cannot run: its input ") &&
-          strstr(msg, "cannot run: it needs at least "), "%s", msg ? msg : "");
+    CHECK(msg && !strcmp(msg, "metric vmaf cannot run: its input adm cannot run: it "
+                         "needs at least 33x33 pictures, the input is 16x16"),
+          "%s", msg ? msg : "");
     free(msg);
 
     /* 16-bit: psnr_hvs takes 8 to 12 bits */
@@ -715,16 +719,16 @@ static void test_all_supported(void)
     if (names) {
         CHECK(!strstr(names, "psnr_hvs") && strstr(names, "vmaf ") &&
               strstr(names, "ciede2000"), "all at 16 bits: %s", names);
-        CHECK(strstr(l.text, "metric psnr_hvs left out: it does not support 16-bit "
-                     "4:2:0 input\n"), "warnings: %s", l.text);
+        CHECK(strstr(l.text, "metric psnr_hvs left out: it does not support 96x64 "
+                     "16-bit 4:2:0 input\n"), "warnings: %s", l.text);
         free(names);
         names = NULL;
     }
     free(msg);
     CHECK(open_with(W, H, 16, QM_CHROMA_420, "psnr_hvs", &l, &names, &msg) == QM_ENOTSUP,
           "psnr_hvs at 16 bits opened");
-    CHECK(msg && !strcmp(msg, "metric psnr_hvs cannot run: it does not support 16-bit "
-                         "4:2:0 input"), "%s", msg ? msg : "");
+    CHECK(msg && !strcmp(msg, "metric psnr_hvs cannot run: it does not support 96x64 "
+                         "16-bit 4:2:0 input"), "%s", msg ? msg : "");
     free(msg);
 
     /* GRAY: what needs chroma is left out, with a warning */

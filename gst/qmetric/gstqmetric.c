@@ -52,8 +52,8 @@ GST_DEBUG_CATEGORY_STATIC (gst_qmetric_debug);
 #define GST_CAT_DEFAULT gst_qmetric_debug
 
 /* a first pipeline should be fast: libvmaf's VMAF plus the two scores
- * everyone asks for, as qmetric-compare's default; "all" costs several times
- * more (docs/element.md) */
+ * everyone asks for, as qmetric-compare's default; "all" costs tens of times
+ * more CPU (docs/element.md) */
 #define DEFAULT_METRICS "vmaf,psnr,float_ssim"
 #define DEFAULT_MODEL "vmaf_v0.6.1"
 #define DEFAULT_LOG_LOCATION NULL
@@ -237,12 +237,13 @@ gst_qmetric_pool_get_type (void)
 static gchar *
 metric_list_blurb (void)
 {
+  /* qmetric-compare reads the names after "any of:" */
   GString *s = g_string_new ("Comma-separated metrics to compute (default "
-      "\"" DEFAULT_METRICS "\"): \"all\" (every metric below that the input "
-      "supports; one that cannot run at the input's size, bit depth or chroma "
-      "is left out with a warning; about 4 times the CPU time of the default "
-      "at 1080p 8-bit, see docs/element.md), or any of (a metric named "
-      "here that cannot run is an error):");
+      "\"" DEFAULT_METRICS "\"; a metric named that cannot run on the input "
+      "is an error): \"all\" (every metric below that the input supports, "
+      "leaving out with a warning one that cannot run at the input's size, "
+      "bit depth or chroma; it costs tens of times the CPU time of the "
+      "default, see docs/element.md), or any of:");
   const char *const *n;
 
   for (n = qm_metric_names (); *n; n++)
