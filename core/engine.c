@@ -8,6 +8,12 @@
  * QM_METRIC_SEQUENTIAL instance computes its frames in order.  The rows of a
  * frame stay in the ring until received, so that post() can still write the
  * rows of earlier frames (motion2 of frame i needs frame i + 1).
+ *
+ * Instances run either on the CPU workers (their QmMetricDesc.cpu functions)
+ * or on an accelerator backend seen only through core/backend.h.  The mutex
+ * guards the ring and the counters, never work: compute(), the backend's
+ * calls (its staging copy, its waits) and the release callback all run with
+ * the mutex dropped.  One thread at a time talks to the backend (bk_busy).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -19,7 +25,7 @@
 
 #include "metric.h"
 #include "model.h"
-#include "qm_cuda.h"
+#include "backend.h"
 
 #define MAX_INST 32   /* bitmasks below */
 #define MAX_WORKERS 64
@@ -32,7 +38,7 @@ typedef struct Inst {
     int npriv;
     uint64_t next_seq;   /* SEQUENTIAL: the frame allowed to compute next */
     bool report;         /* selected by the user (not only a model input) */
-    bool gpu;            /* computed by its CUDA twin */
+    bool dev;            /* computed by the accelerator backend */
 } Inst;
 
 typedef struct ModelOut {
@@ -41,7 +47,12 @@ typedef struct ModelOut {
     unsigned out;        /* global feature index of the score */
 } ModelOut;
 
-typedef enum { S_FREE, S_COMPUTING, S_COMPUTED, S_POSTED, S_READY } SlotState;
+/* S_RELEASING: computed, the release callback is running (without the
+ * lock); post() waits for it so that the pictures are released before the
+ * frame can be received. */
+typedef enum {
+    S_FREE, S_COMPUTING, S_RELEASING, S_COMPUTED, S_POSTED, S_READY
+} SlotState;
 
 typedef struct Slot {
     SlotState state;
@@ -51,7 +62,7 @@ typedef struct Slot {
     bool computed;        /* not skipped by subsample */
     uint32_t todo;        /* instances to compute on the CPU */
     uint32_t claimed, done;
-    bool gpu_pending;     /* CUDA work submitted, not yet collected */
+    bool bk_pending;      /* backend work submitted, not yet collected */
     double *v;
     uint8_t *set;
 } Slot;
@@ -90,11 +101,13 @@ struct QmEngine {
     int busy;             /* tasks being computed */
     bool sync_inited, threads_started;
 
-    /* CUDA backend: instances with a twin run there */
-    QmGpu *gpu;
-    unsigned gpu_slots;
-    uint32_t gpu_mask;
-    uint64_t next_gpu;    /* oldest frame whose GPU work is not collected */
+    /* accelerator backend: the instances it can run go there */
+    const QmBackendOps *bk;
+    void *bk_ctx;
+    unsigned bk_slots;
+    uint64_t next_bk;     /* oldest frame whose backend work is not collected */
+    bool bk_busy;         /* a thread is calling the backend (lock dropped) */
+    unsigned timeout_ms;  /* bound on every wait for the backend */
 };
 
 const char *qm_strerror(int err)
@@ -389,6 +402,64 @@ static int add_feature_options(QmEngine *e)
     return 0;
 }
 
+static const char *chroma_name(QmChroma c)
+{
+    static const char *const n[] = { "4:0:0 (GRAY)", "4:2:0", "4:2:2", "4:4:4" };
+    return n[c];
+}
+
+/* Why metric d cannot run on the engine's input (written to why), or NULL
+ * when it can.  Its descriptor says what it needs (chroma, a smallest
+ * size); what else it refuses (a bit depth...) its init() answers with
+ * QM_ENOTSUP, so a trial init() asks it. */
+static const char *cannot_run(QmEngine *e, const QmMetricDesc *d, char *why,
+                              size_t len)
+{
+    if (e->s.chroma == QM_CHROMA_400 && !(d->flags & QM_METRIC_LUMA_ONLY)) {
+        snprintf(why, len, "it needs chroma planes and the input is %s",
+                 chroma_name(e->s.chroma));
+        return why;
+    }
+    if (e->s.w < d->min_w || e->s.h < d->min_h) {
+        snprintf(why, len, "it needs at least %dx%d pictures, the input is %dx%d",
+                 d->min_w, d->min_h, e->s.w, e->s.h);
+        return why;
+    }
+    QmOptValues o;
+    opt_defaults(d, &o);
+    QmMetricConfig cfg = { e->s.w, e->s.h, e->s.bpc, e->s.chroma, &o };
+    void *priv = calloc(1, d->cpu.priv_size ? d->cpu.priv_size : 1);
+    if (!priv)
+        return NULL;  /* the real init reports it */
+    int err = d->cpu.init(priv, &cfg);
+    if (!err && d->cpu.close)
+        d->cpu.close(priv);
+    free(priv);
+    if (err != QM_ENOTSUP)
+        return NULL;
+    /* size limits beyond min_w/min_h (cambi's scales) land here too */
+    snprintf(why, len, "it does not support %dx%d %d-bit %s input", e->s.w,
+             e->s.h, e->s.bpc, chroma_name(e->s.chroma));
+    return why;
+}
+
+/* Whether every input of the loaded models can run; else why not. */
+static const char *models_cannot_run(QmEngine *e, char *why, size_t len)
+{
+    for (int m = 0; m < e->nmodels; m++) {
+        for (unsigned i = 0; i < qm_model_n_inputs(e->models[m].m); i++) {
+            const QmModelInput *mi = qm_model_input(e->models[m].m, i);
+            const QmMetricDesc *d = qm_metric_find(mi->metric);
+            char sub[256];
+            if (d && cannot_run(e, d, sub, sizeof(sub))) {
+                snprintf(why, len, "its input %s cannot run: %s", d->name, sub);
+                return why;
+            }
+        }
+    }
+    return NULL;
+}
+
 static int build_features(QmEngine *e)
 {
     const char *list = e->s.metrics;
@@ -400,23 +471,19 @@ static int build_features(QmEngine *e)
 
     for (int i = 0; qm_metrics[i]; i++) {
         const QmMetricDesc *d = qm_metrics[i];
-        bool want = name_in_list(list, d->name) ||
-                    (all && !(d->flags & QM_METRIC_OPT_IN) &&
-                     !(d->flags & QM_METRIC_MODEL_INPUT));
+        const bool named = name_in_list(list, d->name);
+        bool want = named || (all && !(d->flags & QM_METRIC_OPT_IN) &&
+                              !(d->flags & QM_METRIC_MODEL_INPUT));
         if (!want)
             continue;
-        if (e->s.chroma == QM_CHROMA_400 && !(d->flags & QM_METRIC_LUMA_ONLY) &&
-            !name_in_list(list, d->name))
-            continue;  /* "all" on GRAY input: skip what needs chroma */
-        if (e->s.w < d->min_w || e->s.h < d->min_h) {
-            if (!name_in_list(list, d->name)) {
-                /* "all" on a small picture: what cannot run is left out */
-                qm_engine_log(e, QM_LOG_INFO, "%s left out: it needs at least "
-                              "%dx%d pictures", d->name, d->min_w, d->min_h);
+        char why[256];
+        if (cannot_run(e, d, why, sizeof(why))) {
+            if (!named) {
+                /* "all" means what this input supports */
+                qm_engine_log(e, QM_LOG_WARNING, "metric %s left out: %s", d->name, why);
                 continue;
             }
-            set_error(e, "metric %s needs at least %dx%d pictures, got %dx%d",
-                      d->name, d->min_w, d->min_h, e->s.w, e->s.h);
+            set_error(e, "metric %s cannot run: %s", d->name, why);
             return QM_ENOTSUP;
         }
         QmOptValues o;
@@ -433,6 +500,17 @@ static int build_features(QmEngine *e)
     if (vmaf) {
         if ((err = setup_models(e)))
             return err;
+        char why[320];
+        if (models_cannot_run(e, why, sizeof(why))) {
+            if (name_in_list(list, "vmaf") || name_in_list(list, "default")) {
+                set_error(e, "metric vmaf cannot run: %s", why);
+                return QM_ENOTSUP;
+            }
+            qm_engine_log(e, QM_LOG_WARNING, "metric vmaf left out: %s", why);
+            for (int m = 0; m < e->nmodels; m++)
+                qm_model_free(&e->models[m].m);
+            e->nmodels = 0;
+        }
         for (int m = 0; m < e->nmodels; m++)
             if ((err = add_model_inputs(e, &e->models[m], model_insts[m])))
                 return err;
@@ -499,8 +577,8 @@ static int cpu_init_insts(QmEngine *e)
     int workers = e->nthreads ? e->nthreads : 1;
     for (int i = 0; i < e->ninst; i++) {
         Inst *in = &e->inst[i];
-        /* a GPU instance keeps one CPU state, for post() and flush() */
-        in->npriv = (in->d->flags & QM_METRIC_SEQUENTIAL) || in->gpu ? 1 : workers;
+        /* a backend instance keeps one CPU state, for post() and flush() */
+        in->npriv = (in->d->flags & QM_METRIC_SEQUENTIAL) || in->dev ? 1 : workers;
         in->priv = calloc((size_t)in->npriv, sizeof(void *));
         if (!in->priv)
             return QM_ENOMEM;
@@ -653,6 +731,8 @@ static void advance(QmEngine *e)
     }
 }
 
+/* With the lock held, which it drops while the release callback runs:
+ * instance inst (-1: the backend) is done with frame s. */
 static void finish_task(QmEngine *e, Slot *s, int inst, int err)
 {
     if (inst >= 0) {
@@ -662,40 +742,87 @@ static void finish_task(QmEngine *e, Slot *s, int inst, int err)
     }
     if (err)
         e->failed = true;
-    if (s->done == s->todo && !s->gpu_pending) {
+    if (s->done == s->todo && !s->bk_pending && s->state == S_COMPUTING) {
+        if (e->s.release) {
+            /* the callback unmaps upstream buffers: not under the lock */
+            s->state = S_RELEASING;
+            void *user = s->user;
+            pthread_mutex_unlock(&e->lock);
+            e->s.release(e->s.release_opaque, user);
+            pthread_mutex_lock(&e->lock);
+        }
         s->state = S_COMPUTED;
-        if (e->s.release)
-            e->s.release(e->s.release_opaque, s->user);
         advance(e);
+        pthread_cond_broadcast(&e->done_cv);
     }
 }
 
-/* With the lock held: collect the GPU work of finished frames, in order.
- * block: wait for the oldest pending one (until `until` is collected). */
-static int gpu_reap(QmEngine *e, bool block, uint64_t until)
+/* With the lock held: become the one thread that calls the backend. */
+static void bk_enter(QmEngine *e)
 {
-    while (e->gpu && e->next_gpu < e->next_index) {
-        Slot *s = slot_of(e, e->next_gpu);
-        if (s->gpu_pending) {
-            bool wait = block && e->next_gpu <= until;
-            int r = qm_gpu_poll(e->gpu, (unsigned)(s->index % e->gpu_slots), wait);
-            if (r < 0 || (r == 1 && qm_gpu_collect(e->gpu,
-                             (unsigned)(s->index % e->gpu_slots), s->index,
-                             s->v, s->set) < 0)) {
-                set_error(e, "CUDA: %s", qm_gpu_error(e->gpu) ?
-                          qm_gpu_error(e->gpu) : "GPU work failed");
-                e->failed = true;
-                return QM_EDEVICE;
-            }
-            if (r == 0)
-                break;
-            s->gpu_pending = false;
-            if (s->done == s->todo)
-                finish_task(e, s, -1, 0);
+    while (e->bk_busy)
+        pthread_cond_wait(&e->done_cv, &e->lock);
+    e->bk_busy = true;
+}
+
+static void bk_leave(QmEngine *e)
+{
+    e->bk_busy = false;
+    pthread_cond_broadcast(&e->done_cv);
+}
+
+static void bk_fail(QmEngine *e, const char *what)
+{
+    const char *msg = e->bk->error(e->bk_ctx);
+    set_error(e, "%s: %s", e->bk->name, msg ? msg : what);
+    e->failed = true;
+}
+
+/* With the lock held (dropped around the backend's calls): collect the
+ * backend work of finished frames, in order.  block: wait, at most
+ * timeout_ms per frame, until frame `until` is collected. */
+static int bk_reap(QmEngine *e, bool block, uint64_t until)
+{
+    if (!e->bk)
+        return 0;
+    bk_enter(e);
+    int ret = 0;
+    while (!e->failed && e->next_bk < e->next_index) {
+        Slot *s = slot_of(e, e->next_bk);
+        if (!s->bk_pending) {
+            e->next_bk++;
+            continue;
         }
-        e->next_gpu++;
+        const bool wait = block && e->next_bk <= until;
+        const unsigned slot = (unsigned)(s->index % e->bk_slots);
+        const uint64_t index = s->index;
+        /* the slot's row is written by collect() alone until bk_pending
+         * clears: nothing else reads a frame before it is computed */
+        pthread_mutex_unlock(&e->lock);
+        int r = e->bk->poll(e->bk_ctx, slot, wait ? e->timeout_ms : 0);
+        if (r == 1 && e->bk->collect(e->bk_ctx, slot, index, s->v, s->set) < 0)
+            r = QM_EDEVICE;
+        pthread_mutex_lock(&e->lock);
+        if (r < 0) {
+            bk_fail(e, "device work failed");
+            ret = QM_EDEVICE;
+            break;
+        }
+        if (r == 0) {
+            if (wait) {
+                set_error(e, "%s: the device did not finish frame %llu within %u ms",
+                          e->bk->name, (unsigned long long)index, e->timeout_ms);
+                e->failed = true;
+                ret = QM_EDEVICE;
+            }
+            break;
+        }
+        s->bk_pending = false;
+        e->next_bk++;
+        finish_task(e, s, -1, 0);
     }
-    return 0;
+    bk_leave(e);
+    return ret;
 }
 
 static void *worker_main(void *arg)
@@ -731,20 +858,21 @@ static int inflight(const QmEngine *e)
 
 /* ---- public API ---- */
 
-/* Whether instance in can run on its CUDA twin (with its options). */
-static bool inst_has_twin(const Inst *in)
+/* Put the instances the backend can run on it.  With backend=auto a
+ * missing or failing device means the CPU, said once in the log. */
+static int open_backend(QmEngine *e, const QmBackendOps *ops)
 {
-    return in->d->cuda && (!in->d->cuda_accepts || in->d->cuda_accepts(&in->opt));
-}
-
-/* Put the instances that have a CUDA twin on the GPU.  With backend=auto a
- * missing or failing GPU means the CPU, said once in the log. */
-static int open_gpu(QmEngine *e)
-{
-    QmGpuInst gi[MAX_INST];
+    QmBackendInst gi[MAX_INST];
     unsigned n = 0;
+    if (!ops) {
+        if (e->s.backend != QM_BACKEND_CUDA)
+            return 0;
+        set_error(e, "backend=cuda: this build has no CUDA backend "
+                  "(meson -Dcuda=enabled)");
+        return QM_EDEVICE;
+    }
     for (int i = 0; i < e->ninst; i++) {
-        if (!inst_has_twin(&e->inst[i]))
+        if (!ops->can_run(e->inst[i].d, &e->inst[i].opt))
             continue;
         gi[n].desc = e->inst[i].d;
         gi[n].opt = &e->inst[i].opt;
@@ -753,17 +881,17 @@ static int open_gpu(QmEngine *e)
     }
     if (n == 0 && e->s.backend == QM_BACKEND_AUTO)
         return 0;
-    e->gpu_slots = 4;  /* frames in flight on the stream */
-    QmGpuSetup gs = {
+    e->bk_slots = 4;  /* frames in flight on the device */
+    QmBackendSetup gs = {
         .w = e->s.w, .h = e->s.h, .bpc = e->s.bpc, .chroma = e->s.chroma,
         .device = e->s.cuda_device, .context = e->s.cuda_context,
-        .n_slots = e->gpu_slots, .inst = gi, .n_inst = n,
+        .n_slots = e->bk_slots, .inst = gi, .n_inst = n,
         /* a few threads saturate the memory bus; more only contend */
         .copy_threads = e->nthreads > 4 ? 4 : e->nthreads > 1 ? (unsigned)e->nthreads : 1,
         .log = e->s.log, .log_opaque = e->s.log_opaque,
     };
     char *msg = NULL;
-    int err = qm_gpu_open(&e->gpu, &gs, &msg);
+    int err = ops->open(&e->bk_ctx, &gs, &msg);
     if (err) {
         if (e->s.backend == QM_BACKEND_CUDA) {
             set_error(e, "backend=cuda: %s", msg ? msg : qm_strerror(err));
@@ -775,21 +903,18 @@ static int open_gpu(QmEngine *e)
         free(msg);
         return 0;
     }
-    /* the GPU's instance index k is the k-th instance with a twin */
-    unsigned k = 0;
-    for (int i = 0; i < e->ninst; i++) {
-        if (!inst_has_twin(&e->inst[i]))
-            continue;
-        e->inst[i].gpu = true;
-        e->gpu_mask |= 1u << k++;
-    }
-    qm_engine_log(e, QM_LOG_INFO, "CUDA backend on %s: %u of %d metric "
-                  "instances on the GPU", qm_gpu_device_name(e->gpu), n, e->ninst);
+    e->bk = ops;
+    /* the backend's instance index k is the k-th instance it accepted */
     for (int i = 0; i < e->ninst; i++)
-        if (!e->inst[i].gpu)
+        e->inst[i].dev = ops->can_run(e->inst[i].d, &e->inst[i].opt);
+    qm_engine_log(e, QM_LOG_INFO, "%s backend on %s: %u of %d metric "
+                  "instances on the GPU", ops->name, ops->device_name(e->bk_ctx),
+                  n, e->ninst);
+    for (int i = 0; i < e->ninst; i++)
+        if (!e->inst[i].dev)
             qm_engine_log(e, e->s.backend == QM_BACKEND_CUDA ? QM_LOG_WARNING : QM_LOG_INFO,
-                          "%s has no CUDA twin%s: it runs on the CPU", e->inst[i].d->name,
-                          e->inst[i].d->cuda ? " for its options" : "");
+                          "%s has no %s twin%s: it runs on the CPU", e->inst[i].d->name,
+                          ops->name, e->inst[i].d->cuda ? " for its options" : "");
     return 0;
 }
 
@@ -808,8 +933,17 @@ static void engine_free(QmEngine *e)
         pthread_cond_destroy(&e->work_cv);
         pthread_cond_destroy(&e->done_cv);
     }
-    /* the stream is idle once closed: only then may pictures go */
-    qm_gpu_close(&e->gpu);
+    /* the device is idle once closed: only then may pictures go.  A device
+     * that does not answer within the bound is abandoned (its buffers
+     * leak); the pictures still go back to the caller, whose results are
+     * lost anyway, so that a wedged GPU cannot hang a state change. */
+    if (e->bk && e->bk->close(e->bk_ctx, e->timeout_ms) < 0) {
+        const char *msg = e->bk->error(e->bk_ctx);
+        qm_engine_log(e, QM_LOG_ERROR, "%s: the device did not go idle within %u ms "
+                      "(%s); its buffers are abandoned", e->bk->name, e->timeout_ms,
+                      msg ? msg : "no answer");
+    }
+    e->bk = NULL;
     /* pictures of frames still in flight are released: the caller owns them */
     if (e->ring && e->s.release) {
         for (uint64_t k = e->next_post; k < e->next_index; k++) {
@@ -838,6 +972,12 @@ static void engine_free(QmEngine *e)
 
 int qm_engine_open(QmEngine **out, const QmSettings *s, char **errmsg)
 {
+    return qm_engine_open_with(out, s, qm_backend_cuda(), errmsg);
+}
+
+int qm_engine_open_with(QmEngine **out, const QmSettings *s,
+                        const QmBackendOps *accel, char **errmsg)
+{
     *out = NULL;
     if (errmsg)
         *errmsg = NULL;
@@ -845,6 +985,7 @@ int qm_engine_open(QmEngine **out, const QmSettings *s, char **errmsg)
     if (!e)
         return QM_ENOMEM;
     e->s = *s;
+    e->timeout_ms = s->device_timeout_ms ? s->device_timeout_ms : QM_DEVICE_TIMEOUT_MS;
     int err = QM_EINVAL;
     if (s->w <= 0 || s->h <= 0 || s->bpc < 8 || s->bpc > 16 ||
         s->chroma > QM_CHROMA_444) {
@@ -869,7 +1010,7 @@ int qm_engine_open(QmEngine **out, const QmSettings *s, char **errmsg)
     e->max_inflight = (unsigned)(nt > 1 ? 2 * nt : 1);
     e->cap = e->max_inflight + e->delay + 64;
 
-    if (s->backend != QM_BACKEND_CPU && (err = open_gpu(e)))
+    if (s->backend != QM_BACKEND_CPU && (err = open_backend(e, accel)))
         goto fail;
     if ((err = cpu_init_insts(e)))
         goto fail;
@@ -926,20 +1067,20 @@ fail:
 
 QmBackend qm_engine_backend(const QmEngine *e)
 {
-    return e->gpu ? QM_BACKEND_CUDA : QM_BACKEND_CPU;
+    return e->bk ? QM_BACKEND_CUDA : QM_BACKEND_CPU;
 }
 
 bool qm_engine_reads_host(const QmEngine *e)
 {
     for (int i = 0; i < e->ninst; i++)
-        if (!e->inst[i].gpu)
+        if (!e->inst[i].dev)
             return true;
     return false;
 }
 
 bool qm_have_cuda(void)
 {
-    return qm_gpu_built();
+    return qm_backend_cuda() != NULL;
 }
 
 unsigned qm_engine_n_features(const QmEngine *e)
@@ -998,12 +1139,13 @@ int qm_engine_submit(QmEngine *e, const QmPicture *ref, const QmPicture *dist,
         return QM_EAGAIN;
     }
     while (e->nthreads && inflight(e) >= (int)e->max_inflight && !e->failed) {
-        /* No worker collects GPU work: when the oldest frames wait on the
-         * GPU alone (every metric on it, max_inflight <= gpu_slots), waiting
-         * for a worker's signal would wait for ever.  Collect it here. */
-        if (e->gpu && (gpu_reap(e, false, 0) < 0 || e->next_gpu < e->next_index)) {
-            /* next_gpu is now the oldest frame the GPU still holds */
-            if (e->failed || gpu_reap(e, true, e->next_gpu) < 0) {
+        /* No worker collects backend work: when the oldest frames wait on
+         * the device alone (every metric on it, max_inflight <= bk_slots),
+         * waiting for a worker's signal would wait for ever.  Collect it
+         * here. */
+        if (e->bk && (bk_reap(e, false, 0) < 0 || e->next_bk < e->next_index)) {
+            /* next_bk is now the oldest frame the device still holds */
+            if (e->failed || bk_reap(e, true, e->next_bk) < 0) {
                 pthread_mutex_unlock(&e->lock);
                 return QM_EDEVICE;
             }
@@ -1012,9 +1154,9 @@ int qm_engine_submit(QmEngine *e, const QmPicture *ref, const QmPicture *dist,
         pthread_cond_wait(&e->done_cv, &e->lock);
     }
 
-    /* the GPU slot of this frame must be free: collect its last user */
-    if (e->gpu && e->next_index >= e->gpu_slots &&
-        gpu_reap(e, true, e->next_index - e->gpu_slots) < 0) {
+    /* the backend slot of this frame must be free: collect its last user */
+    if (e->bk && e->next_index >= e->bk_slots &&
+        bk_reap(e, true, e->next_index - e->bk_slots) < 0) {
         pthread_mutex_unlock(&e->lock);
         return QM_EDEVICE;
     }
@@ -1026,41 +1168,49 @@ int qm_engine_submit(QmEngine *e, const QmPicture *ref, const QmPicture *dist,
     s->user = frame_user;
     s->computed = s->index % e->s.subsample == 0;
     s->todo = s->claimed = s->done = 0;
-    s->gpu_pending = false;
-    uint32_t gpu_todo = 0;
+    s->bk_pending = false;
+    uint32_t bk_todo = 0;
     unsigned k = 0;
     for (int i = 0; i < e->ninst; i++) {
         /* a sequential instance sees every frame, or its order would stall */
         bool run = s->computed || (e->inst[i].d->flags &
                                     (QM_METRIC_EVERY_FRAME | QM_METRIC_SEQUENTIAL));
-        if (e->inst[i].gpu) {
+        if (e->inst[i].dev) {
             if (run)
-                gpu_todo |= 1u << k;
+                bk_todo |= 1u << k;
             k++;
         } else if (run) {
             s->todo |= 1u << i;
         }
     }
-    if ((s->todo || !gpu_todo) && needs_host_planar(ref, dist)) {
+    if ((s->todo || !bk_todo) && needs_host_planar(ref, dist)) {
         set_error(e, "the CPU metrics need planar pictures in host memory");
         pthread_mutex_unlock(&e->lock);
         return QM_ENOTSUP;
     }
     memset(s->set, 0, e->nfeat);
+    if (bk_todo) {
+        /* claim the backend before the frame is visible, so that no other
+         * thread polls its slot before it is submitted */
+        bk_enter(e);
+        s->bk_pending = true;
+    }
     s->state = S_COMPUTING;
     e->next_index++;
 
-    if (gpu_todo) {
-        if (qm_gpu_submit(e->gpu, (unsigned)(s->index % e->gpu_slots), ref, dist,
-                          s->index, gpu_todo) < 0) {
-            set_error(e, "CUDA: %s", qm_gpu_error(e->gpu) ?
-                      qm_gpu_error(e->gpu) : "submit failed");
-            e->failed = true;
-        } else {
-            s->gpu_pending = true;
-        }
+    if (bk_todo) {
+        /* the CPU metrics start while the backend copies the pictures */
+        if (e->nthreads)
+            pthread_cond_broadcast(&e->work_cv);
+        pthread_mutex_unlock(&e->lock);
+        int r = e->bk->submit(e->bk_ctx, (unsigned)(s->index % e->bk_slots),
+                              ref, dist, s->index, bk_todo);
+        pthread_mutex_lock(&e->lock);
+        if (r < 0)
+            bk_fail(e, "submit failed");  /* the frame stays pending */
+        bk_leave(e);
     }
-    if (!s->todo && !s->gpu_pending) {
+    if (!s->todo && !s->bk_pending) {
         finish_task(e, s, -1, 0);
     } else if (e->nthreads) {
         pthread_cond_broadcast(&e->work_cv);
@@ -1069,11 +1219,13 @@ int qm_engine_submit(QmEngine *e, const QmPicture *ref, const QmPicture *dist,
         int inst;
         Slot *t;
         while ((t = pick_task(e, &inst))) {
+            pthread_mutex_unlock(&e->lock);
             int err = run_task(e, t, inst, 0);
+            pthread_mutex_lock(&e->lock);
             finish_task(e, t, inst, err);
         }
     }
-    gpu_reap(e, false, 0);
+    bk_reap(e, false, 0);
     int ret = e->failed ? QM_EINVAL : 0;
     pthread_mutex_unlock(&e->lock);
     return ret;
@@ -1083,7 +1235,7 @@ int qm_engine_flush(QmEngine *e)
 {
     pthread_mutex_lock(&e->lock);
     if (e->next_index > 0)
-        gpu_reap(e, true, e->next_index - 1);
+        bk_reap(e, true, e->next_index - 1);
     while (!e->failed && e->next_post < e->next_index)
         pthread_cond_wait(&e->done_cv, &e->lock);
     if (!e->flushed && e->next_index > 0 && !e->failed) {
@@ -1110,7 +1262,7 @@ int qm_engine_receive(QmEngine *e, QmResult *r, bool block)
 {
     pthread_mutex_lock(&e->lock);
     for (;;) {
-        gpu_reap(e, block, e->next_recv + e->delay);
+        bk_reap(e, block, e->next_recv + e->delay);
         if (e->failed) {
             pthread_mutex_unlock(&e->lock);
             return QM_EINVAL;

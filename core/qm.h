@@ -112,6 +112,11 @@ typedef struct QmSettings {
     QmBackend backend;
     int cuda_device;        /* -1 = any */
     void *cuda_context;     /* optional CUcontext shared with the caller */
+    /* How long (ms) to wait for the GPU to finish a frame, or to go idle at
+     * close, before reporting it as not answering; 0 = 10000.  After that
+     * the engine fails (submit/receive/flush return an error) and close
+     * abandons the device's buffers instead of waiting for ever. */
+    unsigned device_timeout_ms;
     QmLogFn log;
     void *log_opaque;
     QmReleaseFn release;    /* optional, see qm_engine_submit() */

@@ -4,16 +4,24 @@
  * plugin loads on machines without a GPU or a driver; qm_gpu_open() then
  * fails with QM_EDEVICE and the engine falls back to the CPU.
  */
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
+#include "backend.h"
 #include "copypool.h"
 #include "qm_cuda.h"
+
+typedef QmBackendInst QmGpuInst;
+typedef QmBackendSetup QmGpuSetup;
+typedef struct QmGpu QmGpu;
+static void gpu_free(QmGpu *g);
 
 typedef CUresult (*CtxFn)(CUcontext);
 typedef CUresult (*CtxPopFn)(CUcontext *);
@@ -62,11 +70,6 @@ struct QmGpu {
     QmLogFn log;
     void *log_opaque;
 };
-
-bool qm_gpu_built(void)
-{
-    return true;
-}
 
 static int fail(QmGpu *g, cudaError_t e, const char *call, const char *where)
 {
@@ -201,8 +204,9 @@ static int open_locked(QmGpu *g, const QmGpuSetup *s)
     return 0;
 }
 
-int qm_gpu_open(QmGpu **out, const QmGpuSetup *s, char **err)
+static int gpu_open(void **pout, const QmGpuSetup *s, char **err)
 {
+    QmGpu **out = (QmGpu **)pout;
     *out = NULL;
     QmGpu *g = calloc(1, sizeof(*g));
     if (!g)
@@ -248,20 +252,21 @@ int qm_gpu_open(QmGpu **out, const QmGpuSetup *s, char **err)
     if (ret) {
         if (err)
             *err = strdup(g->err[0] ? g->err : qm_strerror(ret));
-        qm_gpu_close(&g);
+        gpu_free(g);
         return ret;
     }
     *out = g;
     return 0;
 }
 
-const char *qm_gpu_device_name(const QmGpu *g)
+static const char *gpu_device_name(void *ctx)
 {
-    return g->name;
+    return ((QmGpu *)ctx)->name;
 }
 
-const char *qm_gpu_error(const QmGpu *g)
+static const char *gpu_error(void *ctx)
 {
+    QmGpu *g = ctx;
     return g->err[0] ? g->err : NULL;
 }
 
@@ -315,9 +320,10 @@ static void stage(QmGpu *g, Slot *sl, int which, const QmPicture *pic,
     *up = off;
 }
 
-int qm_gpu_submit(QmGpu *g, unsigned slot, const QmPicture *ref,
-                  const QmPicture *dist, uint64_t index, uint32_t inst_mask)
+static int gpu_submit(void *ctx, unsigned slot, const QmPicture *ref,
+                      const QmPicture *dist, uint64_t index, uint32_t inst_mask)
 {
+    QmGpu *g = ctx;
     const unsigned si = slot % g->n_slots;
     Slot *sl = &g->slot[si];
     int ret = 0;
@@ -391,23 +397,50 @@ out:
     return ret;
 }
 
-int qm_gpu_poll(QmGpu *g, unsigned slot, bool block)
+static double now_ms(void)
 {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
+
+/* A pause between two queries of work that is not done: yield for the
+ * first millisecond (a frame is usually that close to done, and
+ * cudaEventSynchronize spins or yields the same way), then sleep 50 us,
+ * which bounds the wake-up delay while the other slots keep the GPU busy.
+ * Unlike cudaEventSynchronize, the wait can give up. */
+static void pause_after(double start)
+{
+    if (now_ms() - start < 1.0) {
+        sched_yield();
+    } else {
+        struct timespec d = { 0, 50000 };
+        nanosleep(&d, NULL);
+    }
+}
+
+static int gpu_poll(void *ctx, unsigned slot, unsigned timeout_ms)
+{
+    QmGpu *g = ctx;
     cudaEvent_t ev = g->ev[slot % g->n_slots];
+    const double start = now_ms();
     cudaError_t e;
     ctx_push(g);
-    e = block ? cudaEventSynchronize(ev) : cudaEventQuery(ev);
+    while ((e = cudaEventQuery(ev)) == cudaErrorNotReady &&
+           now_ms() - start < (double)timeout_ms)
+        pause_after(start);
     ctx_pop(g);
     if (e == cudaSuccess)
         return 1;
     if (e == cudaErrorNotReady)
         return 0;
-    return fail(g, e, block ? "cudaEventSynchronize" : "cudaEventQuery", __func__);
+    return fail(g, e, "cudaEventQuery", __func__);
 }
 
-int qm_gpu_collect(QmGpu *g, unsigned slot, uint64_t index, double *row,
-                   uint8_t *set)
+static int gpu_collect(void *ctx, unsigned slot, uint64_t index, double *row,
+                       uint8_t *set)
 {
+    QmGpu *g = ctx;
     Slot *sl = &g->slot[slot % g->n_slots];
     int ret = 0;
     for (unsigned i = 0; i < g->n_inst && !ret; i++) {
@@ -424,18 +457,50 @@ int qm_gpu_collect(QmGpu *g, unsigned slot, uint64_t index, double *row,
     return ret;
 }
 
-void qm_gpu_close(QmGpu **pg)
+/* Whether every stream is idle within timeout_ms (with the context
+ * pushed). */
+static bool streams_idle(QmGpu *g, unsigned timeout_ms)
 {
-    QmGpu *g = *pg;
+    const double start = now_ms();
+    for (;;) {
+        bool busy = g->st && cudaStreamQuery(g->st) == cudaErrorNotReady;
+        for (unsigned i = 0; g->ist && i < g->n_inst && !busy; i++)
+            busy = g->ist[i] && cudaStreamQuery(g->ist[i]) == cudaErrorNotReady;
+        if (!busy)
+            return true;
+        if (now_ms() - start >= (double)timeout_ms)
+            return false;
+        pause_after(start);
+    }
+}
+
+static int gpu_close(void *ctx, unsigned timeout_ms)
+{
+    QmGpu *g = ctx;
     if (!g)
-        return;
+        return 0;
     qm_copy_pool_stop(&g->copy);
     ctx_push(g);
-    if (g->st)
-        cudaStreamSynchronize(g->st);
-    for (unsigned i = 0; g->ist && i < g->n_inst; i++)
-        if (g->ist[i])
-            cudaStreamSynchronize(g->ist[i]);
+    bool idle = streams_idle(g, timeout_ms);
+    ctx_pop(g);
+    if (!idle) {
+        /* cudaFree and cudaStreamDestroy would wait for the device: the
+         * buffers it may still write stay allocated (a leak, once) */
+        snprintf(g->err, sizeof(g->err), "the CUDA stream did not go idle within %u ms",
+                 timeout_ms);
+        if (g->log)
+            g->log(g->log_opaque, QM_LOG_ERROR, g->err);
+        return QM_EDEVICE;
+    }
+    gpu_free(g);
+    return 0;
+}
+
+/* Free everything (the streams are idle or were never used). */
+static void gpu_free(QmGpu *g)
+{
+    qm_copy_pool_stop(&g->copy);
+    ctx_push(g);
     for (unsigned i = 0; i < g->n_inst; i++) {
         if (g->inst[i].priv && g->inst[i].f->close)
             g->inst[i].f->close(g->inst[i].priv);
@@ -468,5 +533,28 @@ void qm_gpu_close(QmGpu **pg)
     free(g->inst_ev);
     free(g->inst);
     free(g);
-    *pg = NULL;
+}
+
+/* A twin exists and takes these options (motion's five-frame window has
+ * no twin yet: such an instance stays on the CPU). */
+static bool gpu_can_run(const QmMetricDesc *d, const QmOptValues *o)
+{
+    return d->cuda != NULL && (!d->cuda_accepts || d->cuda_accepts(o));
+}
+
+static const QmBackendOps cuda_backend = {
+    .name = "CUDA",
+    .can_run = gpu_can_run,
+    .open = gpu_open,
+    .device_name = gpu_device_name,
+    .submit = gpu_submit,
+    .poll = gpu_poll,
+    .collect = gpu_collect,
+    .close = gpu_close,
+    .error = gpu_error,
+};
+
+const QmBackendOps *qm_backend_cuda(void)
+{
+    return &cuda_backend;
 }

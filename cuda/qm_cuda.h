@@ -4,7 +4,8 @@
  * in flight, pinned staging for host input (so the upload of frame N+1
  * overlaps the kernels of frame N), one event per frame.  Metrics with a
  * CUDA twin (QmMetricDesc.cuda) run here; the engine runs the others on its
- * CPU workers at the same time.
+ * CPU workers at the same time.  The engine sees the backend as a
+ * QmBackendOps table (core/backend.h, qm_backend_cuda()).
  *
  * Per-metric twins implement QmCudaFuncs:
  *   init()     allocate device/pinned buffers for n_slots frames in flight;
@@ -59,57 +60,8 @@ typedef struct QmCudaFuncs {
     void (*close)(void *priv);
 } QmCudaFuncs;
 
-/* ---- the backend, used by the engine ---- */
-
-typedef struct QmGpu QmGpu;
-
-typedef struct QmGpuInst {
-    const QmMetricDesc *desc;
-    const QmOptValues *opt;
-    unsigned base;      /* first feature index in a result row */
-} QmGpuInst;
-
-typedef struct QmGpuSetup {
-    int w, h, bpc;
-    QmChroma chroma;
-    int device;         /* -1: any */
-    void *context;      /* optional CUcontext to share (e.g. GStreamer's) */
-    unsigned n_slots;   /* frames in flight */
-    unsigned copy_threads; /* threads copying host pictures into staging */
-    const QmGpuInst *inst;
-    unsigned n_inst;
-    QmLogFn log;
-    void *log_opaque;
-} QmGpuSetup;
-
-/** Whether this build has the CUDA backend. */
-bool qm_gpu_built(void);
-
-/** Open the backend: pick the device, create the stream and buffers, init
- *  every instance's twin.  QM_EDEVICE with *err when no GPU works. */
-int qm_gpu_open(QmGpu **out, const QmGpuSetup *s, char **err);
-
-/** Device name, for logs. */
-const char *qm_gpu_device_name(const QmGpu *g);
-
-/** Enqueue one frame into slot: upload (or use device pointers) and launch
- *  the twins of the instances in inst_mask.  Host pictures are copied to
- *  pinned staging before this returns: the caller may reuse them. */
-int qm_gpu_submit(QmGpu *g, unsigned slot, const QmPicture *ref,
-                  const QmPicture *dist, uint64_t index, uint32_t inst_mask);
-
-/** 1 when the slot's work has completed, 0 while pending (block: wait). */
-int qm_gpu_poll(QmGpu *g, unsigned slot, bool block);
-
-/** Fill the rows of the slot's instances (after qm_gpu_poll() said 1).
- *  row/set are a whole result row. */
-int qm_gpu_collect(QmGpu *g, unsigned slot, uint64_t index, double *row,
-                   uint8_t *set);
-
-void qm_gpu_close(QmGpu **g);
-
-/** Last error text of the backend (a failed CUDA call, named). */
-const char *qm_gpu_error(const QmGpu *g);
+/* The backend itself (cuda/gpu.c) is reached through qm_backend_cuda()
+ * (core/backend.h): the scheduler includes no CUDA header. */
 
 #ifdef __cplusplus
 }

@@ -33,6 +33,7 @@ cudaError_t cudaDeviceGetAttribute(int *v, enum cudaDeviceAttr a, int d);
 cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *p, int d);
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned f);
 cudaError_t cudaStreamSynchronize(cudaStream_t s);
+cudaError_t cudaStreamQuery(cudaStream_t s);
 cudaError_t cudaDeviceSynchronize(void);
 cudaError_t cudaStreamDestroy(cudaStream_t s);
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned f);
