@@ -288,6 +288,8 @@ int main(int argc, char **argv)
     gst_init(NULL, NULL); /* our options are not GStreamer's */
     qmc_parse_options(&app->o, argc, argv);
     g_mutex_init(&app->lock);
+    if (app->o.ladder)
+        return qmc_ladder_main(app);
     app->x = g_array_new(FALSE, FALSE, sizeof(double));
     app->cols = g_ptr_array_new();
     for (int i = 0; i < 2; i++) {
