@@ -887,7 +887,11 @@ int qmc_ladder_main(App *app)
             qmc_usage_error("-o %s: %s", o->output, g_strerror(errno));
         for (guint i = 0; i < rends->len; i++) {
             Rend *r = rends->pdata[i];
-            char *p = log_path(o, r);
+            char *p = log_path(o, r), *d = g_path_get_dirname(p);
+            /* the pattern's directories are made, as DIR/ is */
+            if (g_mkdir_with_parents(d, 0777) != 0)
+                qmc_usage_error("-o %s: %s", d, g_strerror(errno));
+            g_free(d);
             qmc_output_prepare(&r->log, "--output", p);
             g_free(p);
         }
