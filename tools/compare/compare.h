@@ -5,6 +5,7 @@
  *   pipeline.c  the GStreamer pipeline: decoders, conversion, pairing probes
  *   report.c    per-frame scores, the summary table, the chart
  *   main.c      the main loop: bus, progress line, exit status
+ *   ladder.c    several renditions against one reference decoded once
  *
  * Copyright (C) 2026 the gst-qmetric authors.  LGPL-2.1-or-later.
  */

@@ -9,6 +9,9 @@
  * table at the end; writes libvmaf-style logs (--output) and an SVG chart
  * (--plot); --fail-below turns a score into an exit status for CI.
  *
+ * With several distorted inputs (a ladder) the reference is decoded once and
+ * every rendition is scored in the same pipeline (ladder.c).
+ *
  * Exit status: 0 success, 1 a --fail-below threshold was not met, 2 a usage
  * or input error (one line on stderr says which), 130 interrupted.
  *
