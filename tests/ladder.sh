@@ -128,6 +128,10 @@ printf '[{"name": "r60", "path": "r60.mkv"}, "../r150.mkv"]' >m/list.json
 [ $rc = 2 ] && grep -q 'give a directory' err.txt || fail "-o FILE with a ladder: rc $rc"
 "$qc" -q ref.mkv r60.mkv missing.mkv 2>err.txt; rc=$?
 [ $rc = 2 ] && grep -q 'missing.mkv' err.txt || fail "a missing rendition: rc $rc"
+echo "not a video" >notes.txt
+"$qc" -q ref.mkv r60.mkv notes.txt --ladder-csv e.csv 2>err.txt; rc=$?
+[ $rc = 2 ] && grep -q 'notes.txt: not a video format' err.txt && [ ! -e e.csv ] ||
+  fail "a rendition that is not video: rc $rc, $(cat err.txt)"
 "$qc" -q ref.mkv a=r60.mkv a=r150.mkv 2>err.txt; rc=$?
 [ $rc = 2 ] && grep -q "two renditions are named 'a'" err.txt || fail "duplicate names: rc $rc"
 

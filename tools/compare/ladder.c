@@ -512,7 +512,11 @@ static gboolean on_bus(GstBus *bus, GstMessage *msg, gpointer data)
         GError *err = NULL;
         Rend *r = rend_of(GST_MESSAGE_SRC(msg));
         gst_message_parse_error(msg, &err, NULL);
-        if (r)
+        if (r && (g_error_matches(err, GST_STREAM_ERROR, GST_STREAM_ERROR_TYPE_NOT_FOUND) ||
+                  g_error_matches(err, GST_STREAM_ERROR, GST_STREAM_ERROR_WRONG_TYPE)))
+            qmc_fail(app, EXIT_USAGE, "%s: not a video format GStreamer recognises (%s)",
+                     r->display, r == &ref_r ? "the reference" : "a rendition");
+        else if (r)
             qmc_fail(app, EXIT_USAGE, "%s: %s", r->display, err->message);
         else
             qmc_fail(app, EXIT_USAGE, "%s: %s", GST_OBJECT_NAME(GST_MESSAGE_SRC(msg)),
