@@ -475,6 +475,9 @@ void qmc_parse_options(Options *o, int argc, char **argv)
                         (o->ladder_json && !strcmp(o->ladder_json, "-")) +
                         (o->plot_rd && !strcmp(o->plot_rd, "-")) +
                         (o->plot && !strcmp(o->plot, "-")) + (o->summary == SUMMARY_JSON);
+        if (on_stdout > 1 && !o->ladder)
+            qmc_usage_error("only one of -o -, --plot - and --summary json can use standard "
+                            "output");
         if (on_stdout > 1)
             qmc_usage_error("only one of -o -, --plot -, --ladder-csv -, --ladder-json -, "
                             "--plot-rd - and --summary json can use standard output");
