@@ -25,6 +25,7 @@ typedef struct {
     gint eos;
     char *codec;               /* from the stream's caps, as the missing-plugin names go */
     guint tag_bitrate;         /* bit/s from the stream's tags; 0 none */
+    gint64 container_dur;      /* ns, from the demuxer; -1 unknown */
     GstStructure *summary;
     Output log;
 } Rend;
@@ -577,8 +578,13 @@ static void row_of(const Rend *r, Row *w)
     if (r->caps && gst_video_info_from_caps(&vi, r->caps)) {
         w->width = vi.width;
         w->height = vi.height;
-        if (vi.fps_n > 0 && r->frames)
+        /* the whole file decoded: its frames at its frame rate; cut short
+         * (--frames, --shortest, Ctrl-C): the container's duration */
+        if (vi.fps_n > 0 && r->frames && g_atomic_int_get(&r->eos) && !r->app->interrupted &&
+            !r->app->o.max_frames && !r->app->o.shortest)
             w->seconds = (double)(r->frames + r->skipped) * vi.fps_d / vi.fps_n;
+        else if (r->container_dur > 0)
+            w->seconds = r->container_dur / 1e9;
     }
     /* the mean rate of the file as stored, container included: what the
      * ladder costs to deliver; a tag only when the duration is unknown */
@@ -918,6 +924,11 @@ int qmc_ladder_main(App *app)
         qmc_fail(app, EXIT_USAGE, "the pipeline cannot start");
     else
         g_main_loop_run(app->loop);
+    for (guint i = 0; i < rends->len; i++) {
+        Rend *r = rends->pdata[i];
+        if (!gst_element_query_duration(r->src, GST_FORMAT_TIME, &r->container_dur))
+            r->container_dur = -1;
+    }
     gst_element_set_state(app->pipeline, GST_STATE_NULL);
 
     /* every rendition has the reference's frame count, as in a single run */
