@@ -5,6 +5,7 @@
  *   pipeline.c  the GStreamer pipeline: decoders, conversion, pairing probes
  *   report.c    per-frame scores, the summary table, the chart
  *   main.c      the main loop: bus, progress line, exit status
+ *   ladder.c    several renditions against one reference decoded once
  *
  * Copyright (C) 2026 the gst-qmetric authors.  LGPL-2.1-or-later.
  */
@@ -89,6 +90,11 @@ typedef struct {
     GArray *thresholds;        /* Threshold */
     gboolean quiet;
     SummaryKind summary;
+    /* ladders (ladder.c) */
+    GPtrArray *extra;          /* char*: inputs after REFERENCE DISTORTED */
+    char *manifest;
+    char *ladder_csv, *ladder_json, *plot_rd;
+    gboolean ladder;           /* several renditions, or a ladder output asked for */
 } Options;
 
 typedef struct App App;
@@ -185,6 +191,15 @@ void qmc_check_input(App *app, Side *s, const char *arg);
 
 /* pipeline.c */
 gboolean qmc_find_qmetric(void);
+/* The format both streams are compared in, for a reference decoded as ref. */
+GstVideoFormat qmc_compare_format(GstElement *qm, GstVideoFormat ref);
+/* The element's configuration from the options (metrics, model, pool, ...). */
+void qmc_configure_qmetric(App *app, GstElement *qm);
+GstElement *qmc_make(const char *factory, const char *name);
+void qmc_set_enum(GstElement *e, const char *prop, const char *nick, const char *opt);
+
+/* ladder.c: several renditions against one reference decoded once */
+int qmc_ladder_main(App *app);
 void qmc_build_pipeline(App *app);
 
 /* report.c */

@@ -9,6 +9,9 @@
  * table at the end; writes libvmaf-style logs (--output) and an SVG chart
  * (--plot); --fail-below turns a score into an exit status for CI.
  *
+ * With several distorted inputs (a ladder) the reference is decoded once and
+ * every rendition is scored in the same pipeline (ladder.c).
+ *
  * Exit status: 0 success, 1 a --fail-below threshold was not met, 2 a usage
  * or input error (one line on stderr says which), 130 interrupted.
  *
@@ -288,6 +291,8 @@ int main(int argc, char **argv)
     gst_init(NULL, NULL); /* our options are not GStreamer's */
     qmc_parse_options(&app->o, argc, argv);
     g_mutex_init(&app->lock);
+    if (app->o.ladder)
+        return qmc_ladder_main(app);
     app->x = g_array_new(FALSE, FALSE, sizeof(double));
     app->cols = g_ptr_array_new();
     for (int i = 0; i < 2; i++) {

@@ -32,6 +32,7 @@ static void usage(FILE *f)
 {
     fputs(
 "usage: qmetric-compare REFERENCE DISTORTED [options]\n"
+"       qmetric-compare REFERENCE DIST1 DIST2 ... [--manifest FILE] [options]\n"
 "\n"
 "Measure the quality of DISTORTED against REFERENCE with the qmetric element\n"
 "(VMAF, PSNR, SSIM, MS-SSIM, PSNR-HVS, CIEDE2000, CAMBI as libvmaf 3.2.0).\n"
@@ -94,6 +95,20 @@ static void usage(FILE *f)
 "  -q, --quiet             no progress line, no table, no \"ok\" lines\n"
 "  -v, --version           print the version\n"
 "  --help                  this text\n"
+"\n"
+"Ladders (several renditions of one reference, scored in one pass: the\n"
+"reference is decoded once; see docs/cli.md)\n"
+"  --manifest FILE         renditions, one [NAME=]PATH a line, or a JSON array\n"
+"                          of paths or of {\"name\", \"path\"} objects\n"
+"  --ladder-csv FILE, --ladder-json FILE\n"
+"                          one row per rendition: codec, resolution, bitrate\n"
+"                          (kbit/s, file size x 8 / duration), size, frames and\n"
+"                          pooled metrics (readable by qmetric-bd); - for stdout\n"
+"  --plot-rd FILE.svg      the rate-quality chart (VMAF and PSNR panels)\n"
+"  -o DIR/ or -o PATTERN   each rendition's per-frame log: DIR/NAME.json, or\n"
+"                          PATTERN with {name} replaced (e.g. logs/{name}.xml)\n"
+"  Renditions of another size are scaled to the reference's (--scale=METHOD\n"
+"  chooses the kernel; default catrom).\n"
 "\n"
 "The log and the chart are written when the comparison completes, never in part.\n"
 "Exit status: 0 ok, 1 a --fail-below threshold failed, 2 usage, input or\n"
@@ -235,6 +250,7 @@ void qmc_parse_options(Options *o, int argc, char **argv)
         O_BACKEND, O_CUDA, O_SIZE, O_WIDTH, O_HEIGHT, O_FORMAT, O_FPS, O_SCALE,
         O_PAIR, O_SHORTEST, O_FRAMES, O_JSON, O_XML, O_CSV, O_POOL, O_PLOT,
         O_PLOT_METRICS, O_FAIL, O_HELP, O_SKIP_REF, O_SKIP_DIST, O_SUMMARY,
+        O_MANIFEST, O_LADDER_CSV, O_LADDER_JSON, O_PLOT_RD,
     };
     static const struct option opts[] = {
         { "reference", required_argument, NULL, 'r' },
@@ -277,6 +293,10 @@ void qmc_parse_options(Options *o, int argc, char **argv)
         { "plot", required_argument, NULL, O_PLOT },
         { "plot-metrics", required_argument, NULL, O_PLOT_METRICS },
         { "fail-below", required_argument, NULL, O_FAIL },
+        { "manifest", required_argument, NULL, O_MANIFEST },
+        { "ladder-csv", required_argument, NULL, O_LADDER_CSV },
+        { "ladder-json", required_argument, NULL, O_LADDER_JSON },
+        { "plot-rd", required_argument, NULL, O_PLOT_RD },
         { "quiet", no_argument, NULL, 'q' },
         { "version", no_argument, NULL, 'v' },
         { "help", no_argument, NULL, O_HELP },
@@ -292,18 +312,23 @@ void qmc_parse_options(Options *o, int argc, char **argv)
     o->fps_n = 25;
     o->fps_d = 1;
     o->thresholds = g_array_new(FALSE, FALSE, sizeof(Threshold));
+    o->extra = g_ptr_array_new();
 
     opterr = 0; /* our own one-line messages */
     while ((c = getopt_long(argc, argv, "-r:d:m:o:p:b:qvh", opts, NULL)) != -1) {
         switch (c) {
         case 1: /* a positional argument, in order */
-            if (n_pos >= 2)
-                qmc_usage_error("unexpected argument '%s': give REFERENCE and DISTORTED only",
-                                optarg);
+            if (n_pos >= 2) {
+                /* a third input and more: a ladder (ladder.c) */
+                g_ptr_array_add(o->extra, g_strdup(optarg));
+                break;
+            }
             if (o->input[n_pos])
                 n_pos++;
-            if (n_pos >= 2)
-                qmc_usage_error("unexpected argument '%s'", optarg);
+            if (n_pos >= 2) {
+                g_ptr_array_add(o->extra, g_strdup(optarg));
+                break;
+            }
             o->input[n_pos++] = g_strdup(optarg);
             break;
         case 'r': g_free(o->input[REF]); o->input[REF] = g_strdup(optarg); break;
@@ -384,6 +409,10 @@ void qmc_parse_options(Options *o, int argc, char **argv)
         case O_PLOT: g_free(o->plot); o->plot = g_strdup(optarg); break;
         case O_PLOT_METRICS: g_free(o->plot_metrics); o->plot_metrics = g_strdup(optarg); break;
         case O_FAIL: add_threshold(o, optarg); break;
+        case O_MANIFEST: g_free(o->manifest); o->manifest = g_strdup(optarg); break;
+        case O_LADDER_CSV: g_free(o->ladder_csv); o->ladder_csv = g_strdup(optarg); break;
+        case O_LADDER_JSON: g_free(o->ladder_json); o->ladder_json = g_strdup(optarg); break;
+        case O_PLOT_RD: g_free(o->plot_rd); o->plot_rd = g_strdup(optarg); break;
         case 'q': o->quiet = TRUE; break;
         case 'v': printf("qmetric-compare %s (%s)\n", QM_VERSION,
                          gst_version_string());
@@ -399,7 +428,10 @@ void qmc_parse_options(Options *o, int argc, char **argv)
             qmc_usage_error("unknown option %s", argv[optind - 1]);
         }
     }
-    if (!o->input[REF] || !o->input[DIST])
+    /* several renditions, a manifest or a ladder output: ladder mode; one
+     * DISTORTED without them is the plain comparison */
+    o->ladder = o->extra->len || o->manifest || o->ladder_csv || o->ladder_json || o->plot_rd;
+    if (!o->input[REF] || (!o->input[DIST] && !o->manifest))
         qmc_usage_error("give two inputs: REFERENCE DISTORTED");
     if ((o->width > 0) != (o->height > 0))
         qmc_usage_error("raw input needs both --width and --height (or --size WxH)");
@@ -439,10 +471,16 @@ void qmc_parse_options(Options *o, int argc, char **argv)
     {
         /* one thing on stdout, or scripts cannot read it */
         int on_stdout = (o->output && !strcmp(o->output, "-")) +
+                        (o->ladder_csv && !strcmp(o->ladder_csv, "-")) +
+                        (o->ladder_json && !strcmp(o->ladder_json, "-")) +
+                        (o->plot_rd && !strcmp(o->plot_rd, "-")) +
                         (o->plot && !strcmp(o->plot, "-")) + (o->summary == SUMMARY_JSON);
-        if (on_stdout > 1)
+        if (on_stdout > 1 && !o->ladder)
             qmc_usage_error("only one of -o -, --plot - and --summary json can use standard "
                             "output");
+        if (on_stdout > 1)
+            qmc_usage_error("only one of -o -, --plot -, --ladder-csv -, --ladder-json -, "
+                            "--plot-rd - and --summary json can use standard output");
     }
     if (o->pool) {
         /* libvmaf spells harmonic_mean with '_', GStreamer flags with '-' and '+' */

@@ -4,9 +4,9 @@
 
 /* ---------------------------------------------------------------- pipeline */
 
-static gboolean qmetric_accepts(App *app, GstVideoFormat f)
+static gboolean qmetric_accepts(GstElement *qm, GstVideoFormat f)
 {
-    GstPad *pad = gst_element_get_static_pad(app->qm, "ref_sink");
+    GstPad *pad = gst_element_get_static_pad(qm, "ref_sink");
     GstCaps *tmpl = gst_pad_get_pad_template_caps(pad);
     GstCaps *c = gst_caps_new_simple("video/x-raw", "format", G_TYPE_STRING,
                                      gst_video_format_to_string(f), NULL);
@@ -21,13 +21,13 @@ static gboolean qmetric_accepts(App *app, GstVideoFormat f)
  * qmetric reads it (then the reference is not touched), else the nearest
  * planar YUV format that loses nothing: same bit depth and chroma layout,
  * RGB as 4:4:4. */
-static GstVideoFormat compare_format(App *app, GstVideoFormat ref)
+GstVideoFormat qmc_compare_format(GstElement *qm, GstVideoFormat ref)
 {
     const GstVideoFormatInfo *fi = gst_video_format_get_info(ref);
     int depth = GST_VIDEO_FORMAT_INFO_DEPTH(fi, 0);
     const char *f;
 
-    if (qmetric_accepts(app, ref))
+    if (qmetric_accepts(qm, ref))
         return ref;
     if (GST_VIDEO_FORMAT_INFO_IS_GRAY(fi))
         f = depth > 8 ? "GRAY16_LE" : "GRAY8";
@@ -76,7 +76,7 @@ static gboolean configure(App *app)
         return FALSE;
     }
     app->scaled = ri.width != di.width || ri.height != di.height;
-    app->target = compare_format(app, GST_VIDEO_INFO_FORMAT(&ri));
+    app->target = qmc_compare_format(app->qm, GST_VIDEO_INFO_FORMAT(&ri));
     app->converted = GST_VIDEO_INFO_FORMAT(&di) != app->target;
     /* Two YUV streams are compared as stored, as libvmaf does: their
      * colorimetry labels are often guesses, and re-matrixing on a wrong
@@ -301,7 +301,7 @@ static void on_no_more_pads(GstElement *dec, gpointer data)
                        qmc_side_name[s->id]);
 }
 
-static GstElement *make(const char *factory, const char *name)
+GstElement *qmc_make(const char *factory, const char *name)
 {
     GstElement *e = gst_element_factory_make(factory, name);
     if (!e) {
@@ -313,7 +313,7 @@ static GstElement *make(const char *factory, const char *name)
 }
 
 /* An enum property from its nick, or a usage error listing the choices. */
-static void set_enum(GstElement *e, const char *prop, const char *nick, const char *opt)
+void qmc_set_enum(GstElement *e, const char *prop, const char *nick, const char *opt)
 {
     GParamSpec *ps = g_object_class_find_property(G_OBJECT_GET_CLASS(e), prop);
     GEnumClass *ec = g_type_class_ref(ps->value_type);
@@ -335,18 +335,18 @@ static void build_side(App *app, Side *s)
     char name[32];
 
     g_snprintf(name, sizeof(name), "%s-convert", qmc_side_name[s->id]);
-    s->convert = make("videoconvert", name);
+    s->convert = qmc_make("videoconvert", name);
     /* dithering would add a pattern of its own that the metrics measure */
     gst_util_set_object_arg(G_OBJECT(s->convert), "dither", "none");
     g_snprintf(name, sizeof(name), "%s-filter", qmc_side_name[s->id]);
-    s->filter = make("capsfilter", name);
+    s->filter = qmc_make("capsfilter", name);
     g_snprintf(name, sizeof(name), "%s-queue", qmc_side_name[s->id]);
-    s->queue = make("queue", name);
+    s->queue = qmc_make("queue", name);
     gst_bin_add_many(GST_BIN(app->pipeline), s->convert, s->filter, s->queue, NULL);
     last = s->convert;
     if (s->id == DIST && app->o.scale) {
-        s->scale = make("videoscale", "distorted-scale");
-        set_enum(s->scale, "method", app->o.scale_method, "--scale");
+        s->scale = qmc_make("videoscale", "distorted-scale");
+        qmc_set_enum(s->scale, "method", app->o.scale_method, "--scale");
         gst_bin_add(GST_BIN(app->pipeline), s->scale);
         gst_element_link(last, s->scale);
         last = s->scale;
@@ -375,11 +375,11 @@ static void build_side(App *app, Side *s)
         char *path = g_filename_from_uri(s->uri, NULL, NULL);
 
         g_snprintf(name, sizeof(name), "%s-source", qmc_side_name[s->id]);
-        s->src = make("filesrc", name);
+        s->src = qmc_make("filesrc", name);
         g_object_set(s->src, "location", path, NULL);
         g_free(path);
         g_snprintf(name, sizeof(name), "%s-parse", qmc_side_name[s->id]);
-        parse = make("rawvideoparse", name);
+        parse = qmc_make("rawvideoparse", name);
         g_object_set(parse, "width", app->o.width, "height", app->o.height,
                      "format", fmt, "framerate", app->o.fps_n, app->o.fps_d,
                      "frame-size", (guint)fsize, NULL);
@@ -393,7 +393,7 @@ static void build_side(App *app, Side *s)
          * expose-all-streams is off */
         GstCaps *raw = gst_caps_from_string("video/x-raw(ANY)");
         g_snprintf(name, sizeof(name), "%s-decode", qmc_side_name[s->id]);
-        s->src = make("uridecodebin", name);
+        s->src = qmc_make("uridecodebin", name);
         /* only the video: other streams are neither decoded nor exposed */
         g_object_set(s->src, "uri", s->uri, "caps", raw, "expose-all-streams", FALSE, NULL);
         gst_caps_unref(raw);
@@ -461,10 +461,10 @@ static gboolean element_has_metric(char **metrics, const char *metric)
 
 /* --pool, plus every statistic a --fail-below gate reads (vmaf.p5 needs p5
  * pooled even when --pool did not ask for it). */
-static void set_pool(App *app)
+static void set_pool(App *app, GstElement *qm)
 {
     const Options *o = &app->o;
-    GParamSpec *ps = g_object_class_find_property(G_OBJECT_GET_CLASS(app->qm), "pool");
+    GParamSpec *ps = g_object_class_find_property(G_OBJECT_GET_CLASS(qm), "pool");
     GFlagsClass *fc = g_type_class_ref(ps->value_type);
     GValue v = G_VALUE_INIT;
     guint flags;
@@ -475,7 +475,7 @@ static void set_pool(App *app)
             qmc_usage_error("--pool: '%s' is not a list of min, max, mean, harmonic_mean, "
                             "p1, p5", o->pool);
     } else {
-        g_object_get_property(G_OBJECT(app->qm), "pool", &v);
+        g_object_get_property(G_OBJECT(qm), "pool", &v);
     }
     flags = g_value_get_flags(&v);
     for (guint i = 0; i < o->thresholds->len; i++) {
@@ -486,20 +486,16 @@ static void set_pool(App *app)
         flags |= f->value;
     }
     g_value_set_flags(&v, flags);
-    g_object_set_property(G_OBJECT(app->qm), "pool", &v);
+    g_object_set_property(G_OBJECT(qm), "pool", &v);
     g_value_unset(&v);
     g_type_class_unref(fc);
 }
 
-void qmc_build_pipeline(App *app)
+/* The metric list: the defaults, --feature, and a check of every name. */
+static void resolve_metrics(App *app, GstElement *qm)
 {
     const Options *o = &app->o;
-    GstElement *sink;
-    GstPad *src, *sinkpad;
-
-    app->pipeline = gst_pipeline_new("qmetric-compare");
-    app->qm = gst_element_factory_make("qmetric", "qmetric");
-    char **known = element_metrics(app->qm);
+    char **known = element_metrics(qm);
     gboolean vmaf = element_has_metric(known, "vmaf") && element_has_metric(known, "vif") &&
                     element_has_metric(known, "adm") && element_has_metric(known, "motion");
     if (!o->metrics->len && !o->features->len) {
@@ -527,28 +523,52 @@ void qmc_build_pipeline(App *app)
         g_strfreev(m);
     }
     g_strfreev(known);
-    g_object_set(app->qm, "metrics", o->metrics->str, "post-messages", TRUE, NULL);
+}
+
+/* Everything but the log: the same for every element of a ladder.  The
+ * metric list is completed (defaults, --feature) on the first call only. */
+void qmc_configure_qmetric(App *app, GstElement *qm)
+{
+    static gboolean resolved;
+    const Options *o = &app->o;
+
+    if (!resolved) {
+        resolved = TRUE;
+        resolve_metrics(app, qm);
+    }
+    g_object_set(qm, "metrics", o->metrics->str, "post-messages", TRUE, NULL);
     if (o->models->len)
-        g_object_set(app->qm, "model", o->models->str, NULL);
+        g_object_set(qm, "model", o->models->str, NULL);
     if (o->enable_transform)
-        g_object_set(app->qm, "enable-transform", TRUE, NULL);
+        g_object_set(qm, "enable-transform", TRUE, NULL);
     if (o->disable_clip)
-        g_object_set(app->qm, "disable-clip", TRUE, NULL);
+        g_object_set(qm, "disable-clip", TRUE, NULL);
     if (o->subsample)
-        g_object_set(app->qm, "subsample", (guint)o->subsample, NULL);
+        g_object_set(qm, "subsample", (guint)o->subsample, NULL);
     if (o->threads)
-        g_object_set(app->qm, "threads", (guint)o->threads, NULL);
+        g_object_set(qm, "threads", (guint)o->threads, NULL);
     if (o->backend)
-        set_enum(app->qm, "backend", o->backend, "--backend");
+        qmc_set_enum(qm, "backend", o->backend, "--backend");
     if (o->cuda_device_id >= 0)
-        g_object_set(app->qm, "cuda-device-id", o->cuda_device_id, NULL);
+        g_object_set(qm, "cuda-device-id", o->cuda_device_id, NULL);
+    set_pool(app, qm);
+}
+
+void qmc_build_pipeline(App *app)
+{
+    const Options *o = &app->o;
+    GstElement *sink;
+    GstPad *src, *sinkpad;
+
+    app->pipeline = gst_pipeline_new("qmetric-compare");
+    app->qm = gst_element_factory_make("qmetric", "qmetric");
+    qmc_configure_qmetric(app, app->qm);
     if (o->output) {
-        set_enum(app->qm, "log-format", o->log_format, "--format");
+        qmc_set_enum(app->qm, "log-format", o->log_format, "--format");
         /* the element writes a temporary file; it becomes o->output at the end */
         g_object_set(app->qm, "log-location", app->log.tmp, NULL);
     }
-    set_pool(app);
-    sink = make("fakesink", "sink");
+    sink = qmc_make("fakesink", "sink");
     g_object_set(sink, "sync", FALSE, "async", FALSE, NULL);
     gst_bin_add_many(GST_BIN(app->pipeline), app->qm, sink, NULL);
     src = gst_element_get_static_pad(app->qm, "src");
