@@ -44,10 +44,16 @@ run_case() {
   read -r ref dis w h < <(python3 - "$G" "$name" <<'PY'
 import json, sys, os
 m = json.load(open(os.path.join(sys.argv[1], "manifest.json")))
-c = next(c for c in m["cases"] if c["name"] == sys.argv[2])
-print(c["ref"], c["dis"], c["width"], c["height"])
+c = next((c for c in m["cases"] if c["name"] == sys.argv[2]), None)
+print(*(c and (c["ref"], c["dis"], c["width"], c["height"]) or ("-",)))
 PY
 )
+  if [ "$ref" = - ]; then
+    # a partial copy of the golden data (the GPU machine's); CI has them all
+    echo "note: $name is not in $G: not checked"
+    [ "${QMETRIC_GOLDEN_REQUIRED:-0}" = 1 ] && fail=$((fail + 1))
+    return
+  fi
   for f in "$ref" "$dis"; do
     [ -f "$T/$(basename "$f" .xz)" ] || xz -dc "$G/$f" >"$T/$(basename "$f" .xz)"
   done
