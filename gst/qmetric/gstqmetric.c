@@ -47,6 +47,7 @@
 #include "gstqmetricmeta.h"
 #include "qm.h"
 #include "qmlog.h"
+#include "qmwindow.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_qmetric_debug);
 #define GST_CAT_DEFAULT gst_qmetric_debug
@@ -64,6 +65,7 @@ GST_DEBUG_CATEGORY_STATIC (gst_qmetric_debug);
 #define DEFAULT_BACKEND QM_BACKEND_AUTO
 #define DEFAULT_CUDA_DEVICE_ID -1
 #define DEFAULT_PAIRING_TOLERANCE GST_CLOCK_TIME_NONE
+#define DEFAULT_WINDOW "none"
 
 /* individual warnings for the first unmatched frames; then every Nth */
 #define UNMATCHED_WARN_FIRST 20
@@ -85,6 +87,7 @@ enum
   PROP_BACKEND,
   PROP_CUDA_DEVICE_ID,
   PROP_PAIRING_TOLERANCE,
+  PROP_WINDOW,
 };
 
 /* One compared pair, from submission to the push of its distorted frame. */
@@ -97,6 +100,7 @@ typedef struct
   gboolean matched;             /* FALSE: a distorted frame with no reference */
   gboolean done;                /* scores known (or none due) */
   gboolean has_scores;
+  gboolean unreadable;          /* matched but not mapped: not compared */
   gdouble *values;
   guint8 *present;
 } QmPair;
@@ -121,6 +125,7 @@ struct _GstQmetric
   QmBackend backend;
   gint cuda_device_id;
   GstClockTime pairing_tolerance;
+  gchar *window;
 
   /* CUDA shared with upstream (a GstCudaContext) */
   GstObject *cuda_ctx;
@@ -141,6 +146,7 @@ struct _GstQmetric
   gboolean no_timestamps_warned;
   gboolean finished;
   gint64 t_start;               /* monotonic us, for the log's fps */
+  QmWindow *win;                /* qmetric-window messages (qmwindow.c) */
 };
 
 #define gst_qmetric_parent_class parent_class
@@ -191,6 +197,9 @@ gst_qmetric_log_format_get_type (void)
     {QM_LOG_FORMAT_JSON, "libvmaf's JSON layout", "json"},
     {QM_LOG_FORMAT_CSV, "CSV, one row per frame", "csv"},
     {QM_LOG_FORMAT_XML, "libvmaf's XML layout", "xml"},
+    {QM_LOG_FORMAT_JSONL, "JSON lines: a header, one object per frame and "
+          "per window (see the window property) as they end, a summary at "
+          "the end", "jsonl"},
     {0, NULL, NULL},
   };
 
@@ -321,6 +330,15 @@ gst_qmetric_class_init (GstQmetricClass * klass)
           "Largest difference of running time (ns) between a reference and a "
           "distorted frame that still makes them a pair (-1 = half a frame "
           "duration)", 0, G_MAXUINT64, DEFAULT_PAIRING_TOLERANCE, flags));
+  g_object_class_install_property (gobject_class, PROP_WINDOW,
+      g_param_spec_string ("window", "Reporting window",
+          "Post a \"qmetric-window\" message (and a log record with "
+          "log-format=jsonl) with the pooled scores and the frame counts of "
+          "each window: \"none\", a duration of running time (\"1s\", "
+          "\"500ms\", \"1min\"; windows aligned to running time 0), a "
+          "number of pairs (\"120frames\") or \"keyframe\" (from one "
+          "distorted key frame to the next). A window ends early after 36000 "
+          "pairs", DEFAULT_WINDOW, flags));
 
   {
     /* system memory, and CUDA memory where GStreamer's CUDA library and our
@@ -400,6 +418,7 @@ gst_qmetric_init (GstQmetric * self)
   self->backend = DEFAULT_BACKEND;
   self->cuda_device_id = DEFAULT_CUDA_DEVICE_ID;
   self->pairing_tolerance = DEFAULT_PAIRING_TOLERANCE;
+  self->window = g_strdup (DEFAULT_WINDOW);
   g_queue_init (&self->out);
 }
 
@@ -411,6 +430,7 @@ gst_qmetric_finalize (GObject * object)
   g_free (self->metrics);
   g_free (self->model);
   g_free (self->log_location);
+  g_free (self->window);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
@@ -468,6 +488,12 @@ gst_qmetric_set_property (GObject * object, guint prop_id,
     case PROP_PAIRING_TOLERANCE:
       self->pairing_tolerance = g_value_get_uint64 (value);
       break;
+    case PROP_WINDOW:
+      g_free (self->window);
+      self->window = g_value_dup_string (value);
+      if (!self->window)
+        self->window = g_strdup (DEFAULT_WINDOW);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -521,6 +547,9 @@ gst_qmetric_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_PAIRING_TOLERANCE:
       g_value_set_uint64 (value, self->pairing_tolerance);
+      break;
+    case PROP_WINDOW:
+      g_value_set_string (value, self->window);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -832,6 +861,109 @@ collect (GstQmetric * self, gboolean wait)
   return GST_FLOW_OK;
 }
 
+/* ---- reporting windows ---- */
+
+/* qmwindow.c's callback: one window ended. */
+static void
+window_emit (void *opaque, QmWindowStats * st)
+{
+  GstQmetric *self = opaque;
+  GstStructure *s;
+  QmLogWindow lw;
+  guint i, pool;
+
+  GST_OBJECT_LOCK (self);
+  pool = self->pool;
+  GST_OBJECT_UNLOCK (self);
+  s = gst_structure_new ("qmetric-window",
+      "window", G_TYPE_UINT64, st->index,
+      "start-running-time", G_TYPE_UINT64, st->start_rt,
+      "end-running-time", G_TYPE_UINT64, st->end_rt,
+      "reason", G_TYPE_STRING, st->reason,
+      "pairs", G_TYPE_UINT64, st->pairs,
+      "unmatched", G_TYPE_UINT64, st->unmatched_ref + st->unmatched_dist,
+      "unmatched-reference", G_TYPE_UINT64, st->unmatched_ref,
+      "unmatched-distorted", G_TYPE_UINT64, st->unmatched_dist,
+      "unreadable", G_TYPE_UINT64, st->unreadable, NULL);
+  for (i = 0; i < st->n_features && i < self->n_features; i++) {
+    QmPool *p = &st->pools[i];
+    GstStructure *f;
+    if (!p->n)
+      continue;
+    /* every pooling method, whatever the pool property says: a window is
+     * small and a monitor wants its low percentiles */
+    f = gst_structure_new ("pooled",
+        "frames", G_TYPE_UINT64, (guint64) p->n,
+        "mean", G_TYPE_DOUBLE, qm_pool_mean (p),
+        "harmonic-mean", G_TYPE_DOUBLE, qm_pool_harmonic_mean (p),
+        "min", G_TYPE_DOUBLE, p->min,
+        "max", G_TYPE_DOUBLE, p->max,
+        "p1", G_TYPE_DOUBLE, qm_pool_percentile (p, 1.0),
+        "p5", G_TYPE_DOUBLE, qm_pool_percentile (p, 5.0), NULL);
+    gst_structure_id_set (s, self->quarks[i], GST_TYPE_STRUCTURE, f, NULL);
+    gst_structure_free (f);
+  }
+  if (self->log) {
+    lw.index = st->index;
+    lw.start_rt = st->start_rt;
+    lw.end_rt = st->end_rt;
+    lw.reason = st->reason;
+    lw.pairs = st->pairs;
+    lw.unmatched_ref = st->unmatched_ref;
+    lw.unmatched_dist = st->unmatched_dist;
+    lw.unreadable = st->unreadable;
+    lw.pools = st->pools;
+    lw.n = MIN (st->n_features, self->n_features);
+    lw.methods = pool | QM_POOL_LIBVMAF | QM_POOL_P1 | QM_POOL_P5;
+    if (qm_log_window (self->log, &lw) < 0)
+      GST_ELEMENT_WARNING (self, RESOURCE, WRITE,
+          ("Could not write to the log file"), (NULL));
+  }
+  gst_element_post_message (GST_ELEMENT (self),
+      gst_message_new_element (GST_OBJECT (self), s));
+}
+
+/* From start(): the window property, parsed. */
+static gboolean
+window_start (GstQmetric * self)
+{
+  QmWindowSpec spec;
+  gchar *str, err[256];
+  gboolean ok;
+
+  g_clear_pointer (&self->win, qm_window_free);
+  GST_OBJECT_LOCK (self);
+  str = g_strdup (self->window);
+  GST_OBJECT_UNLOCK (self);
+  ok = qm_window_parse (str, &spec, err, sizeof (err)) == 0;
+  if (!ok)
+    GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS, ("%s", err), (NULL));
+  else if (spec.kind != QM_WINDOW_OFF)
+    self->win = qm_window_new (&spec, window_emit, self);
+  g_free (str);
+  return ok;
+}
+
+/* A pair leaving the element, in output order, into the current window. */
+static void
+window_add (GstQmetric * self, QmPair * p)
+{
+  GstClockTime rt = p->running_time;
+  gboolean key;
+
+  if (!self->win)
+    return;
+  key = p->dist_buf &&
+      !GST_BUFFER_FLAG_IS_SET (p->dist_buf, GST_BUFFER_FLAG_DELTA_UNIT);
+  if (!p->matched)
+    qm_window_event (self->win, rt, QM_WINDOW_UNMATCHED_DIST, key, TRUE);
+  else if (p->unreadable)
+    qm_window_event (self->win, rt, QM_WINDOW_UNREADABLE, key, TRUE);
+  else
+    qm_window_pair (self->win, rt, p->duration, key, self->n_features,
+        p->has_scores ? p->values : NULL, p->present);
+}
+
 /* Push the distorted frames whose scores are known, in order. */
 static GstFlowReturn
 push_ready (GstQmetric * self)
@@ -843,6 +975,7 @@ push_ready (GstQmetric * self)
     if (!p->done)
       break;
     g_queue_pop_head (&self->out);
+    window_add (self, p);
     ret = push_pair (self, p);
     qm_pair_free (p);
   }
@@ -928,6 +1061,7 @@ finish (GstQmetric * self)
     return GST_FLOW_OK;
   self->finished = TRUE;
   ret = drain_all (self);
+  qm_window_finish (self->win, "eos");
 
   GST_OBJECT_LOCK (self);
   pool = self->pool;
@@ -1037,6 +1171,9 @@ static void
 drop_ref (GstQmetric * self, GstClockTime rt)
 {
   gst_aggregator_pad_drop_buffer (self->ref_pad);
+  /* in order when no earlier pair is still being scored */
+  qm_window_event (self->win, rt, QM_WINDOW_UNMATCHED_REF, FALSE,
+      g_queue_is_empty (&self->out));
   self->unmatched_ref++;
   warn_unmatched (self, TRUE, rt);
 }
@@ -1048,6 +1185,7 @@ pass_dist (GstQmetric * self, GstClockTime rt)
   QmPair *p = g_new0 (QmPair, 1);
 
   p->dist_buf = gst_aggregator_pad_pop_buffer (self->dist_pad);
+  p->running_time = rt;
   p->done = TRUE;
   g_queue_push_tail (&self->out, p);
   self->unmatched_dist++;
@@ -1096,6 +1234,7 @@ compare_pair (GstQmetric * self, GstBuffer * rbuf, GstBuffer * dbuf,
     gst_qmetric_side_unmap (&p->ref);
     gst_qmetric_side_unmap (&p->dist);
     self->unreadable++;
+    p->unreadable = TRUE;
     p->done = TRUE;
     g_queue_push_tail (&self->out, p);
     gst_buffer_unref (rbuf);
@@ -1349,6 +1488,8 @@ gst_qmetric_start (GstAggregator * agg)
   self->finished = FALSE;
   self->t_start = g_get_monotonic_time ();
   free_features (self);
+  if (!window_start (self))
+    return FALSE;
   {
     gint dev;
     QmBackend be;
@@ -1377,6 +1518,8 @@ gst_qmetric_stop (GstAggregator * agg)
     collect (self, TRUE);
   }
   reset_stream (self);
+  qm_window_finish (self->win, "stop");
+  g_clear_pointer (&self->win, qm_window_free);
   if (self->log) {
     guint pool;
     GST_OBJECT_LOCK (self);
