@@ -265,6 +265,19 @@ void qm_window_pair(QmWindow *w, uint64_t rt, uint64_t dur, int keyframe,
     for (unsigned i = 0; values && present && i < w->n; i++)
         if (present[i])
             qm_pool_add(&w->pools[i], values[i]);
+
+    /* a window that is known to be complete is reported now, not when the
+     * next pair arrives (a frame later, or never on a stalled stream) */
+    const char *reason = NULL;
+    if (w->pairs >= QM_WINDOW_MAX_FRAMES)
+        reason = "cap";
+    else if (w->spec.kind == QM_WINDOW_FRAMES && w->pairs >= w->spec.frames)
+        reason = "frames";
+    else if (w->spec.kind == QM_WINDOW_DURATION && rt != QM_WINDOW_TIME_NONE &&
+             dur != QM_WINDOW_TIME_NONE && rt + dur >= w->end_rt)
+        reason = "duration";
+    if (reason)
+        close_window(w, reason, w->end_rt);
 }
 
 void qm_window_event(QmWindow *w, uint64_t rt, QmWindowEvent ev,
