@@ -32,7 +32,7 @@ static int parse_duration(const char *s, uint64_t *ns)
 {
     static const struct { const char *unit; double ns; } units[] = {
         { "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 },
-        { "min", 60e9 },
+        { "min", 60e9 }, { "h", 3600e9 },
     };
     char *end;
     double v = strtod(s, &end);
@@ -313,5 +313,15 @@ void qm_window_finish(QmWindow *w, const char *reason)
 {
     if (!w || w->spec.kind == QM_WINDOW_OFF)
         return;
+    /* no pair is to come: the waiting events are in order now (each may
+     * end a window) */
+    while (w->p_len) {
+        Pending old = w->pending[w->p_head];
+        w->p_head = (w->p_head + 1) % QM_WINDOW_MAX_PENDING;
+        w->p_len--;
+        if (old.rt != QM_WINDOW_TIME_NONE)
+            advance(w, old.rt, 0);
+        count(w, old.rt, old.ev);
+    }
     close_window(w, reason, QM_WINDOW_TIME_NONE);
 }

@@ -59,7 +59,7 @@ typedef struct QmWindow QmWindow;
 
 /**
  * Parse a window: "" or "none" (off), a duration ("1s", "500ms", "2.5s",
- * "100us", "1min"), a number of pairs ("120frames"), or "keyframe".
+ * "1min", "1h"), a number of pairs ("120frames"), or "keyframe".
  * Returns 0, or -1 with a message in err (len bytes) naming the problem.
  */
 int qm_window_parse(const char *s, QmWindowSpec *spec, char *err, size_t len);
