@@ -283,9 +283,10 @@ GST_START_TEST (test_jsonl_log)
       fail_unless_equals_int ((gint) qm_json_num (j, "window", -1), n_windows);
       fail_unless_equals_int ((gint) qm_json_num (j, "pairs", -1),
           (gint) u64 (w, "pairs"));
-      /* a window's record follows its last frame's */
-      fail_unless_equals_int (n_frames, n_windows == 2 ? 10 :
-          4 * (n_windows + 1));
+      /* a window's record follows its frames' records (the next window's
+       * first frames may come before it) */
+      fail_unless (n_frames >= (n_windows == 2 ? 10 : 4 * (n_windows + 1)),
+          "window %u before its frames (%u)", n_windows, n_frames);
       fail_unless (pm && qm_json_get (pm, "psnr_y"));
       fail_unless (fabs (qm_json_num (qm_json_get (pm, "psnr_y"), "mean", -1)
               - pooled (w, "psnr_y", "mean")) < 5e-7);
@@ -333,8 +334,9 @@ GST_START_TEST (test_videotestsrc_pipeline)
       fail_unless (n < 3);
       fail_unless_equals_uint64 (u64 (s, "window"), n);
       fail_unless_equals_uint64 (u64 (s, "pairs"), pairs[n]);
-      /* every frame's message precedes its window's */
-      fail_unless_equals_int (frames_seen, n < 2 ? 10 * (n + 1) : 25);
+      /* the messages of a window's frames precede the window's */
+      fail_unless (frames_seen >= (n < 2 ? 10 * (n + 1) : 25), "window %u "
+          "after %u frames", n, frames_seen);
       n++;
     }
     gst_message_unref (m);
