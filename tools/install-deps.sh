@@ -10,6 +10,9 @@ packages=(
   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
   gstreamer1.0-plugins-bad gstreamer1.0-plugins-ugly gstreamer1.0-libav
   python3-gi gir1.2-gstreamer-1.0
+  # qmetric-probe (libsoup 3) and its tests (a real Prometheus, promtool);
+  # chromium only takes docs/probe-prometheus.png (docs/probe.md)
+  libsoup-3.0-dev prometheus chromium
 )
 missing=()
 for p in "${packages[@]}"; do
