@@ -47,7 +47,7 @@
 #include "gstqmetricmeta.h"
 #include "qm.h"
 #include "qmlog.h"
-#include "qmwindow.h"
+#include "gstqmetricwindow.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_qmetric_debug);
 #define GST_CAT_DEFAULT gst_qmetric_debug
@@ -868,59 +868,21 @@ static void
 window_emit (void *opaque, QmWindowStats * st)
 {
   GstQmetric *self = opaque;
-  GstStructure *s;
-  QmLogWindow lw;
-  guint i, pool;
 
-  GST_OBJECT_LOCK (self);
-  pool = self->pool;
-  GST_OBJECT_UNLOCK (self);
-  s = gst_structure_new ("qmetric-window",
-      "window", G_TYPE_UINT64, st->index,
-      "start-running-time", G_TYPE_UINT64, st->start_rt,
-      "end-running-time", G_TYPE_UINT64, st->end_rt,
-      "reason", G_TYPE_STRING, st->reason,
-      "pairs", G_TYPE_UINT64, st->pairs,
-      "unmatched", G_TYPE_UINT64, st->unmatched_ref + st->unmatched_dist,
-      "unmatched-reference", G_TYPE_UINT64, st->unmatched_ref,
-      "unmatched-distorted", G_TYPE_UINT64, st->unmatched_dist,
-      "unreadable", G_TYPE_UINT64, st->unreadable, NULL);
-  for (i = 0; i < st->n_features && i < self->n_features; i++) {
-    QmPool *p = &st->pools[i];
-    GstStructure *f;
-    if (!p->n)
-      continue;
-    /* every pooling method, whatever the pool property says: a window is
-     * small and a monitor wants its low percentiles */
-    f = gst_structure_new ("pooled",
-        "frames", G_TYPE_UINT64, (guint64) p->n,
-        "mean", G_TYPE_DOUBLE, qm_pool_mean (p),
-        "harmonic-mean", G_TYPE_DOUBLE, qm_pool_harmonic_mean (p),
-        "min", G_TYPE_DOUBLE, p->min,
-        "max", G_TYPE_DOUBLE, p->max,
-        "p1", G_TYPE_DOUBLE, qm_pool_percentile (p, 1.0),
-        "p5", G_TYPE_DOUBLE, qm_pool_percentile (p, 5.0), NULL);
-    gst_structure_id_set (s, self->quarks[i], GST_TYPE_STRUCTURE, f, NULL);
-    gst_structure_free (f);
-  }
   if (self->log) {
-    lw.index = st->index;
-    lw.start_rt = st->start_rt;
-    lw.end_rt = st->end_rt;
-    lw.reason = st->reason;
-    lw.pairs = st->pairs;
-    lw.unmatched_ref = st->unmatched_ref;
-    lw.unmatched_dist = st->unmatched_dist;
-    lw.unreadable = st->unreadable;
-    lw.pools = st->pools;
-    lw.n = MIN (st->n_features, self->n_features);
-    lw.methods = pool | QM_POOL_LIBVMAF | QM_POOL_P1 | QM_POOL_P5;
+    QmLogWindow lw = { st->index, st->start_rt, st->end_rt, st->reason,
+      st->pairs, st->unmatched_ref, st->unmatched_dist, st->unreadable,
+      MIN (st->n_features, self->n_features), st->pools,
+      QM_POOL_LIBVMAF | QM_POOL_P1 | QM_POOL_P5
+    };
     if (qm_log_window (self->log, &lw) < 0)
       GST_ELEMENT_WARNING (self, RESOURCE, WRITE,
           ("Could not write to the log file"), (NULL));
   }
   gst_element_post_message (GST_ELEMENT (self),
-      gst_message_new_element (GST_OBJECT (self), s));
+      gst_message_new_element (GST_OBJECT (self),
+          gst_qmetric_window_structure (st, self->quarks,
+              self->n_features)));
 }
 
 /* From start(): the window property, parsed. */
