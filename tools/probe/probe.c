@@ -96,15 +96,14 @@ parse (Probe * p, GstElement ** qmetric, GError ** error)
   if (!GST_IS_BIN (pipe) || !(q = gst_bin_get_by_name (GST_BIN (pipe),
               p->element))) {
     g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_FAILED,
-        "probe [%s]: the pipeline has no element named \"%s\"", p->name,
-        p->element);
+        "the pipeline has no element named \"%s\"", p->element);
     gst_object_unref (pipe);
     return NULL;
   }
   if (strcmp (G_OBJECT_TYPE_NAME (q), "GstQmetric")) {
     g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_FAILED,
-        "probe [%s]: element \"%s\" is a %s, not a qmetric", p->name,
-        p->element, G_OBJECT_TYPE_NAME (q));
+        "element \"%s\" is a %s, not a qmetric", p->element,
+        G_OBJECT_TYPE_NAME (q));
     gst_object_unref (q);
     gst_object_unref (pipe);
     return NULL;
@@ -122,8 +121,10 @@ probe_load_config (const gchar * path, GError ** error)
   gchar **groups = NULL;
   guint i;
 
-  if (!g_key_file_load_from_file (kf, path, G_KEY_FILE_NONE, error))
+  if (!g_key_file_load_from_file (kf, path, G_KEY_FILE_NONE, error)) {
+    g_prefix_error (error, "%s: ", path);
     goto fail;
+  }
   groups = g_key_file_get_groups (kf, NULL);
   if (!groups[0]) {
     g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_GROUP_NOT_FOUND,
