@@ -28,7 +28,14 @@ SKIP = 77
 # every window's statistics are the same and min = max = mean.
 # "broken": sizes differ, so the element stops with an error at once; the
 # probe restarts it with backoff and counts the errors.
+# "files": two 3 s files by URI (the probe builds the pipeline); at their end
+# the probe restarts it, counting a restart but no error.
 CONFIG = """
+[files]
+reference=file://@TMP@/ref.avi
+distorted=file://@TMP@/dist.avi
+metrics=psnr
+
 [static]
 pipeline=videotestsrc pattern=smpte100 ! video/x-raw,format=I420,width=160,height=120,framerate=10/1 ! tee name=t t. ! queue ! q.ref_sink t. ! queue ! videobalance brightness=0.08 ! q.dist_sink qmetric name=q metrics=psnr,vmaf threads=1 ! fakesink sync=true
 
@@ -65,9 +72,15 @@ def get(series, name, **labels):
 
 class Probe:
     def __init__(self, tmp):
+        for name, quality in (('ref', 90), ('dist', 10)):
+            subprocess.run(
+                ['gst-launch-1.0', '-q', 'videotestsrc', 'num-buffers=30', 'pattern=ball', '!',
+                 'video/x-raw,width=160,height=120,framerate=10/1', '!', 'jpegenc',
+                 'quality=%d' % quality, '!', 'avimux', '!', 'filesink',
+                 'location=' + os.path.join(tmp, name + '.avi')], check=True, timeout=30)
         conf = os.path.join(tmp, 'probes.conf')
         with open(conf, 'w') as f:
-            f.write(CONFIG)
+            f.write(CONFIG.replace('@TMP@', tmp))
         exe = os.environ.get('QMETRIC_PROBE', 'build/tools/probe/qmetric-probe')
         self.proc = subprocess.Popen(
             [exe, '--config', conf, '--listen', '127.0.0.1:0', '--duration', '60'],
@@ -108,7 +121,8 @@ class Probe:
 
 def ready(s):
     return ((get(s, 'qmetric_windows_total', probe='static') or 0) >= 2 and
-            (get(s, 'qmetric_probe_errors_total', probe='broken') or 0) >= 2)
+            (get(s, 'qmetric_probe_errors_total', probe='broken') or 0) >= 2 and
+            (get(s, 'qmetric_probe_restarts_total', probe='files') or 0) >= 1)
 
 
 def check_values(s):
@@ -166,6 +180,14 @@ def check_values(s):
         fail("static probe had errors")
     if get(s, 'qmetric_unmatched_frames_total', probe='static', side='reference') != 0:
         fail("unmatched frames on a paced pipeline")
+    # files: 30 frames at 10 frames/s are three windows of 10 pairs per run
+    frames = get(s, 'qmetric_frames_total', probe='files')
+    windows = get(s, 'qmetric_windows_total', probe='files')
+    if get(s, 'qmetric_probe_errors_total', probe='files') != 0 or \
+            frames < 30 or frames != 10 * windows or \
+            get(s, 'qmetric_window_pairs', probe='files') != 10:
+        fail("files probe: %s frames in %s windows, %s errors" % (
+            frames, windows, get(s, 'qmetric_probe_errors_total', probe='files')))
 
 
 def test_expo(tmp):
@@ -244,7 +266,8 @@ def test_prometheus(tmp):
             time.sleep(1)
         else:
             fail("Prometheus never had the series: %s" % got)
-        up = {r['metric']['probe']: float(r['value'][1]) for r in got['up']}
+        up = {r['metric']['probe']: float(r['value'][1]) for r in got['up']
+              if r['metric']['probe'] != 'files'}
         if up != {'static': 1.0, 'broken': 0.0}:
             fail("qmetric_probe_up in Prometheus: %s" % up)
         vmaf = float(got['vmaf'][0]['value'][1])
