@@ -63,7 +63,7 @@ cmp_double (const void *a, const void *b)
 /* The window's psnr_y statistics equal those of the per-frame messages
  * whose running time is in [start, end), computed here independently. */
 static void
-check_window_stats (QmRig * rig, const GstStructure * w)
+check_window_stats (GPtrArray * scores, const GstStructure * w)
 {
   guint64 start = u64 (w, "start-running-time"), end = u64 (w,
       "end-running-time"), rt, frames;
@@ -72,8 +72,8 @@ check_window_stats (QmRig * rig, const GstStructure * w)
   const gdouble pcts[2] = { 1, 5 };
   const gchar *names[2] = { "p1", "p5" };
 
-  for (i = 0; i < rig->scores->len; i++) {
-    const GstStructure *s = g_ptr_array_index (rig->scores, i);
+  for (i = 0; i < scores->len; i++) {
+    const GstStructure *s = g_ptr_array_index (scores, i);
     gst_structure_get_uint64 (s, "running-time", &rt);
     if (rt < start || rt >= end)
       continue;
@@ -147,7 +147,7 @@ GST_START_TEST (test_duration_windows)
     fail_unless_equals_uint64 (u64 (w, "unmatched-distorted"), un_dist[i]);
     fail_unless_equals_uint64 (u64 (w, "unmatched"), un_ref[i] + un_dist[i]);
     fail_unless_equals_uint64 (u64 (w, "unreadable"), 0);
-    check_window_stats (rig, w);
+    check_window_stats (rig->scores, w);
   }
   qm_rig_free (rig);
 }
@@ -176,7 +176,7 @@ GST_START_TEST (test_frame_windows)
         3 * i * 40 * GST_MSECOND);
     fail_unless_equals_uint64 (u64 (w, "end-running-time"),
         MIN (3 * i + 3, 8) * 40 * GST_MSECOND);
-    check_window_stats (rig, w);
+    check_window_stats (rig->scores, w);
   }
   qm_rig_free (rig);
 }
@@ -319,6 +319,8 @@ GST_START_TEST (test_videotestsrc_pipeline)
   GstMessage *m;
   guint n = 0, frames_seen = 0;
   static const guint64 pairs[] = { 10, 10, 5 };
+  GPtrArray *scores = g_ptr_array_new_with_free_func ((GDestroyNotify)
+      gst_structure_free);
 
   fail_unless (pipe != NULL, "%s", err ? err->message : "");
   bus = gst_element_get_bus (pipe);
@@ -328,8 +330,10 @@ GST_START_TEST (test_videotestsrc_pipeline)
     const GstStructure *s = gst_message_get_structure (m);
     gboolean done = GST_MESSAGE_TYPE (m) != GST_MESSAGE_ELEMENT;
     fail_if (GST_MESSAGE_TYPE (m) == GST_MESSAGE_ERROR);
-    if (s && gst_structure_has_name (s, "qmetric"))
+    if (s && gst_structure_has_name (s, "qmetric")) {
       frames_seen++;
+      g_ptr_array_add (scores, gst_structure_copy (s));
+    }
     if (s && gst_structure_has_name (s, "qmetric-window")) {
       fail_unless (n < 3);
       fail_unless_equals_uint64 (u64 (s, "window"), n);
@@ -337,6 +341,8 @@ GST_START_TEST (test_videotestsrc_pipeline)
       /* the messages of a window's frames precede the window's */
       fail_unless (frames_seen >= (n < 2 ? 10 * (n + 1) : 25), "window %u "
           "after %u frames", n, frames_seen);
+      /* the pooled psnr_y equals that of the window's frames' messages */
+      check_window_stats (scores, s);
       n++;
     }
     gst_message_unref (m);
@@ -344,6 +350,7 @@ GST_START_TEST (test_videotestsrc_pipeline)
       break;
   }
   fail_unless_equals_int (n, 3);
+  g_ptr_array_unref (scores);
   gst_element_set_state (pipe, GST_STATE_NULL);
   gst_object_unref (bus);
   gst_object_unref (pipe);
