@@ -56,6 +56,8 @@ int qm_log_format_from_string(const char *s)
         return QM_LOG_FORMAT_CSV;
     if (!strcmp(s, "xml"))
         return QM_LOG_FORMAT_XML;
+    if (!strcmp(s, "jsonl"))
+        return QM_LOG_FORMAT_JSONL;
     return -1;
 }
 
@@ -319,6 +321,10 @@ QmLog *qm_log_open(const char *path, QmLogFormat fmt, unsigned n,
                 w, h);
         fprintf(l->f, "  <frames>\n");
         break;
+    case QM_LOG_FORMAT_JSONL:
+        fprintf(l->f, "{\"type\":\"header\",\"version\":\"gst-qmetric %s\","
+                "\"width\":%d,\"height\":%d}\n", QM_VERSION, w, h);
+        break;
     }
     /* a file that cannot take even its header (a full disk, /dev/full)
      * is refused now rather than at the first frame */
@@ -335,6 +341,19 @@ QmLog *qm_log_open(const char *path, QmLogFormat fmt, unsigned n,
         return NULL;
     }
     return l;
+}
+
+/* "name":value for each present score */
+static void write_jsonl_scores(QmLog *l, const double *v, const uint8_t *present)
+{
+    char num[64];
+    unsigned k = 0;
+    for (unsigned i = 0; i < l->n; i++) {
+        if (!present[i])
+            continue;
+        qm_format_score(num, sizeof(num), v[i]);
+        fprintf(l->f, "%s\"%s\":%s", k++ ? "," : "", l->names[i], num);
+    }
 }
 
 int qm_log_frame(QmLog *l, uint64_t frame_num, const double *v,
@@ -381,9 +400,69 @@ int qm_log_frame(QmLog *l, uint64_t frame_num, const double *v,
         }
         fprintf(l->f, " />\n");
         break;
+    case QM_LOG_FORMAT_JSONL:
+        fprintf(l->f, "{\"type\":\"frame\",\"frameNum\":%llu,\"metrics\":{",
+                (unsigned long long)frame_num);
+        write_jsonl_scores(l, v, present);
+        fprintf(l->f, "}}\n");
+        break;
     }
     l->frames++;
     /* a live log is read while it grows: hand each frame to the OS */
+    fflush(l->f);
+    return ferror(l->f) ? QM_EIO : 0;
+}
+
+/* "name":{"frames":n,"min":x,...} for each feature with a frame */
+static void write_jsonl_pools(QmLog *l, unsigned n, QmPool *pools,
+                              unsigned methods, int with_frames)
+{
+    char num[64];
+    unsigned k = 0;
+    for (unsigned i = 0; pools && i < n && i < l->n; i++) {
+        if (!pools[i].n)
+            continue;
+        fprintf(l->f, "%s\"%s\":{", k++ ? "," : "", l->names[i]);
+        unsigned j = 0;
+        if (with_frames) {
+            fprintf(l->f, "\"frames\":%llu", (unsigned long long)pools[i].n);
+            j++;
+        }
+        for (size_t m = 0; m < N_POOL; m++) {
+            if (!(methods & pool_names[m].bit))
+                continue;
+            qm_format_score(num, sizeof(num), qm_pool_value(&pools[i], pool_names[m].bit));
+            fprintf(l->f, "%s\"%s\":%s", j++ ? "," : "", pool_names[m].name, num);
+        }
+        fprintf(l->f, "}");
+    }
+}
+
+/* a running time in ns, or null */
+static void write_jsonl_time(FILE *f, const char *key, uint64_t t)
+{
+    if (t == UINT64_MAX)
+        fprintf(f, ",\"%s\":null", key);
+    else
+        fprintf(f, ",\"%s\":%llu", key, (unsigned long long)t);
+}
+
+int qm_log_window(QmLog *l, const QmLogWindow *w)
+{
+    if (!l || l->fmt != QM_LOG_FORMAT_JSONL)
+        return 0;
+    fprintf(l->f, "{\"type\":\"window\",\"window\":%llu",
+            (unsigned long long)w->index);
+    write_jsonl_time(l->f, "start_running_time", w->start_rt);
+    write_jsonl_time(l->f, "end_running_time", w->end_rt);
+    fprintf(l->f, ",\"reason\":\"%s\",\"pairs\":%llu,\"unmatched_reference\":%llu,"
+            "\"unmatched_distorted\":%llu,\"unreadable\":%llu,\"pooled_metrics\":{",
+            w->reason, (unsigned long long)w->pairs,
+            (unsigned long long)w->unmatched_ref,
+            (unsigned long long)w->unmatched_dist,
+            (unsigned long long)w->unreadable);
+    write_jsonl_pools(l, w->n, w->pools, w->methods, 1);
+    fprintf(l->f, "}}\n");
     fflush(l->f);
     return ferror(l->f) ? QM_EIO : 0;
 }
@@ -433,6 +512,13 @@ int qm_log_close(QmLog *l, QmPool *pools, unsigned methods, double fps)
         }
         qm_format_score(num, sizeof(num), fps);
         fprintf(l->f, "  </pooled_metrics>\n  <fyi fps=\"%s\" />\n</VMAF>\n", num);
+        break;
+    case QM_LOG_FORMAT_JSONL:
+        qm_format_score(num, sizeof(num), fps);
+        fprintf(l->f, "{\"type\":\"summary\",\"frames\":%llu,\"fps\":%s,"
+                "\"pooled_metrics\":{", (unsigned long long)l->frames, num);
+        write_jsonl_pools(l, l->n, pools, methods, 0);
+        fprintf(l->f, "}}\n");
         break;
     }
     int err = ferror(l->f) ? QM_EIO : 0;

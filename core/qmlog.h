@@ -13,6 +13,8 @@ typedef enum QmLogFormat {
     QM_LOG_FORMAT_JSON,
     QM_LOG_FORMAT_CSV,
     QM_LOG_FORMAT_XML,
+    QM_LOG_FORMAT_JSONL,    /* JSON lines: a header, one object per frame
+                             * and per window, a summary at the end */
 } QmLogFormat;
 
 /* Pooling methods written for each feature; libvmaf writes the first four. */
@@ -33,7 +35,7 @@ double qm_pool_value(QmPool *p, unsigned bit);
 
 typedef struct QmLog QmLog;
 
-/** Parse "json", "csv" or "xml"; -1 if unknown. */
+/** Parse "json", "csv", "xml" or "jsonl"; -1 if unknown. */
 int qm_log_format_from_string(const char *s);
 
 /**
@@ -46,6 +48,20 @@ QmLog *qm_log_open(const char *path, QmLogFormat fmt, unsigned n,
 /** Append one frame; values where present[i] is zero are left out. */
 int qm_log_frame(QmLog *l, uint64_t frame_num, const double *v,
                  const uint8_t *present);
+
+/** One reporting window (see the element's "window" property). */
+typedef struct QmLogWindow {
+    uint64_t index;
+    uint64_t start_rt, end_rt;  /* running time, ns; UINT64_MAX: unknown */
+    const char *reason;
+    uint64_t pairs, unmatched_ref, unmatched_dist, unreadable;
+    unsigned n;                 /* pools[0..n-1] follow the log's names */
+    QmPool *pools;              /* a feature with no frame is left out */
+    unsigned methods;           /* QM_POOL_* bits */
+} QmLogWindow;
+
+/** Append one window record (JSON lines only; other formats: nothing). */
+int qm_log_window(QmLog *l, const QmLogWindow *w);
 
 /**
  * Write the pooled values (pools[i] for feature i; a feature with no frame

@@ -13,6 +13,8 @@ packages=(
   # qmetric-batch (Dask) and its test; qmetric-bd's test (an independent
   # Bjøntegaard computation)
   python3-distributed python3-numpy python3-scipy
+  # qmetric-probe (libsoup 3) and its tests (a real Prometheus, promtool)
+  libsoup-3.0-dev prometheus
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -53,6 +53,7 @@
 #include "pair.h"
 #include "qm.h"
 #include "qmlog.h"
+#include "gstqmetricwindow.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_qmetric_debug);
 #define GST_CAT_DEFAULT gst_qmetric_debug
@@ -81,6 +82,7 @@ GST_DEBUG_CATEGORY_STATIC (gst_qmetric_debug);
  * two; the rest is room for reordered timestamps, and a full queue ends the
  * wait (core/pair.h) */
 #define PAIR_QUEUE_MAX 8
+#define DEFAULT_WINDOW "none"
 
 /* individual warnings for the first unmatched frames; then every Nth */
 #define UNMATCHED_WARN_FIRST 20
@@ -104,6 +106,7 @@ enum
   PROP_CUDA_DEVICE_ID,
   PROP_PAIRING_TOLERANCE,
   PROP_PARTNER_TIMEOUT,
+  PROP_WINDOW,
 };
 
 /* One compared pair, from submission to the push of its distorted frame. */
@@ -116,6 +119,7 @@ typedef struct
   gboolean matched;             /* FALSE: a distorted frame with no reference */
   gboolean done;                /* scores known (or none due) */
   gboolean has_scores;
+  gboolean unreadable;          /* matched but not mapped: not compared */
   gdouble *values;
   guint8 *present;
 } QmPair;
@@ -153,6 +157,7 @@ struct _GstQmetric
   gint cuda_device_id;
   GstClockTime pairing_tolerance;
   GstClockTime partner_timeout;
+  gchar *window;
 
   /* CUDA shared with upstream (a GstCudaContext) */
   GstObject *cuda_ctx;
@@ -196,6 +201,7 @@ struct _GstQmetric
   gboolean reconfigured;        /* engine closed by a size/format change */
   guint pad_diff_warned;        /* PAD_DIFF_* last warned about */
   gint64 t_start;               /* monotonic us, for the log's fps */
+  QmWindow *win;                /* qmetric-window messages (qmwindow.c) */
 };
 
 #define gst_qmetric_parent_class parent_class
@@ -251,6 +257,9 @@ gst_qmetric_log_format_get_type (void)
     {QM_LOG_FORMAT_JSON, "libvmaf's JSON layout", "json"},
     {QM_LOG_FORMAT_CSV, "CSV, one row per frame", "csv"},
     {QM_LOG_FORMAT_XML, "libvmaf's XML layout", "xml"},
+    {QM_LOG_FORMAT_JSONL, "JSON lines: a header, one object per frame and "
+          "per window (see the window property) as they end, a summary at "
+          "the end", "jsonl"},
     {0, NULL, NULL},
   };
 
@@ -409,6 +418,15 @@ gst_qmetric_class_init (GstQmetricClass * klass)
           "treat the silent pad as ended, counting the waiting frames as "
           "unmatched (0 = wait forever; live pipelines use the latency)",
           0, G_MAXUINT64, DEFAULT_PARTNER_TIMEOUT, flags));
+  g_object_class_install_property (gobject_class, PROP_WINDOW,
+      g_param_spec_string ("window", "Reporting window",
+          "Post a \"qmetric-window\" message (and a log record with "
+          "log-format=jsonl) with the pooled scores and the frame counts of "
+          "each window: \"none\", a duration of running time (\"1s\", "
+          "\"500ms\", \"1min\"; windows aligned to running time 0), a "
+          "number of pairs (\"120frames\") or \"keyframe\" (from one "
+          "distorted key frame to the next). A window ends early after 36000 "
+          "pairs", DEFAULT_WINDOW, flags));
 
   {
     /* system memory, and CUDA memory where GStreamer's CUDA library and our
@@ -496,6 +514,7 @@ gst_qmetric_init (GstQmetric * self)
   self->cuda_device_id = DEFAULT_CUDA_DEVICE_ID;
   self->pairing_tolerance = DEFAULT_PAIRING_TOLERANCE;
   self->partner_timeout = DEFAULT_PARTNER_TIMEOUT;
+  self->window = g_strdup (DEFAULT_WINDOW);
   g_queue_init (&self->out);
 }
 
@@ -510,6 +529,7 @@ gst_qmetric_finalize (GObject * object)
   g_free (self->log_location);
   g_mutex_clear (&self->wd_lock);
   g_cond_clear (&self->wd_cond);
+  g_free (self->window);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
@@ -574,6 +594,12 @@ gst_qmetric_set_property (GObject * object, guint prop_id,
     case PROP_PARTNER_TIMEOUT:
       self->partner_timeout = g_value_get_uint64 (value);
       break;
+    case PROP_WINDOW:
+      g_free (self->window);
+      self->window = g_value_dup_string (value);
+      if (!self->window)
+        self->window = g_strdup (DEFAULT_WINDOW);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -633,6 +659,9 @@ gst_qmetric_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_PARTNER_TIMEOUT:
       g_value_set_uint64 (value, self->partner_timeout);
+      break;
+    case PROP_WINDOW:
+      g_value_set_string (value, self->window);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -999,6 +1028,71 @@ collect (GstQmetric * self, gboolean wait)
   return GST_FLOW_OK;
 }
 
+/* ---- reporting windows ---- */
+
+/* qmwindow.c's callback: one window ended. */
+static void
+window_emit (void *opaque, QmWindowStats * st)
+{
+  GstQmetric *self = opaque;
+
+  if (self->log) {
+    QmLogWindow lw = { st->index, st->start_rt, st->end_rt, st->reason,
+      st->pairs, st->unmatched_ref, st->unmatched_dist, st->unreadable,
+      MIN (st->n_features, self->n_features), st->pools,
+      QM_POOL_LIBVMAF | QM_POOL_P1 | QM_POOL_P5
+    };
+    if (qm_log_window (self->log, &lw) < 0)
+      GST_ELEMENT_WARNING (self, RESOURCE, WRITE,
+          ("Could not write to the log file"), (NULL));
+  }
+  gst_element_post_message (GST_ELEMENT (self),
+      gst_message_new_element (GST_OBJECT (self),
+          gst_qmetric_window_structure (st, self->quarks,
+              self->n_features)));
+}
+
+/* From start(): the window property, parsed. */
+static gboolean
+window_start (GstQmetric * self)
+{
+  QmWindowSpec spec;
+  gchar *str, err[256];
+  gboolean ok;
+
+  g_clear_pointer (&self->win, qm_window_free);
+  GST_OBJECT_LOCK (self);
+  str = g_strdup (self->window);
+  GST_OBJECT_UNLOCK (self);
+  ok = qm_window_parse (str, &spec, err, sizeof (err)) == 0;
+  if (!ok)
+    GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS, ("%s", err), (NULL));
+  else if (spec.kind != QM_WINDOW_OFF)
+    self->win = qm_window_new (&spec, window_emit, self);
+  g_free (str);
+  return ok;
+}
+
+/* A pair leaving the element, in output order, into the current window. */
+static void
+window_add (GstQmetric * self, QmPair * p)
+{
+  GstClockTime rt = p->running_time;
+  gboolean key;
+
+  if (!self->win)
+    return;
+  key = p->dist_buf &&
+      !GST_BUFFER_FLAG_IS_SET (p->dist_buf, GST_BUFFER_FLAG_DELTA_UNIT);
+  if (!p->matched)
+    qm_window_event (self->win, rt, QM_WINDOW_UNMATCHED_DIST, key, TRUE);
+  else if (p->unreadable)
+    qm_window_event (self->win, rt, QM_WINDOW_UNREADABLE, key, TRUE);
+  else
+    qm_window_pair (self->win, rt, p->duration, key, self->n_features,
+        p->has_scores ? p->values : NULL, p->present);
+}
+
 /* Push the distorted frames whose scores are known, in order. */
 static GstFlowReturn
 push_ready (GstQmetric * self)
@@ -1010,6 +1104,7 @@ push_ready (GstQmetric * self)
     if (!p->done)
       break;
     g_queue_pop_head (&self->out);
+    window_add (self, p);
     ret = push_pair (self, p);
     qm_pair_free (p);
   }
@@ -1103,6 +1198,7 @@ finish (GstQmetric * self)
     return GST_FLOW_OK;
   self->finished = TRUE;
   ret = drain_all (self);
+  qm_window_finish (self->win, "eos");
 
   GST_OBJECT_LOCK (self);
   pool = self->pool;
@@ -1508,6 +1604,9 @@ static void
 drop_ref (GstQmetric * self, GstClockTime rt, QmPairReason why)
 {
   gst_buffer_unref (queue_pop (self, QM_PAIR_REF));
+  /* in order when no earlier pair is still being scored */
+  qm_window_event (self->win, rt, QM_WINDOW_UNMATCHED_REF, FALSE,
+      g_queue_is_empty (&self->out));
   self->unmatched_ref++;
   warn_unmatched (self, TRUE, rt, why);
 }
@@ -1519,6 +1618,7 @@ pass_dist (GstQmetric * self, GstClockTime rt, QmPairReason why)
   QmPair *p = g_new0 (QmPair, 1);
 
   p->dist_buf = queue_pop (self, QM_PAIR_DIST);
+  p->running_time = rt;
   p->done = TRUE;
   g_queue_push_tail (&self->out, p);
   self->unmatched_dist++;
@@ -1620,6 +1720,7 @@ skip_pair (GstQmetric * self, QmPair * p, GstBuffer * rbuf,
   }
   gst_qmetric_side_unmap (&p->ref);
   gst_qmetric_side_unmap (&p->dist);
+  p->unreadable = TRUE;         /* counted as unreadable in its window */
   p->done = TRUE;
   g_queue_push_tail (&self->out, p);
   gst_buffer_unref (rbuf);
@@ -2039,6 +2140,8 @@ gst_qmetric_start (GstAggregator * agg)
   pairing_start (self);
   free_features (self);
   reset_counts (self);
+  if (!window_start (self))
+    return FALSE;
   {
     gint dev;
     QmBackend be;
@@ -2068,6 +2171,8 @@ gst_qmetric_stop (GstAggregator * agg)
     collect (self, TRUE);
   }
   reset_stream (self);
+  qm_window_finish (self->win, "stop");
+  g_clear_pointer (&self->win, qm_window_free);
   if (self->log) {
     guint pool;
     GST_OBJECT_LOCK (self);

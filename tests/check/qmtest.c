@@ -64,6 +64,8 @@ qm_rig_new (const gchar * props, const gchar * ref_caps,
 
   rig->scores = g_ptr_array_new_with_free_func ((GDestroyNotify)
       gst_structure_free);
+  rig->windows = g_ptr_array_new_with_free_func ((GDestroyNotify)
+      gst_structure_free);
   rig->warnings = g_ptr_array_new_with_free_func (g_free);
   rig->buffers = g_ptr_array_new_with_free_func ((GDestroyNotify)
       gst_buffer_unref);
@@ -133,6 +135,8 @@ qm_rig_run (QmRig * rig)
           g_ptr_array_add (rig->scores, gst_structure_copy (s));
         else if (gst_structure_has_name (s, "qmetric-summary"))
           rig->summary = gst_structure_copy (s);
+        else if (gst_structure_has_name (s, "qmetric-window"))
+          g_ptr_array_add (rig->windows, gst_structure_copy (s));
         break;
       }
       default:
@@ -162,6 +166,7 @@ qm_rig_free (QmRig * rig)
   gst_object_unref (rig->sink);
   gst_object_unref (rig->pipe);
   g_ptr_array_unref (rig->scores);
+  g_ptr_array_unref (rig->windows);
   g_ptr_array_unref (rig->warnings);
   g_ptr_array_unref (rig->buffers);
   g_ptr_array_unref (rig->tags);

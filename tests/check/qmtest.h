@@ -10,6 +10,7 @@ typedef struct {
   GstElement *pipe, *ref, *dist, *q, *sink;
   GPtrArray *scores;      /* GstStructure "qmetric", in order */
   GstStructure *summary;  /* "qmetric-summary" or NULL */
+  GPtrArray *windows;     /* GstStructure "qmetric-window", in order */
   GPtrArray *warnings;    /* gchar*, the messages' text */
   gchar *error;           /* first error's text, or NULL */
   GPtrArray *buffers;     /* GstBuffer from the appsink */

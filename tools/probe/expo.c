@@ -1,0 +1,185 @@
+/* qmetric-probe: Prometheus text exposition of the probes (see expo.h).
+ * Every family is written once (HELP, TYPE, then the sample of every
+ * probe), as the format requires. */
+#include "expo.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "probe.h"
+
+/* a label value: backslash, double quote and newline escaped */
+static void
+append_label (GString * s, const gchar * key, const gchar * value)
+{
+  g_string_append_printf (s, "%s=\"", key);
+  for (; *value; value++) {
+    if (*value == '\\' || *value == '"')
+      g_string_append_c (s, '\\');
+    if (*value == '\n')
+      g_string_append (s, "\\n");
+    else
+      g_string_append_c (s, *value);
+  }
+  g_string_append_c (s, '"');
+}
+
+static void
+append_double (GString * s, gdouble v)
+{
+  gchar buf[G_ASCII_DTOSTR_BUF_SIZE];
+
+  if (isnan (v))
+    g_string_append (s, "NaN");
+  else if (isinf (v))
+    g_string_append (s, v > 0 ? "+Inf" : "-Inf");
+  else
+    /* locale-independent, round-trips */
+    g_string_append (s, g_ascii_dtostr (buf, sizeof (buf), v));
+}
+
+static void
+family (GString * s, const gchar * name, const gchar * type,
+    const gchar * help)
+{
+  g_string_append_printf (s, "# HELP %s %s\n# TYPE %s %s\n", name, help,
+      name, type);
+}
+
+/* name{probe="..."<extra>} value */
+static void
+sample (GString * s, const gchar * name, const Probe * p, const gchar * k1,
+    const gchar * v1, const gchar * k2, const gchar * v2, gdouble value)
+{
+  g_string_append_printf (s, "%s{", name);
+  append_label (s, "probe", p->name);
+  if (k1) {
+    g_string_append_c (s, ',');
+    append_label (s, k1, v1);
+  }
+  if (k2) {
+    g_string_append_c (s, ',');
+    append_label (s, k2, v2);
+  }
+  g_string_append (s, "} ");
+  append_double (s, value);
+  g_string_append_c (s, '\n');
+}
+
+#define EACH_PROBE(probes, p) \
+  for (guint _i = 0; _i < (probes)->len && \
+      ((p) = g_ptr_array_index ((probes), _i)); _i++)
+
+/* a counter family: one sample per probe from the field at `offset` */
+static void
+counter (GString * s, GPtrArray * probes, const gchar * name,
+    const gchar * help, gsize offset)
+{
+  Probe *p;
+
+  family (s, name, "counter", help);
+  EACH_PROBE (probes, p)
+      sample (s, name, p, NULL, NULL, NULL, NULL,
+      (gdouble) G_STRUCT_MEMBER (guint64, p, offset));
+}
+
+gchar *
+expo_render (GPtrArray * probes, gsize * len)
+{
+  GString *s = g_string_new (NULL);
+  Probe *p;
+  guint k, j;
+
+  family (s, "qmetric_probe_up", "gauge",
+      "1 while the probe's pipeline is playing, 0 while it is down or "
+      "waiting to restart");
+  EACH_PROBE (probes, p)
+      sample (s, "qmetric_probe_up", p, NULL, NULL, NULL, NULL, p->up);
+
+  counter (s, probes, "qmetric_frames_total",
+      "Frame pairs compared, counted as their window ends",
+      G_STRUCT_OFFSET (Probe, frames));
+  family (s, "qmetric_unmatched_frames_total", "counter",
+      "Frames with no partner on the other input, not compared");
+  EACH_PROBE (probes, p) {
+    sample (s, "qmetric_unmatched_frames_total", p, "side", "reference",
+        NULL, NULL, (gdouble) p->unmatched_ref);
+    sample (s, "qmetric_unmatched_frames_total", p, "side", "distorted",
+        NULL, NULL, (gdouble) p->unmatched_dist);
+  }
+  counter (s, probes, "qmetric_unreadable_frames_total",
+      "Frame pairs that could not be read (smaller than their caps say)",
+      G_STRUCT_OFFSET (Probe, unreadable));
+  counter (s, probes, "qmetric_windows_total", "Reporting windows ended",
+      G_STRUCT_OFFSET (Probe, windows));
+  counter (s, probes, "qmetric_probe_errors_total",
+      "Pipeline errors (each one stops the pipeline and schedules a restart)",
+      G_STRUCT_OFFSET (Probe, errors));
+  counter (s, probes, "qmetric_probe_restarts_total",
+      "Pipeline restarts after an error or the end of the input",
+      G_STRUCT_OFFSET (Probe, restarts));
+
+  family (s, "qmetric_window_score", "gauge",
+      "Pooled score of a feature over the last window (stat: mean, "
+      "harmonic-mean, min, max, p1, p5)");
+  EACH_PROBE (probes, p) {
+    for (j = 0; j < p->last->len; j++) {
+      ProbeFeature *f = &g_array_index (p->last, ProbeFeature, j);
+      for (k = 0; k < PROBE_N_STATS; k++)
+        sample (s, "qmetric_window_score", p, "feature", f->feature, "stat",
+            probe_stat_names[k], f->v[k]);
+    }
+  }
+  family (s, "qmetric_window_frames", "gauge",
+      "Frames with a score of the feature in the last window");
+  EACH_PROBE (probes, p) {
+    for (j = 0; j < p->last->len; j++) {
+      ProbeFeature *f = &g_array_index (p->last, ProbeFeature, j);
+      sample (s, "qmetric_window_frames", p, "feature", f->feature, NULL,
+          NULL, (gdouble) f->frames);
+    }
+  }
+  family (s, "qmetric_window_pairs", "gauge",
+      "Frame pairs compared in the last window");
+  EACH_PROBE (probes, p) {
+    if (p->windows)
+      sample (s, "qmetric_window_pairs", p, NULL, NULL, NULL, NULL,
+          (gdouble) p->last_pairs);
+  }
+  family (s, "qmetric_window_end_running_time_seconds", "gauge",
+      "Running time of the pipeline at the end of the last window");
+  EACH_PROBE (probes, p) {
+    if (p->windows && p->last_end_rt != GST_CLOCK_TIME_NONE)
+      sample (s, "qmetric_window_end_running_time_seconds", p, NULL, NULL,
+          NULL, NULL, p->last_end_rt / 1e9);
+  }
+  family (s, "qmetric_window_timestamp_seconds", "gauge",
+      "Unix time at which the last window was reported");
+  EACH_PROBE (probes, p) {
+    if (p->windows)
+      sample (s, "qmetric_window_timestamp_seconds", p, NULL, NULL, NULL,
+          NULL, p->last_unix_us / 1e6);
+  }
+
+  family (s, "qmetric_frame_vmaf", "histogram",
+      "Per-frame VMAF score (the \"vmaf\" field of each frame's message)");
+  EACH_PROBE (probes, p) {
+    guint64 cum = 0;
+    gchar le[G_ASCII_DTOSTR_BUF_SIZE];
+    for (k = 0; k <= PROBE_VMAF_BUCKETS; k++) {
+      cum += p->vmaf_buckets[k];
+      if (k < PROBE_VMAF_BUCKETS)
+        g_ascii_dtostr (le, sizeof (le), probe_vmaf_bounds[k]);
+      else
+        strcpy (le, "+Inf");
+      sample (s, "qmetric_frame_vmaf_bucket", p, "le", le, NULL, NULL,
+          (gdouble) cum);
+    }
+    sample (s, "qmetric_frame_vmaf_sum", p, NULL, NULL, NULL, NULL,
+        p->vmaf_sum);
+    sample (s, "qmetric_frame_vmaf_count", p, NULL, NULL, NULL, NULL,
+        (gdouble) p->vmaf_count);
+  }
+  *len = s->len;
+  return g_string_free (s, FALSE);
+}
