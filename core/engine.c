@@ -472,14 +472,15 @@ static int build_features(QmEngine *e)
     for (int i = 0; qm_metrics[i]; i++) {
         const QmMetricDesc *d = qm_metrics[i];
         const bool named = name_in_list(list, d->name);
+        const bool required = named && !e->s.metrics_are_default;
         bool want = named || (all && !(d->flags & QM_METRIC_OPT_IN) &&
                               !(d->flags & QM_METRIC_MODEL_INPUT));
         if (!want)
             continue;
         char why[256];
         if (cannot_run(e, d, why, sizeof(why))) {
-            if (!named) {
-                /* "all" means what this input supports */
+            if (!required) {
+                /* "all" (and the default list) mean what this input supports */
                 qm_engine_log(e, QM_LOG_WARNING, "metric %s left out: %s", d->name, why);
                 continue;
             }
@@ -502,7 +503,8 @@ static int build_features(QmEngine *e)
             return err;
         char why[320];
         if (models_cannot_run(e, why, sizeof(why))) {
-            if (name_in_list(list, "vmaf") || name_in_list(list, "default")) {
+            if ((name_in_list(list, "vmaf") || name_in_list(list, "default")) &&
+                !e->s.metrics_are_default) {
                 set_error(e, "metric vmaf cannot run: %s", why);
                 return QM_ENOTSUP;
             }

@@ -87,6 +87,10 @@ typedef struct QmSettings {
     /* Comma-separated metric names (see qm_metric_names()); NULL or "all"
      * selects every metric, "default" the VMAF model's features only. */
     const char *metrics;
+    /* The metrics list is a default, not the user's request: a metric in it
+     * that the input cannot take is left out with a warning (as with "all")
+     * instead of failing. */
+    bool metrics_are_default;
     /* Comma-separated VMAF models, each a built-in name (vmaf_v0.6.1,
      * vmaf_4k_v0.6.1, vmaf_v0.6.1neg) or a path to a libvmaf JSON model.
      * Used when the metric "vmaf" is selected; NULL means vmaf_v0.6.1. */

@@ -274,6 +274,7 @@ QmLog *qm_log_open(const char *path, QmLogFormat fmt, unsigned n,
     for (unsigned i = 0; !oom && i < n; i++) {
         switch (fmt) {
         case QM_LOG_FORMAT_JSON:
+        case QM_LOG_FORMAT_JSONL:
             l->names[i] = escape_json(names[i]);
             break;
         case QM_LOG_FORMAT_CSV:

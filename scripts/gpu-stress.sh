@@ -1,6 +1,6 @@
 #!/bin/bash
 # The engine's GPU path under every thread count (the two-thread hang of
-# the third session's run 10 depended on it): qmetric-yuv on synthetic raw
+# the golden runs of 2026-11-22 depended on it): qmetric-yuv on synthetic raw
 # files at 576x324 and 1080p, four metric sets, --threads 1 2 3 4 5 8 16,
 # each run under scripts/gpu-watch.sh (a stall comes back as backtraces);
 # the scores must be identical across thread counts and within 5e-5 of the

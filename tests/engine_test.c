@@ -656,12 +656,15 @@ static void on_log(void *opaque, int level, const char *msg)
                  "%s\n", msg);
 }
 
+static bool default_list;  /* open_with(): metrics_are_default */
+
 static int open_with(int w, int h, int bpc, QmChroma c, const char *metrics,
                      Logs *logs, char **names, char **msg)
 {
     QmSettings s;
     qm_settings_default(&s, w, h, bpc, c);
     s.metrics = metrics;
+    s.metrics_are_default = default_list;
     s.log = on_log;
     s.log_opaque = logs;
     memset(logs, 0, sizeof(*logs));
@@ -713,6 +716,21 @@ static void test_all_supported(void)
                          "needs at least 33x33 pictures, the input is 16x16"),
           "%s", msg ? msg : "");
     free(msg);
+    /* the element's default list (not set by the user) is a wish: at 16x16
+     * VMAF is left out with a warning and PSNR and SSIM are computed */
+    default_list = true;
+    CHECK(open_with(16, 16, 8, QM_CHROMA_420, "vmaf,psnr,float_ssim", &l, &names, &msg) == 0,
+          "default list at 16x16: %s", msg ? msg : "");
+    if (names) {
+        CHECK(strstr(names, "psnr_y ") && strstr(names, "float_ssim ") &&
+              !strstr(names, "vmaf"), "default list at 16x16 gives: %s", names);
+        CHECK(strstr(l.text, "metric vmaf left out: its input adm cannot run: it needs "
+                     "at least 33x33 pictures, the input is 16x16"), "no warning: %s", l.text);
+    }
+    free(names);
+    names = NULL;
+    free(msg);
+    default_list = false;
 
     /* 16-bit: psnr_hvs takes 8 to 12 bits */
     CHECK(open_with(W, H, 16, QM_CHROMA_420, "all", &l, &names, &msg) == 0,

@@ -143,6 +143,7 @@ struct _GstQmetric
 
   /* properties, under the object lock */
   gchar *metrics;
+  gboolean metrics_set;         /* FALSE: the default list, a wish only */
   gchar *model;
   gchar *features;
   gchar *log_location;
@@ -305,8 +306,9 @@ metric_list_blurb (void)
 {
   /* qmetric-compare reads the names after "any of:" */
   GString *s = g_string_new ("Comma-separated metrics to compute (default "
-      "\"" DEFAULT_METRICS "\"; a metric named that cannot run on the input "
-      "is an error): \"all\" (every metric below that the input supports, "
+      "\"" DEFAULT_METRICS "\", of which what cannot run on the input is "
+      "left out with a warning; a metric named here that cannot run is an "
+      "error): \"all\" (every metric below that the input supports, "
       "leaving out with a warning one that cannot run at the input's size, "
       "bit depth or chroma; it costs tens of times the CPU time of the "
       "default, see docs/element.md), or any of:");
@@ -544,6 +546,7 @@ gst_qmetric_set_property (GObject * object, guint prop_id,
     case PROP_METRICS:
       g_free (self->metrics);
       self->metrics = g_value_dup_string (value);
+      self->metrics_set = self->metrics != NULL;
       if (!self->metrics)
         self->metrics = g_strdup (DEFAULT_METRICS);
       break;
@@ -753,6 +756,7 @@ open_engine (GstQmetric * self, GstClockTime rt)
       GST_VIDEO_INFO_HEIGHT (&self->dist_info), f->bpc, f->chroma);
   GST_OBJECT_LOCK (self);
   s.metrics = g_strdup (self->metrics);
+  s.metrics_are_default = !self->metrics_set;
   s.models = g_strdup (self->model);
   s.features = g_strdup (self->features);
   s.n_threads = self->threads;
