@@ -176,8 +176,18 @@ if [[ $(gst-inspect-1.0 qmetric 2>/dev/null) == *' adm ('* ]]; then
 fi
 run 0 ref.yuv dis.yuv --size 96x64 --metrics psnr --feature float_ssim --summary json -q &&
   json out.txt 'sorted(k for k in d["pooled_metrics"]) == ["float_ssim", "psnr_cb", "psnr_cr", "psnr_y"]'
-run 2 ref.yuv dis.yuv $RAW --feature psnr=enable_chroma=false &&
-  expect err.txt "--feature psnr=enable_chroma=false: feature options ('enable_chroma=false') are not supported" "feature options"
+# with options: an instance with libvmaf's key suffixes beside the model's;
+# an unknown option is an error naming it, never dropped
+if [[ $(gst-inspect-1.0 qmetric 2>/dev/null) == *' adm ('* ]]; then
+  run 0 ref.yuv dis.yuv --size 96x64 --feature adm=adm_enhn_gain_limit=1.0 --summary json -q &&
+    json out.txt '"vmaf" in d["pooled_metrics"] and "integer_adm2_egl_1" in d["pooled_metrics"]'
+  "$qc" ref.yuv dis.yuv $RAW --feature adm=adm_no_such_option=1 >out.txt 2>err.txt
+  rc=$?
+  [ $rc != 0 ] || fail "--feature adm=adm_no_such_option=1 exited 0"
+  expect err.txt "adm_no_such_option" "unknown feature option named"
+fi
+run 2 ref.yuv dis.yuv $RAW --feature psnr:enable_chroma=false &&
+  expect err.txt "options follow the name after '='" "feature option spelling"
 # --frame_cnt, --subsample
 run 0 ref.yuv dis.yuv $RAW --frame_cnt 4 --summary json -q && json out.txt 'd["frames"] == 4'
 run 0 ref.yuv dis.yuv $RAW --subsample 2 -o sub.json -q && json sub.json '[f["frameNum"] for f in d["frames"]] == [0, 2, 4, 6]'

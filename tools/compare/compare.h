@@ -65,6 +65,7 @@ typedef struct {
     char *input[2];
     GString *metrics;          /* --metrics, comma-separated */
     GString *features;         /* --feature: added to --metrics or to the VMAF model */
+    GString *feature_opts;     /* --feature NAME=OPT=VAL:...: the element's "features" */
     GString *models;           /* --model, comma-separated */
     gboolean enable_transform, disable_clip;
     char *backend;

@@ -200,18 +200,21 @@ static void parse_size(const char *s, int *w, int *h)
         qmc_usage_error("--size: '%s' is not WIDTHxHEIGHT (e.g. 1920x1080)", s);
 }
 
-/* libvmaf's --feature NAME adds to the model's features.  Its
- * "NAME=opt=val:opt2=val" options would change the scores; the qmetric
- * element has no way to take them, so they are refused, never dropped. */
+/* libvmaf's --feature NAME adds to the model's features; with options,
+ * "NAME=opt=val:opt2=val" adds an instance with those options (keys get
+ * libvmaf's option suffixes), through the element's "features" property,
+ * which refuses an unknown metric or option by name. */
 static void add_feature(Options *o, const char *arg)
 {
     size_t n = strcspn(arg, "=:");
     if (!n)
         qmc_usage_error("--feature: '%s' names no feature", arg);
-    if (arg[n])
-        qmc_usage_error("--feature %s: feature options ('%s') are not supported by the qmetric "
-                        "element; give the name alone for libvmaf's defaults", arg, arg + n + 1);
-    qmc_append_list(o->features, arg);
+    if (arg[n] == ':')
+        qmc_usage_error("--feature %s: options follow the name after '=' "
+                        "(NAME=OPTION=VALUE:OPTION=VALUE)", arg);
+    if (strchr(arg, ','))
+        qmc_usage_error("--feature %s: one feature per --feature", arg);
+    qmc_append_list(arg[n] ? o->feature_opts : o->features, arg);
 }
 
 /* FEATURE[.STAT]=VALUE.  Feature names have dots of their own
@@ -307,6 +310,7 @@ void qmc_parse_options(Options *o, int argc, char **argv)
     memset(o, 0, sizeof(*o));
     o->metrics = g_string_new(NULL);
     o->features = g_string_new(NULL);
+    o->feature_opts = g_string_new(NULL);
     o->models = g_string_new(NULL);
     o->cuda_device_id = -1;
     o->fps_n = 25;

@@ -498,7 +498,7 @@ static void resolve_metrics(App *app, GstElement *qm)
     char **known = element_metrics(qm);
     gboolean vmaf = element_has_metric(known, "vmaf") && element_has_metric(known, "vif") &&
                     element_has_metric(known, "adm") && element_has_metric(known, "motion");
-    if (!o->metrics->len && !o->features->len) {
+    if (!o->metrics->len && !o->features->len && !o->feature_opts->len) {
         /* libvmaf's default (VMAF) plus the two scores everyone asks for;
          * without VMAF in this build, the two alone */
         qmc_append_list(app->o.metrics, vmaf ? "vmaf,psnr,float_ssim" : "psnr,float_ssim");
@@ -537,6 +537,12 @@ void qmc_configure_qmetric(App *app, GstElement *qm)
         resolve_metrics(app, qm);
     }
     g_object_set(qm, "metrics", o->metrics->str, "post-messages", TRUE, NULL);
+    if (o->feature_opts->len) {
+        if (!g_object_class_find_property(G_OBJECT_GET_CLASS(qm), "features"))
+            qmc_usage_error("--feature %s: this qmetric element takes no feature options "
+                            "(it has no \"features\" property)", o->feature_opts->str);
+        g_object_set(qm, "features", o->feature_opts->str, NULL);
+    }
     if (o->models->len)
         g_object_set(qm, "model", o->models->str, NULL);
     if (o->enable_transform)
