@@ -1,5 +1,6 @@
 /* gst-qmetric: Bjøntegaard deltas (see bd.h). */
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -213,24 +214,36 @@ static int check_input(const double *r, const double *q, size_t n, const char **
     return 0;
 }
 
-int qm_bd_rate(const double *ra, const double *qa, size_t na,
-               const double *rt, const double *qt, size_t nt,
-               QmBdInterp m, double *pct, const char **why)
+/* Both curves as (x, y) with the rate on a log10 scale: log-rate against
+ * quality (rate_is_y) or quality against log-rate. */
+static int make_curves(const double *ra, const double *qa, size_t na,
+                       const double *rt, const double *qt, size_t nt,
+                       bool rate_is_y, Curve *a, Curve *t, const char **why)
 {
     double la[BD_MAX_POINTS], lt[BD_MAX_POINTS];
-    Curve a, t;
     if (check_input(ra, qa, na, why) || check_input(rt, qt, nt, why))
         return -1;
     for (size_t i = 0; i < na; i++)
         la[i] = log10(ra[i]);
     for (size_t i = 0; i < nt; i++)
         lt[i] = log10(rt[i]);
-    if (make_curve(&a, qa, la, na) || make_curve(&t, qt, lt, nt)) {
-        *why = "a curve has the same quality at two rates";
+    if (rate_is_y ? make_curve(a, qa, la, na) || make_curve(t, qt, lt, nt)
+                  : make_curve(a, la, qa, na) || make_curve(t, lt, qt, nt)) {
+        *why = rate_is_y ? "a curve has the same quality at two rates"
+                         : "a curve has two points at the same rate";
         return -1;
     }
+    return 0;
+}
+
+int qm_bd_rate(const double *ra, const double *qa, size_t na,
+               const double *rt, const double *qt, size_t nt,
+               QmBdInterp m, double *pct, const char **why)
+{
+    Curve a, t;
     double gap;
-    if (mean_gap(&a, &t, m, &gap, why))
+    if (make_curves(ra, qa, na, rt, qt, nt, true, &a, &t, why) ||
+        mean_gap(&a, &t, m, &gap, why))
         return -1;
     *pct = (pow(10.0, gap) - 1.0) * 100.0;
     return 0;
@@ -240,17 +253,8 @@ int qm_bd_quality(const double *ra, const double *qa, size_t na,
                   const double *rt, const double *qt, size_t nt,
                   QmBdInterp m, double *delta, const char **why)
 {
-    double la[BD_MAX_POINTS], lt[BD_MAX_POINTS];
     Curve a, t;
-    if (check_input(ra, qa, na, why) || check_input(rt, qt, nt, why))
+    if (make_curves(ra, qa, na, rt, qt, nt, false, &a, &t, why))
         return -1;
-    for (size_t i = 0; i < na; i++)
-        la[i] = log10(ra[i]);
-    for (size_t i = 0; i < nt; i++)
-        lt[i] = log10(rt[i]);
-    if (make_curve(&a, la, qa, na) || make_curve(&t, lt, qt, nt)) {
-        *why = "a curve has two points at the same rate";
-        return -1;
-    }
     return mean_gap(&a, &t, m, delta, why);
 }
