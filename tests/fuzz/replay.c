@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+/* optional, as in libFuzzer (the element harness initialises GStreamer) */
+__attribute__((weak)) int LLVMFuzzerInitialize(int *argc, char ***argv);
 
 static int run_file(const char *path)
 {
@@ -41,6 +43,8 @@ static int run_file(const char *path)
 int main(int argc, char **argv)
 {
     int n = 0;
+    if (LLVMFuzzerInitialize)
+        LLVMFuzzerInitialize(&argc, &argv);
     for (int i = 1; i < argc; i++) {
         struct stat st;
         if (argv[i][0] == '-' || stat(argv[i], &st) != 0)
