@@ -36,9 +36,7 @@
 #include "qm.h"
 #include "qmbench.h"
 
-#ifdef QM_BENCH_CUDA
-#include <cuda_runtime_api.h>
-#endif
+#include "backend.h"
 
 #define NFRAMES 8
 
@@ -70,9 +68,7 @@ static void make_clip(Clip *c, int w, int h, int bpc, bool device)
         off += c->stride[p] * (size_t)ph[p];
     }
     c->size = off;
-#ifdef QM_BENCH_CUDA
     c->device_ok = device;
-#endif
     for (int f = 0; f < NFRAMES; f++) {
         uint8_t *r[3], *d[3];
         for (int k = 0; k < 2; k++)
@@ -82,18 +78,16 @@ static void make_clip(Clip *c, int w, int h, int bpc, bool device)
             d[p] = c->buf[1][f] + c->plane_off[p];
         }
         qb_synth_frame(w, bpc, 3, pw, ph, r, d, stride, f, &rng);
-#ifdef QM_BENCH_CUDA
-        if (device) {
-            for (int k = 0; k < 2; k++) {
-                if (cudaMalloc((void **)&c->dbuf[k][f], c->size) != cudaSuccess ||
-                    cudaMemcpy(c->dbuf[k][f], c->buf[k][f], c->size,
-                               cudaMemcpyHostToDevice) != cudaSuccess)
+        /* device copies through the CUDA backend (the bench includes no
+         * CUDA header) */
+        const QmBackendOps *cuda = qm_backend_cuda();
+        if (device && cuda && cuda->device_copy) {
+            for (int k = 0; k < 2; k++)
+                if (!(c->dbuf[k][f] = cuda->device_copy(c->buf[k][f], c->size)))
                     c->device_ok = false;
-            }
+        } else if (device) {
+            c->device_ok = false;
         }
-#else
-        (void)device;
-#endif
     }
 }
 
@@ -102,10 +96,8 @@ static void free_clip(Clip *c)
     for (int f = 0; f < NFRAMES; f++)
         for (int k = 0; k < 2; k++) {
             free(c->buf[k][f]);
-#ifdef QM_BENCH_CUDA
             if (c->dbuf[k][f])
-                cudaFree(c->dbuf[k][f]);
-#endif
+                qm_backend_cuda()->device_free(c->dbuf[k][f]);
         }
 }
 

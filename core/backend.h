@@ -75,6 +75,11 @@ typedef struct QmBackendOps {
     int (*close)(void *ctx, unsigned timeout_ms);
     /** Last error text (a failed device call, named), or NULL. */
     const char *(*error)(void *ctx);
+    /** For benchmarks and tools that give the engine pictures already on the
+     *  device (QM_PICTURE_DEVICE): a device copy of n bytes of host memory,
+     *  or NULL; and its release.  Optional (NULL where not offered). */
+    void *(*device_copy)(const void *src, size_t n);
+    void (*device_free)(void *p);
 } QmBackendOps;
 
 /** The CUDA backend, or NULL in a build without it: the one place where the

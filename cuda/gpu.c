@@ -542,6 +542,23 @@ static bool gpu_can_run(const QmMetricDesc *d, const QmOptValues *o)
     return d->cuda != NULL && (!d->cuda_accepts || d->cuda_accepts(o));
 }
 
+static void *gpu_device_copy(const void *src, size_t n)
+{
+    void *d = NULL;
+    if (cudaMalloc(&d, n) != cudaSuccess)
+        return NULL;
+    if (cudaMemcpy(d, src, n, cudaMemcpyHostToDevice) != cudaSuccess) {
+        cudaFree(d);
+        return NULL;
+    }
+    return d;
+}
+
+static void gpu_device_free(void *p)
+{
+    cudaFree(p);
+}
+
 static const QmBackendOps cuda_backend = {
     .name = "CUDA",
     .can_run = gpu_can_run,
@@ -552,6 +569,8 @@ static const QmBackendOps cuda_backend = {
     .collect = gpu_collect,
     .close = gpu_close,
     .error = gpu_error,
+    .device_copy = gpu_device_copy,
+    .device_free = gpu_device_free,
 };
 
 const QmBackendOps *qm_backend_cuda(void)
