@@ -17,6 +17,7 @@
 #define QM_VEC_AVX2_H
 
 #include <immintrin.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 

@@ -7,6 +7,7 @@
 #define QM_VEC_AVX512_H
 
 #include <immintrin.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
