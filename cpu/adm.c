@@ -341,7 +341,11 @@ int qm_adm_scale_setup(QmAdmScaleQ *q, int scale, int in_w, int in_h,
             q->thr_shift[t] = thr_shift[t];
             q->sq_shift[t] = sq_shift[t];
             q->sq_add[t] = (int64_t)1 << (sq_shift[t] - 1);
-            q->cub_shift[t] = (int)(uint32_t)ceil(log2(w) - cub_less[t]);
+            /* the reference converts through uint32_t; for the widths ADM
+             * accepts (33 and up: w >= 17 here) the value is positive and
+             * this is the same number, without the undefined conversion of
+             * a negative double that narrower test widths would hit */
+            q->cub_shift[t] = (int)(int64_t)ceil(log2(w) - cub_less[t]);
             q->cub_add[t] = half_of(q->cub_shift[t]);
             q->num_exp[t] = exp0[t] - q->cub_shift[t] - q->row_shift;
         }
@@ -839,7 +843,9 @@ num_row(const int32_t *restrict src, const int32_t *restrict thr, int n,
         int32_t m = (int32_t)(uabs32(x) - ((uint32_t)thr[j] << ts));
         m = m < 0 ? 0 : m;
         const int32_t m2 = (int32_t)(((int64_t)m * m + sqa) >> sqs);
-        in += ((int64_t)m2 * m + cuba) >> cubs;
+        /* the sum wraps as the reference's int64 sum and the SIMD lanes do
+         * (reachable only with out-of-range bands; defined arithmetic) */
+        in = (int64_t)((uint64_t)in + (uint64_t)(((int64_t)m2 * m + cuba) >> cubs));
     }
     return in;
 }
@@ -904,7 +910,7 @@ void qm_adm_num_row_c(const int32_t *const src[3], const int32_t *const sum[3],
                 v = num_row0(x, thr, n, q, t, &wrapped);
             if (wrapped)
                 v = num_row(x, thr, n, q, t);
-            in[t] += v;
+            in[t] = (int64_t)((uint64_t)in[t] + (uint64_t)v);  /* wraps, as above */
         }
     }
 }
