@@ -133,6 +133,8 @@ VI ptrdiff_t v_block_at(int x, int w, VCols *c)
     *c = 0;
     return w < VN16 ? 0 : x + VN16 <= w ? x : w - VN16;
 }
+/* every column of a block (a whole block inside the row) */
+VI VCols v_cols_all(void) { return 0; }
 /* VN16 samples, 8-bit or 16-bit, as 16-bit lanes */
 VI V v_load_u8(const uint8_t *p, VCols c)
 {
@@ -164,6 +166,18 @@ VI void v_store_u16x2(uint16_t *dst, int n, V lo, V hi)
 typedef const uint16_t *VWin;
 VI VWin v_win(const uint16_t *p) { return p; }
 VI V v_win_at(VWin w, int off) { return _mm256_loadu_si256((const __m256i *)(w + off)); }
+
+/* ---- gathers and double arithmetic on 32-bit lanes ---- */
+/* base[idx[i]] per lane */
+VI V v_gather32(const int32_t *base, V idx) { return _mm256_i32gather_epi32(base, idx, 4); }
+/* (int32_t)(x * f) per lane: the product in double, truncated */
+VI V v_mul_f64_trunc32(V x, double f)
+{
+    const __m256d fd = _mm256_set1_pd(f);
+    const __m256d lo = _mm256_mul_pd(_mm256_cvtepi32_pd(_mm256_castsi256_si128(x)), fd);
+    const __m256d hi = _mm256_mul_pd(_mm256_cvtepi32_pd(_mm256_extracti128_si256(x, 1)), fd);
+    return _mm256_setr_m128i(_mm256_cvttpd_epi32(lo), _mm256_cvttpd_epi32(hi));
+}
 
 /* ---- reductions ---- */
 VI int64_t v_hsum64(V v)

@@ -100,6 +100,7 @@ VI ptrdiff_t v_block_at(int x, int w, VCols *c)
     *c = left >= VN16 ? (VCols)~0u : (VCols)((1u << left) - 1);
     return x;
 }
+VI VCols v_cols_all(void) { return (VCols)~0u; }
 /* Masked loads for the last block only: plain loads are a little faster. */
 VI V v_load_u8(const uint8_t *p, VCols c)
 {
@@ -150,6 +151,16 @@ VI V v_win_at(VWin w, int off)
     case 6: return _mm512_alignr_epi32(w.c, w.b, 3);
     default: return _mm512_alignr_epi32(w.c, w.b, 4);
     }
+}
+
+/* ---- gathers and double arithmetic on 32-bit lanes ---- */
+VI V v_gather32(const int32_t *base, V idx) { return _mm512_i32gather_epi32(idx, base, 4); }
+VI V v_mul_f64_trunc32(V x, double f)
+{
+    const __m512d fd = _mm512_set1_pd(f);
+    const __m512d lo = _mm512_mul_pd(_mm512_cvtepi32_pd(_mm512_castsi512_si256(x)), fd);
+    const __m512d hi = _mm512_mul_pd(_mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(x, 1)), fd);
+    return _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvttpd_epi32(lo)), _mm512_cvttpd_epi32(hi), 1);
 }
 
 /* ---- reductions ---- */
