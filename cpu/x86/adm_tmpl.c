@@ -115,6 +115,57 @@ static void dwt0_row(const void *const src[4], int bpc, const QmAdmScaleQ *q,
 }
 
 /* ------------------------------------------------------------------------ */
+/* DWT, scales 1-3                                                           */
+/* ------------------------------------------------------------------------ */
+
+/* One filter over VN64 values in 64-bit lanes (x0..x3 hold the int32
+ * inputs in their low halves): 64-bit sums of exact 32x32 -> 64-bit
+ * products, (sum + add) >> sh truncated to int32 (the low half of a
+ * logical shift by sh <= 32 is that of the arithmetic one). */
+VI VH fir4_64(V x0, V x1, V x2, V x3, const int32_t *f, V add, __m128i sh)
+{
+    V s = v_add64(v_mul_i32(x0, v_set64(f[0])), v_mul_i32(x1, v_set64(f[1])));
+    s = v_add64(s, v_add64(v_mul_i32(x2, v_set64(f[2])), v_mul_i32(x3, v_set64(f[3]))));
+    return v_low32(v_srl64(v_add64(s, add), sh));
+}
+
+static void dwt123_row(const void *const src[4], int bpc, const QmAdmScaleQ *q,
+                       int32_t *const band[4], int32_t *restrict tmp)
+{
+    (void)bpc;
+    const int n = q->in_w, w = q->w;
+    int32_t *lo = tmp, *hi = tmp + n;
+    const int32_t *L = QM_ADM_DB2_LO, *H = QM_ADM_DB2_HI;
+    const int32_t *r[4] = { src[0], src[1], src[2], src[3] };
+    const V vadd = v_set64(q->v_add), hadd = v_set64(q->h_add);
+    const __m128i vsh = _mm_cvtsi32_si128(q->v_shift), hsh = _mm_cvtsi32_si128(q->h_shift);
+    int j = 0;
+    for (; j + VN64 <= n; j += VN64) {
+        V x[4];
+        for (int k = 0; k < 4; k++)
+            x[k] = v_from_i32(vh_loadu(r[k] + j));
+        vh_storeu(lo + j, fir4_64(x[0], x[1], x[2], x[3], L, vadd, vsh));
+        vh_storeu(hi + j, fir4_64(x[0], x[1], x[2], x[3], H, vadd, vsh));
+    }
+    adm_dwt123_vtail(r, q, j, lo, hi);
+    /* interior outputs: 64-bit lane e of a load at 2j - 1 holds the pair
+     * (x[2j-1+2e], x[2j+2e]); mul_epi32 reads the low half */
+    const int end = w - 2;
+    j = 1;
+    for (; j + VN64 <= end; j += VN64) {
+        const V p0 = v_loadu(lo + 2 * j - 1), p2 = v_loadu(lo + 2 * j + 1);
+        const V q0 = v_loadu(hi + 2 * j - 1), q2 = v_loadu(hi + 2 * j + 1);
+        const V p1 = v_srli64(p0, 32), p3 = v_srli64(p2, 32);
+        const V q1 = v_srli64(q0, 32), q3 = v_srli64(q2, 32);
+        vh_storeu(band[0] + j, fir4_64(p0, p1, p2, p3, L, hadd, hsh));
+        vh_storeu(band[2] + j, fir4_64(p0, p1, p2, p3, H, hadd, hsh));
+        vh_storeu(band[1] + j, fir4_64(q0, q1, q2, q3, L, hadd, hsh));
+        vh_storeu(band[3] + j, fir4_64(q0, q1, q2, q3, H, hadd, hsh));
+    }
+    adm_dwt123_hborder(lo, hi, q, j, band);
+}
+
+/* ------------------------------------------------------------------------ */
 /* Decouple, scale 0                                                         */
 /* ------------------------------------------------------------------------ */
 
@@ -190,6 +241,83 @@ static void decouple0_row(const int32_t *const ref[3], const int32_t *const dis[
     }
 }
 
+/* |y| / 30 and |y| / 15 terms of scales 1-3 (C: mask_row_wide): y the
+ * int32 CSF value, |y| <= 2^31 as uint32, (fm * |y| + fa) >> sh in int64
+ * truncated to int32. */
+VI void mask_terms123(VH x, const QmAdmScaleQ *q, int t, VH *su, VH *ce)
+{
+    const V ay = v_from_u32(vh_abs32(csf32(x, q->csf_mul[t], q->csf_add[t], q->csf_shift[t])));
+    const V f = v_add64(v_mul_u32(ay, v_set64(q->flt_mul)), v_set64(q->flt_add));
+    const V c = v_add64(v_mul_u32(ay, v_set64(q->ctr_mul)), v_set64(q->ctr_add));
+    *su = vh_add32(*su, v_sra64_to32(f, q->flt_shift));
+    *ce = vh_add32(*ce, v_sra64_to32(c, q->ctr_shift));
+}
+
+/* Scales 1-3, VN64 samples per step in 64-bit lanes (C: decouple_row,
+ * wide). */
+static void decouple123_row(const int32_t *const ref[3], const int32_t *const dis[3],
+                            int x0, int x1, const QmAdmScaleQ *q, double egl,
+                            const int32_t *recip, int32_t *const rst[3],
+                            int32_t *const add[3], int32_t *const mask_r[2],
+                            int32_t *const mask_a[2])
+{
+    const double cos1sq = adm_cos1sq();
+    const V zero = v_zero(), one = v_set64(1), k_one = v_set64(32768);
+    for (int j = x0; j < x1; j += VN64) {
+        const VLanes64 lm = v_lanes64(x1 - j);
+        VH t32[3];
+        V o[3], t[3];
+        for (int b = 0; b < 3; b++) {
+            o[b] = v_from_i32(vh_load32(ref[b] + j, lm));
+            t32[b] = vh_load32(dis[b] + j, lm);
+            t[b] = v_from_i32(t32[b]);
+        }
+        /* the C kernel's 64-bit integers (wrapping) */
+        const V dot = v_add64(v_mul_i32(o[0], t[0]), v_mul_i32(o[1], t[1]));
+        const V oo = v_add64(v_mul_i32(o[0], o[0]), v_mul_i32(o[1], o[1]));
+        const V tt = v_add64(v_mul_i32(t[0], t[0]), v_mul_i32(t[1], t[1]));
+        const VSel64 ang = angle_sel64(dot, oo, tt, cos1sq);
+        VH rv[3], av[3];
+        for (int b = 0; b < 3; b++) {
+            const V ob = o[b];
+            const V sm = v_sign64(ob);
+            const V to = v_sub64(v_xor(t[b], sm), sm);
+            const V ao = v_sub64(v_xor(ob, sm), sm);
+            /* |o| >= 2^15 is rounded to 15 significant bits first: shift
+             * by bit length - 15 */
+            const VSel64 big = v_cmpgt64(ao, v_set64(32767));
+            const V sh = v_in_sel64(big, v_sub64(v_ilog2_64(ao), v_set64(14)));
+            const V m = v_srlv64(v_add64(ao, v_srli64(v_sllv64(one, sh), 1)), sh);
+            const V rc = v_from_u32(v_gather32_i64(recip, m));
+            /* to <= 0 gives k <= 0, clipped to 0; for to > 0 (<= 2^31) the
+             * unsigned 32x32 product is the C code's; k < 2^63 */
+            V k = v_add64(v_mul_u32(rc, to), v_sllv64(v_set64(1 << 14), sh));
+            k = v_srlv64(k, v_add64(sh, v_set64(15)));
+            k = v_in_sel64(v_cmpgt64(to, zero), v_min64(k, k_one));
+            const VSel64 oz = v_cmpeq64(ob, zero);
+            k = v_select64(k, oz, k_one);
+            /* rs = (k * o + 2^14) >> 15 fits int32 (|k * o| <= 2^46): the
+             * low half of the logical shift */
+            const VH rs = v_low32(v_srli64(v_add64(v_mul_i32(k, ob), v_set64(16384)), 15));
+            const VH lim = decouple_lim(rs, to, sm, egl);
+            const VSel64 use = v_sel64_andnot(oz, v_sel64_and(ang, v_cmpgt64(k, zero)));
+            rv[b] = vh_select(rs, use, lim);
+            av[b] = vh_sub32(t32[b], rv[b]);
+            vh_store32(rst[b] + j, lm, rv[b]);
+            vh_store32(add[b] + j, lm, av[b]);
+        }
+        VH su = vh_zero(), ce = su, sa = su, ca = su;
+        for (int b = 0; b < 3; b++) {
+            mask_terms123(rv[b], q, b, &su, &ce);
+            mask_terms123(av[b], q, b, &sa, &ca);
+        }
+        vh_store32(mask_r[0] + j, lm, su);
+        vh_store32(mask_r[1] + j, lm, vh_sub32(ce, su));
+        vh_store32(mask_a[0] + j, lm, sa);
+        vh_store32(mask_a[1] + j, lm, vh_sub32(ca, sa));
+    }
+}
+
 /* ------------------------------------------------------------------------ */
 /* Numerator sums                                                            */
 /* ------------------------------------------------------------------------ */
@@ -258,6 +386,30 @@ static int64_t num_row0(const int32_t *src, const int32_t *thr, int n,
     return v_hsum64(acc);
 }
 
+/* The C kernel's general per-sample arithmetic (C: num_row) on VN64 lanes:
+ * x the CSF value (int32), m = max(|x| - (thr << ts), 0) in wrapping
+ * int32, m2 = (int32)((m^2 + sqa) >> sqs) (mul_epi32 reads the low half,
+ * signed), term = (m2 * m + cuba) >> cubs in int64; lanes past n: m = 0
+ * adds (0 + sqa) >> sqs = 0, then 0. */
+static int64_t num_row64(const int32_t *src, const int32_t *thr, int n,
+                         const QmAdmScaleQ *q, int t)
+{
+    const __m128i ts = _mm_cvtsi32_si128(q->thr_shift[t]);
+    const __m128i sqs = _mm_cvtsi32_si128(q->sq_shift[t]), cubs = _mm_cvtsi32_si128(q->cub_shift[t]);
+    const V sqa = v_set64(q->sq_add[t]), cuba = v_set64(q->cub_add[t]);
+    V acc = v_zero();
+    for (int j = 0; j < n; j += VN64) {
+        const VLanes64 lm = v_lanes64(n - j);
+        const VH x = csf32(vh_load32(src + j, lm), q->csf_mul[t], q->x_add, q->x_shift);
+        const VH th = vh_sll32(vh_load32(thr + j, lm), ts);
+        const VH m32 = vh_in_lanes(lm, vh_max32(vh_sub32(vh_abs32(x), th), vh_zero()));
+        const V m = v_from_u32(m32);
+        const V m2 = v_srl64(v_add64(v_mul_u32(m, m), sqa), sqs);
+        acc = v_add64(acc, v_sra64(v_add64(v_mul_i32(m2, m), cuba), cubs));
+    }
+    return v_hsum64(acc);
+}
+
 static void num_row(const int32_t *const src[3], const int32_t *const sum[3],
                     const int32_t *ctr, const QmAdmScaleQ *q, int64_t in[3])
 {
@@ -265,10 +417,10 @@ static void num_row(const int32_t *const src[3], const int32_t *const sum[3],
 }
 
 /* ------------------------------------------------------------------------ */
-/* Denominator sums, scale 0                                                 */
+/* Denominator sums                                                          */
 /* ------------------------------------------------------------------------ */
 
-/* Plain cubes; u = |x| <= 2^15, u^2 in 32 bits, u^3 in 64 (even and odd
+/* Scale 0: plain cubes; u = |x| <= 2^15, u^2 in 32 bits, u^3 in 64 (even and odd
  * lanes). */
 static void den0_row(const int32_t *const ref[3], const QmAdmScaleQ *q, uint64_t in[3])
 {
@@ -280,6 +432,26 @@ static void den0_row(const int32_t *const ref[3], const QmAdmScaleQ *q, uint64_t
             const V u2 = v_mullo32(u, u);
             acc = v_add64(acc, v_mul_u32(u2, u));
             acc = v_add64(acc, v_mul_u32(v_srli64(u2, 32), v_srli64(u, 32)));
+        }
+        in[t] = (uint64_t)v_hsum64(acc);
+    }
+}
+
+/* Scales 1-3: u = |x| <= 2^31; s = (u^2 + a) >> sh may reach 2^32 + 1,
+ * so s * u is a full 64-bit product (mod 2^64, as the C code's uint64). */
+static void den123_row(const int32_t *const ref[3], const QmAdmScaleQ *q, uint64_t in[3])
+{
+    const int x0 = q->roi.x0, x1 = q->roi.x1;
+    const V sqa = v_set64((int64_t)q->dsq_add), cuba = v_set64((int64_t)q->dcub_add);
+    const __m128i sqs = _mm_cvtsi32_si128(q->dsq_shift), cubs = _mm_cvtsi32_si128(q->dcub_shift);
+    for (int t = 0; t < 3; t++) {
+        V acc = v_zero();
+        for (int j = x0; j < x1; j += VN64) {
+            const VLanes64 lm = v_lanes64(x1 - j);
+            const V u = v_from_u32(vh_abs32(vh_load32(ref[t] + j, lm)));
+            const V s = v_srl64(v_add64(v_mul_u32(u, u), sqa), sqs);
+            const V v = v_srl64(v_add64(v_mullo64_u32(s, u), cuba), cubs);
+            acc = v_add64(acc, v_in_lanes64(lm, v));
         }
         in[t] = (uint64_t)v_hsum64(acc);
     }
