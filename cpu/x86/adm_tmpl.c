@@ -221,7 +221,11 @@ static void decouple0_row(const int32_t *const ref[3], const int32_t *const dis[
             const V k = v_select32(kk, v_sel_or(v_cmpgt32(to, ao), oz), k_one);
             /* |k * o| <= 2^15 * 22931 */
             const V rs = v_srai32(v_add32(v_mullo32(k, ob), round15), 15);
-            const V g = egl_int ? v_mullo32(rs, egl_i) : v_mul_f64_trunc32(rs, egl);
+            V g;
+            if (egl_int)
+                g = v_mullo32(rs, egl_i);
+            else
+                g = v_mul_f64_trunc32(rs, egl);
             const V lim = apply_sign(v_min32(apply_sign(g, sm), to), sm);
             const VSel use = v_sel_andnot(oz, v_sel_and(ang, v_cmpgt32(k, zero)));
             rv[b] = v_select32(rs, use, lim);
