@@ -1,7 +1,7 @@
-/* gst-qmetric: scalar pieces shared by the ADM twins (adm_avx2.c,
- * adm_avx512.c): the columns that the vector loops leave to plain code
- * (mirrored DWT taps, row tails, the threshold's mirrored columns).  Each
- * is the C kernel's arithmetic (cpu/adm.c) for those columns.
+/* gst-qmetric: scalar pieces of the ADM twins (adm_tmpl.c, compiled in
+ * adm_avx2.c and adm_avx512.c): the columns that the vector loops leave
+ * to plain code (mirrored DWT taps, row tails, the threshold's mirrored
+ * columns).  Each is the C kernel's arithmetic (cpu/adm.c) for those columns.
  */
 #ifndef QM_ADM_X86_H
 #define QM_ADM_X86_H

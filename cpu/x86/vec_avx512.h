@@ -13,6 +13,7 @@
 
 #define VN32 16
 #define VN16 32
+#define VN64 8
 /* Partial blocks are masked: rows narrower than a block need no copy. */
 #define V_NARROW_COPY 0
 
@@ -20,6 +21,9 @@ typedef __m512i V;
 typedef __mmask16 VSel;
 typedef __mmask16 VLanes;
 typedef __mmask32 VCols;
+typedef __m256i VH;
+typedef __mmask8 VSel64;
+typedef __mmask8 VLanes64;
 
 #define VI static inline __attribute__((always_inline))
 
@@ -101,6 +105,7 @@ VI ptrdiff_t v_block_at(int x, int w, VCols *c)
     *c = left >= VN16 ? (VCols)~0u : (VCols)((1u << left) - 1);
     return x;
 }
+VI VCols v_cols_all(void) { return (VCols)~0u; }
 /* Masked loads for the last block only: plain loads are a little faster. */
 VI V v_load_u8(const uint8_t *p, VCols c)
 {
@@ -152,6 +157,59 @@ VI V v_win_at(VWin w, int off)
     default: return _mm512_alignr_epi32(w.c, w.b, 4);
     }
 }
+
+/* ---- gathers and double arithmetic on 32-bit lanes ---- */
+VI V v_gather32(const int32_t *base, V idx) { return _mm512_i32gather_epi32(idx, base, 4); }
+VI V v_mul_f64_trunc32(V x, double f)
+{
+    const __m512d fd = _mm512_set1_pd(f);
+    const __m512d lo = _mm512_mul_pd(_mm512_cvtepi32_pd(_mm512_castsi512_si256(x)), fd);
+    const __m512d hi = _mm512_mul_pd(_mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(x, 1)), fd);
+    return _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvttpd_epi32(lo)), _mm512_cvttpd_epi32(hi), 1);
+}
+
+/* ---- 64-bit lanes ---- */
+VI V v_sub64(V a, V b) { return _mm512_sub_epi64(a, b); }
+VI V v_mul_i32(V a, V b) { return _mm512_mul_epi32(a, b); }
+VI V v_mullo64_u32(V a, V b) { return _mm512_mullo_epi64(a, b); }
+VI V v_sllv64(V a, V n) { return _mm512_sllv_epi64(a, n); }
+VI V v_srlv64(V a, V n) { return _mm512_srlv_epi64(a, n); }
+VI V v_sra64(V x, __m128i s) { return _mm512_sra_epi64(x, s); }
+VI V v_sign64(V x) { return _mm512_srai_epi64(x, 63); }
+VI VSel64 v_cmpgt64(V a, V b) { return _mm512_cmpgt_epi64_mask(a, b); }
+VI VSel64 v_cmpeq64(V a, V b) { return _mm512_cmpeq_epi64_mask(a, b); }
+VI VSel64 v_sel64_and(VSel64 a, VSel64 b) { return a & b; }
+VI VSel64 v_sel64_andnot(VSel64 a, VSel64 b) { return (VSel64)(~a & b); }
+VI V v_select64(V a, VSel64 s, V b) { return _mm512_mask_mov_epi64(a, s, b); }
+VI V v_in_sel64(VSel64 s, V v) { return _mm512_maskz_mov_epi64(s, v); }
+VI V v_min64(V a, V b) { return _mm512_min_epu64(a, b); }
+/* floor(log2 x) for 0 < x <= 2^31: the exponent of the exact double */
+VI V v_ilog2_64(V x) { return _mm512_cvttpd_epi64(_mm512_getexp_pd(_mm512_cvtepi64_pd(x))); }
+
+/* ---- VN64 32-bit lanes (VH) and their 64-bit widening ---- */
+VI VH vh_loadu(const int32_t *p) { return _mm256_loadu_si256((const __m256i *)p); }
+VI void vh_storeu(int32_t *p, VH v) { _mm256_storeu_si256((__m256i *)p, v); }
+VI VLanes64 v_lanes64(int n)
+{
+    return n >= 8 ? (VLanes64)0xFF : (VLanes64)((1u << n) - 1);
+}
+VI VH vh_load32(const int32_t *p, VLanes64 l) { return _mm256_maskz_loadu_epi32(l, p); }
+VI void vh_store32(int32_t *p, VLanes64 l, VH v) { _mm256_mask_storeu_epi32(p, l, v); }
+VI V v_in_lanes64(VLanes64 l, V v) { return _mm512_maskz_mov_epi64(l, v); }
+VI VH vh_zero(void) { return _mm256_setzero_si256(); }
+VI VH vh_add32(VH a, VH b) { return _mm256_add_epi32(a, b); }
+VI VH vh_sub32(VH a, VH b) { return _mm256_sub_epi32(a, b); }
+VI VH vh_max32(VH a, VH b) { return _mm256_max_epi32(a, b); }
+VI VH vh_abs32(VH a) { return _mm256_abs_epi32(a); }
+VI VH vh_and(VH a, VH b) { return _mm256_and_si256(a, b); }
+VI VH vh_sll32(VH a, __m128i n) { return _mm256_sll_epi32(a, n); }
+VI VH vh_in_lanes(VLanes64 l, VH v) { return _mm256_maskz_mov_epi32(l, v); }
+VI V v_from_i32(VH v) { return _mm512_cvtepi32_epi64(v); }
+VI V v_from_u32(VH v) { return _mm512_cvtepu32_epi64(v); }
+VI VH v_low32(V v) { return _mm512_cvtepi64_epi32(v); }
+VI VH v_sra64_to32(V v, int sh) { return _mm512_cvtepi64_epi32(_mm512_sra_epi64(v, _mm_cvtsi32_si128(sh))); }
+VI VH vh_select(VH a, VSel64 s, VH b) { return _mm256_mask_mov_epi32(a, s, b); }
+VI VH v_gather32_i64(const int32_t *base, V idx) { return _mm512_i64gather_epi32(idx, base, 4); }
 
 /* ---- reductions ---- */
 VI int64_t v_hsum64(V v) { return _mm512_reduce_add_epi64(v); }
