@@ -149,7 +149,8 @@ adm_num_row_x86(const int32_t *const src[3], const int32_t *const sum[3], const 
                 v = num0(src[t] + j0, thr, n, q, t, &wrapped);
             if (wrapped)
                 v = num(src[t] + j0, thr, n, q, t);
-            in[t] += v;
+            /* wraps, as the C stage's sum (defined unsigned arithmetic) */
+            in[t] = (int64_t)((uint64_t)in[t] + (uint64_t)v);
         }
     }
 }

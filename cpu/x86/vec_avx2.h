@@ -291,7 +291,8 @@ VI VH v_gather32_i64(const int32_t *base, V idx) { return _mm256_i64gather_epi32
 VI int64_t v_hsum64(V v)
 {
     const __m128i s = _mm_add_epi64(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-    return _mm_cvtsi128_si64(s) + _mm_extract_epi64(s, 1);
+    /* wraps like the lanes' own adds (defined unsigned arithmetic) */
+    return (int64_t)((uint64_t)_mm_cvtsi128_si64(s) + (uint64_t)_mm_extract_epi64(s, 1));
 }
 /* whether any bit of b is set in some lane of v */
 VI int v_any_bits64(V v, int64_t b) { return !_mm256_testz_si256(v, _mm256_set1_epi64x(b)); }

@@ -39,7 +39,7 @@ static const QmAdmParams *pick_params(void)
 
 static int32_t rnd_range(int32_t lo, int32_t hi)
 {
-    return lo + (int32_t)(checkasm_rand() % (uint32_t)((int64_t)hi - lo + 1));
+    return (int32_t)(lo + (int64_t)(checkasm_rand() % (uint32_t)((int64_t)hi - lo + 1)));
 }
 
 static int32_t rnd_i32(void)
@@ -233,7 +233,7 @@ static void fill_decouple(int v, int w, int32_t *ref[3], int32_t *dis[3])
             case 0: t = o; break;
             case 1: t = -(int64_t)o; break;
             case 2: t = (int64_t)o * rnd_range(0, 300) / 100; break;
-            case 3: t = o + rnd_range(-4, 4); break;
+            case 3: t = (int64_t)o + rnd_range(-4, 4); break;
             case 4: t = (int64_t)o * rnd_range(95, 105) / 100 + rnd_range(-2, 2); break;
             case 5: t = checkasm_rand() % 8 ? o : band_value(v, 0, j); break;
             default: t = band_value(v, (int)(checkasm_rand() % 6), j); break;
@@ -578,11 +578,13 @@ static void test_i64_float(void)
             case 0: v = (int64_t)r; break;
             case 1: v = (int64_t)r >> (checkasm_rand() % 64); break;
             case 2: /* a tie, or one off it */
-                v = (m << e) + (e ? (int64_t)1 << (e - 1) : 0) + (int64_t)(checkasm_rand() % 3) - 1;
+                /* unsigned shifts: the same bits without signed overflow */
+                v = (int64_t)(((uint64_t)m << e) + (e ? (uint64_t)1 << (e - 1) : 0) +
+                              (uint64_t)(checkasm_rand() % 3) - 1);
                 break;
             case 3: v = ((int64_t)1 << (checkasm_rand() % 63)) + (int64_t)(checkasm_rand() % 5) - 2; break;
             case 4: v = i & 8 ? INT64_MIN + (int64_t)(checkasm_rand() % 3) : INT64_MAX - (int64_t)(checkasm_rand() % 3); break;
-            default: v = (m << e) | (int64_t)(r & (((uint64_t)1 << e) - 1)); break;
+            default: v = (int64_t)(((uint64_t)m << e) | (r & (((uint64_t)1 << e) - 1))); break;
             }
             x[i] = checkasm_rand() & 1 ? v : (v == INT64_MIN ? v : -v);
         }
