@@ -168,6 +168,10 @@ struct App {
 /* main.c: errors found while running.  The first one wins (it is the
  * cause); qmc_post_error hands one from a streaming thread to the loop. */
 void qmc_clear_progress(App *app);
+/** Print a pipeline warning unless the run reports it otherwise (main.c). */
+void qmc_print_warning(App *app, GstMessage *msg);
+/** SIGINT: end the streams so that the outputs are complete; twice: quit. */
+gboolean qmc_on_sigint(gpointer data);
 void qmc_fail(App *app, int code, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
 void qmc_post_error(App *app, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 

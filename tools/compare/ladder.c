@@ -525,34 +525,12 @@ static gboolean on_bus(GstBus *bus, GstMessage *msg, gpointer data)
         g_error_free(err);
         break;
     }
-    case GST_MESSAGE_WARNING: {
-        GError *err = NULL;
-        const GstStructure *d = NULL;
-        gst_message_parse_warning(msg, &err, NULL);
-        gst_message_parse_warning_details(msg, &d);
-        if (!(d && gst_structure_has_field(d, "details")) &&
-            !g_error_matches(err, GST_STREAM_ERROR, GST_STREAM_ERROR_CODEC_NOT_FOUND))
-            fprintf(stderr, "qmetric-compare: warning: %s: %s\n",
-                    GST_OBJECT_NAME(GST_MESSAGE_SRC(msg)), err->message);
-        g_error_free(err);
+    case GST_MESSAGE_WARNING:
+        qmc_print_warning(app, msg);
         break;
-    }
     default:
         break;
     }
-    return G_SOURCE_CONTINUE;
-}
-
-static gboolean on_sigint(gpointer data)
-{
-    App *app = data;
-    if (app->interrupted) {
-        g_main_loop_quit(app->loop);
-        return G_SOURCE_REMOVE;
-    }
-    app->interrupted = TRUE;
-    fprintf(stderr, "qmetric-compare: interrupted; finishing (Ctrl-C again to quit now)\n");
-    gst_element_send_event(app->pipeline, gst_event_new_eos());
     return G_SOURCE_CONTINUE;
 }
 
@@ -918,7 +896,7 @@ int qmc_ladder_main(App *app)
     bus = gst_element_get_bus(app->pipeline);
     gst_bus_add_watch(bus, on_bus, app);
     gst_object_unref(bus);
-    g_unix_signal_add(SIGINT, on_sigint, app);
+    g_unix_signal_add(SIGINT, qmc_on_sigint, app);
     app->t0 = g_get_monotonic_time();
     if (gst_element_set_state(app->pipeline, GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE)
         qmc_fail(app, EXIT_USAGE, "the pipeline cannot start");

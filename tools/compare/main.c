@@ -29,6 +29,24 @@ void qmc_clear_progress(App *app)
     }
 }
 
+/* A pipeline warning, printed unless it is one the run reports otherwise:
+ * unmatched frames (in the summary and by the count check) and undecodable
+ * streams (by the error that follows, or they are not the video). */
+void qmc_print_warning(App *app, GstMessage *msg)
+{
+    GError *err = NULL;
+    const GstStructure *d = NULL;
+    gst_message_parse_warning(msg, &err, NULL);
+    gst_message_parse_warning_details(msg, &d);
+    if (!(d && gst_structure_has_field(d, "details")) &&
+        !g_error_matches(err, GST_STREAM_ERROR, GST_STREAM_ERROR_CODEC_NOT_FOUND)) {
+        qmc_clear_progress(app);
+        fprintf(stderr, "qmetric-compare: warning: %s: %s\n",
+                GST_OBJECT_NAME(GST_MESSAGE_SRC(msg)), err->message);
+    }
+    g_error_free(err);
+}
+
 /* The first error wins: it is the cause, later ones are consequences. */
 void qmc_fail(App *app, int code, const char *fmt, ...)
 {
@@ -212,30 +230,16 @@ static gboolean on_bus(GstBus *bus, GstMessage *msg, gpointer data)
     case GST_MESSAGE_ERROR:
         on_error(app, msg);
         break;
-    case GST_MESSAGE_WARNING: {
-        GError *err = NULL;
-        const GstStructure *d = NULL;
-        gst_message_parse_warning(msg, &err, NULL);
-        gst_message_parse_warning_details(msg, &d);
-        /* unmatched frames are reported in the summary and by the count
-         * check; undecodable streams by the error that follows, or they are
-         * not the video */
-        if (!(d && gst_structure_has_field(d, "details")) &&
-            !g_error_matches(err, GST_STREAM_ERROR, GST_STREAM_ERROR_CODEC_NOT_FOUND)) {
-            qmc_clear_progress(app);
-            fprintf(stderr, "qmetric-compare: warning: %s: %s\n",
-                    GST_OBJECT_NAME(GST_MESSAGE_SRC(msg)), err->message);
-        }
-        g_error_free(err);
+    case GST_MESSAGE_WARNING:
+        qmc_print_warning(app, msg);
         break;
-    }
     default:
         break;
     }
     return G_SOURCE_CONTINUE;
 }
 
-static gboolean on_sigint(gpointer data)
+gboolean qmc_on_sigint(gpointer data)
 {
     App *app = data;
     if (app->interrupted) {
@@ -331,7 +335,7 @@ int main(int argc, char **argv)
     bus = gst_element_get_bus(app->pipeline);
     gst_bus_add_watch(bus, on_bus, app);
     gst_object_unref(bus);
-    g_unix_signal_add(SIGINT, on_sigint, app);
+    g_unix_signal_add(SIGINT, qmc_on_sigint, app);
     app->tty = isatty(STDERR_FILENO) && !app->o.quiet;
     app->t0 = g_get_monotonic_time();
     if (app->tty)
