@@ -130,6 +130,9 @@ typedef struct
 {
   GstBuffer *buf[PAIR_QUEUE_MAX];
   QmPairFrame f[PAIR_QUEUE_MAX];
+  /* each frame's caps when it was taken: a caps change may come (and
+   * change the pad's info) while earlier frames still wait here */
+  GstVideoInfo info[PAIR_QUEUE_MAX];
   guint n;
   gint n_shared;                /* n, for the watchdog thread (atomic) */
   GstClockTime prev_t;          /* last frame's running time */
@@ -164,7 +167,10 @@ struct _GstQmetric
   GstObject *cuda_ctx;
 
   /* streaming state */
-  GstVideoInfo ref_info, dist_info;
+  GstVideoInfo ref_info, dist_info;   /* the pads' latest caps */
+  /* the caps of the pair being compared (its frames' own, from the pairing
+   * queue) and those the engine was opened for */
+  GstVideoInfo pair_ref_info, pair_dist_info, engine_info;
   gboolean have_ref_info, have_dist_info;
   QmEngine *engine;
   guint n_features;
@@ -745,15 +751,15 @@ open_engine (GstQmetric * self, GstClockTime rt)
 {
   QmSettings s;
   const GstQmetricFormat *f =
-      gst_qmetric_format_lookup (GST_VIDEO_INFO_FORMAT (&self->dist_info));
+      gst_qmetric_format_lookup (GST_VIDEO_INFO_FORMAT (&self->pair_dist_info));
   gchar *log_location;
   QmLogFormat log_format;
   char *err = NULL;
   guint i;
   int ret;
 
-  qm_settings_default (&s, GST_VIDEO_INFO_WIDTH (&self->dist_info),
-      GST_VIDEO_INFO_HEIGHT (&self->dist_info), f->bpc, f->chroma);
+  qm_settings_default (&s, GST_VIDEO_INFO_WIDTH (&self->pair_dist_info),
+      GST_VIDEO_INFO_HEIGHT (&self->pair_dist_info), f->bpc, f->chroma);
   GST_OBJECT_LOCK (self);
   s.metrics = g_strdup (self->metrics);
   s.metrics_are_default = !self->metrics_set;
@@ -784,7 +790,7 @@ open_engine (GstQmetric * self, GstClockTime rt)
         ("Cannot set up the metrics: %s", why),
         ("qm_engine_open() returned %d for %dx%d %s", ret, s.w, s.h,
             gst_video_format_to_string (GST_VIDEO_INFO_FORMAT
-                (&self->dist_info))));
+                (&self->pair_dist_info))));
     g_free (why);
     free (err);
     g_free (log_location);
@@ -805,10 +811,10 @@ open_engine (GstQmetric * self, GstClockTime rt)
   /* a frame's scores wait for the look-ahead (motion needs the next
    * frame): a live pipeline must know it holds that many frames */
   if (qm_engine_delay (self->engine) > 0 &&
-      GST_VIDEO_INFO_FPS_N (&self->dist_info) > 0) {
+      GST_VIDEO_INFO_FPS_N (&self->pair_dist_info) > 0) {
     GstClockTime lat = gst_util_uint64_scale_int (GST_SECOND *
-        qm_engine_delay (self->engine), GST_VIDEO_INFO_FPS_D (&self->dist_info),
-        GST_VIDEO_INFO_FPS_N (&self->dist_info));
+        qm_engine_delay (self->engine), GST_VIDEO_INFO_FPS_D (&self->pair_dist_info),
+        GST_VIDEO_INFO_FPS_N (&self->pair_dist_info));
     gst_aggregator_set_latency (GST_AGGREGATOR (self), lat, lat);
   }
 
@@ -868,7 +874,7 @@ open_engine (GstQmetric * self, GstClockTime rt)
                 "running-time", G_TYPE_UINT64, rt,
                 "width", G_TYPE_INT, s.w, "height", G_TYPE_INT, s.h,
                 "format", G_TYPE_STRING, gst_video_format_to_string
-                (GST_VIDEO_INFO_FORMAT (&self->dist_info)), NULL)));
+                (GST_VIDEO_INFO_FORMAT (&self->pair_dist_info)), NULL)));
   }
   return TRUE;
 }
@@ -1406,6 +1412,7 @@ queue_pop (GstQmetric * self, guint i)
   q->n--;
   memmove (q->buf, q->buf + 1, q->n * sizeof (q->buf[0]));
   memmove (q->f, q->f + 1, q->n * sizeof (q->f[0]));
+  memmove (q->info, q->info + 1, q->n * sizeof (q->info[0]));
   g_atomic_int_set (&q->n_shared, q->n);
   return buf;
 }
@@ -1519,6 +1526,7 @@ pull_frame (GstQmetric * self, guint i, gint64 deadline, gboolean * error)
   f->discont = GST_BUFFER_IS_DISCONT (buf);
   if (f->t >= 0)
     q->prev_t = f->t;
+  q->info[q->n] = i == QM_PAIR_REF ? self->ref_info : self->dist_info;
   q->buf[q->n++] = buf;
   g_atomic_int_set (&q->n_shared, q->n);
 
@@ -1736,7 +1744,7 @@ skip_pair (GstQmetric * self, QmPair * p, GstBuffer * rbuf,
 static gboolean
 formats_agree (GstQmetric * self)
 {
-  const GstVideoInfo *r = &self->ref_info, *d = &self->dist_info;
+  const GstVideoInfo *r = &self->pair_ref_info, *d = &self->pair_dist_info;
 
   if (GST_VIDEO_INFO_WIDTH (r) == GST_VIDEO_INFO_WIDTH (d) &&
       GST_VIDEO_INFO_HEIGHT (r) == GST_VIDEO_INFO_HEIGHT (d) &&
@@ -1753,6 +1761,9 @@ formats_agree (GstQmetric * self)
   return FALSE;
 }
 
+static gboolean geometry_changed (const GstVideoInfo * a,
+    const GstVideoInfo * b);
+
 static GstFlowReturn
 compare_pair (GstQmetric * self, GstBuffer * rbuf, GstBuffer * dbuf,
     GstClockTime rt)
@@ -1763,12 +1774,21 @@ compare_pair (GstQmetric * self, GstBuffer * rbuf, GstBuffer * dbuf,
   gboolean gpu;
   int err;
 
+  /* a size or format change reaches the engine with the first pair in the
+   * new caps (earlier pairs, queued before the caps event, keep theirs):
+   * the pairs so far are scored, in order, and a new engine opens */
+  if (self->engine && geometry_changed (&self->pair_dist_info,
+          &self->engine_info)) {
+    drain_all (self);
+    self->reconfigured = TRUE;
+  }
   /* both buffers are ours from here on: every exit path releases them */
   if (!formats_agree (self) || (!self->engine && !open_engine (self, rt))) {
     gst_buffer_unref (rbuf);
     gst_buffer_unref (dbuf);
     return GST_FLOW_ERROR;
   }
+  self->engine_info = self->pair_dist_info;
   p = g_new0 (QmPair, 1);
   p->dist_buf = dbuf;
   p->pts = GST_BUFFER_PTS (dbuf);
@@ -1784,13 +1804,13 @@ compare_pair (GstQmetric * self, GstBuffer * rbuf, GstBuffer * dbuf,
    * it again) and the memory belongs to a context ours can reach */
   gpu = qm_engine_backend (self->engine) == QM_BACKEND_CUDA &&
       !qm_engine_reads_host (self->engine);
-  mr = gst_qmetric_side_map (&p->ref, &self->ref_info, rbuf, 
+  mr = gst_qmetric_side_map (&p->ref, &self->pair_ref_info, rbuf, 
       cuda_access (self, rbuf, gpu));
   if (mr != GST_QMETRIC_MAP_OK) {
     skip_pair (self, p, rbuf, mr, "Reference", p->ref.problem);
     return GST_FLOW_OK;
   }
-  mr = gst_qmetric_side_map (&p->dist, &self->dist_info, dbuf, 
+  mr = gst_qmetric_side_map (&p->dist, &self->pair_dist_info, dbuf, 
       cuda_access (self, dbuf, gpu));
   if (mr != GST_QMETRIC_MAP_OK) {
     skip_pair (self, p, rbuf, mr, "Distorted", p->dist.problem);
@@ -1872,7 +1892,10 @@ pair_queued (GstQmetric * self, gint64 deadline, gboolean done_all)
     switch (d.action) {
       case QM_PAIR_MATCH:{
         GstClockTime rt = from_pair_time (self->pq[QM_PAIR_DIST].f[0].t);
-        GstBuffer *rbuf = queue_pop (self, QM_PAIR_REF);
+        GstBuffer *rbuf;
+        self->pair_ref_info = self->pq[QM_PAIR_REF].info[0];
+        self->pair_dist_info = self->pq[QM_PAIR_DIST].info[0];
+        rbuf = queue_pop (self, QM_PAIR_REF);
         ret = compare_pair (self, rbuf, queue_pop (self, QM_PAIR_DIST), rt);
         break;
       }
@@ -2031,17 +2054,12 @@ gst_qmetric_sink_event (GstAggregator * agg, GstAggregatorPad * pad,
       *cur = info;
       *have = TRUE;
       if (changed && self->n_features) {
-        /* the pairs so far are scored with the old engine, in order; the
-         * next pair opens one for the new pictures.  The other pad may
-         * still be in the old format: its frames pair with nothing in
-         * time until its own caps follow (compare_pair checks). */
-        GST_INFO_OBJECT (self, "%s changes to %dx%d %s: re-initialising",
+        /* frames queued before this event keep their caps; the engine is
+         * re-initialised at the first pair in the new ones (compare_pair) */
+        GST_INFO_OBJECT (self, "%s changes to %dx%d %s",
             GST_PAD_NAME (pad), GST_VIDEO_INFO_WIDTH (&info),
             GST_VIDEO_INFO_HEIGHT (&info),
             gst_video_format_to_string (GST_VIDEO_INFO_FORMAT (&info)));
-        if (self->engine)
-          drain_all (self);
-        self->reconfigured = TRUE;
       }
       check_pad_differences (self);
       if (is_dist)
