@@ -379,7 +379,7 @@ count_handoff (GstElement * sink, GstBuffer * buf, GstPad * pad, gpointer user)
 /* Live, 30 fps reference and the same frames through videorate at 15 fps:
  * every pair true, every other reference frame unmatched (drop-only: no
  * closing duplicate at 1 s).  A live comparison ends at the first EOS: the
- * distorted branch is held 5 ms a frame (75 ms in all, well inside the
+ * distorted branch is held 10 ms a frame (150 ms in all, inside the
  * latency) so that its EOS comes after every reference frame has arrived,
  * else the last reference frames could still be upstream when it ends and
  * the count below would race. */
@@ -390,7 +390,7 @@ GST_START_TEST (test_live_rates)
       "height=24,framerate=30/1 ! tee name=t "
       "t. ! queue ! q.ref_sink "
       "t. ! queue ! videorate drop-only=true ! video/x-raw,framerate=15/1 ! "
-      "identity sleep-time=5000 ! q.dist_sink "
+      "identity sleep-time=10000 ! q.dist_sink "
       "qmetric name=q metrics=psnr latency=200000000 ! "
       "fakesink name=sink sync=false signal-handoffs=true", NULL);
   GstBus *bus = gst_element_get_bus (pipe);
