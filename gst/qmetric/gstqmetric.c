@@ -136,6 +136,8 @@ typedef struct
   guint n;
   gint n_shared;                /* n, for the watchdog thread (atomic) */
   GstClockTime prev_t;          /* last frame's running time */
+  gint64 last_t, last_dur;      /* pair time and duration of the last frame
+                                 * taken, or -1 (live end of comparison) */
 } QmPadQueue;
 
 struct _GstQmetric
@@ -192,6 +194,8 @@ struct _GstQmetric
   guint modes_warned;           /* 1 << QmPairMode of the warnings posted */
   gboolean rates_checked;
   guint64 late;                 /* live: frames that arrived past deadline */
+  GstClockTime agg_latency;     /* live: the latency aggregate() last saw,
+                                 * for get_next_time() (see there) */
 
   /* partner-timeout watchdog (non-live) */
   GThread *watchdog;
@@ -228,6 +232,8 @@ static gboolean gst_qmetric_sink_event (GstAggregator * agg,
     GstAggregatorPad * pad, GstEvent * event);
 static gboolean gst_qmetric_sink_query (GstAggregator * agg,
     GstAggregatorPad * pad, GstQuery * query);
+static gboolean live_may_end (GstQmetric * self, gint64 deadline);
+static gint64 live_end_time (GstQmetric * self, guint i);
 static GstFlowReturn gst_qmetric_aggregate (GstAggregator * agg,
     gboolean timeout);
 static void gst_qmetric_set_context (GstElement * element,
@@ -1247,13 +1253,6 @@ buffer_running_time (GstAggregatorPad * pad, GstBuffer * buf)
   return gst_segment_to_running_time (&pad->segment, GST_FORMAT_TIME, ts);
 }
 
-/* Live mode: GstAggregator calls aggregate(timeout=TRUE) once the clock
- * passes this running time plus the latency.  What can time out is the
- * oldest queued frame: when it is older than the latency its partner is not
- * coming.  (The default, the src segment's position, is never advanced by
- * this element: frames leave after scoring, out of step with the pads, so
- * every frame would have timed out.)  Nothing queued: nothing to wait for,
- * unless a pad has ended. */
 static const gchar *const pad_names[2] = { "ref_sink", "dist_sink" };
 
 static GstAggregatorPad *
@@ -1400,6 +1399,7 @@ queue_clear (QmPadQueue * q)
   q->n = 0;
   g_atomic_int_set (&q->n_shared, 0);
   q->prev_t = GST_CLOCK_TIME_NONE;
+  q->last_t = q->last_dur = -1;
 }
 
 /* Remove the head of pad i's queue; the caller owns the buffer. */
@@ -1439,6 +1439,7 @@ pairing_start (GstQmetric * self)
   self->modes_warned = 0;
   self->rates_checked = FALSE;
   self->late = 0;
+  self->agg_latency = GST_CLOCK_TIME_NONE;
   GST_OBJECT_LOCK (self);
   timeout = self->partner_timeout;
   GST_OBJECT_UNLOCK (self);
@@ -1524,8 +1525,11 @@ pull_frame (GstQmetric * self, guint i, gint64 deadline, gboolean * error)
   f->offset = GST_BUFFER_OFFSET_IS_VALID (buf) ? GST_BUFFER_OFFSET (buf) :
       QM_PAIR_NO_OFFSET;
   f->discont = GST_BUFFER_IS_DISCONT (buf);
-  if (f->t >= 0)
+  if (f->t >= 0) {
     q->prev_t = f->t;
+    q->last_t = f->t;
+    q->last_dur = f->dur;
+  }
   q->info[q->n] = i == QM_PAIR_REF ? self->ref_info : self->dist_info;
   q->buf[q->n++] = buf;
   g_atomic_int_set (&q->n_shared, q->n);
@@ -1637,6 +1641,42 @@ pass_dist (GstQmetric * self, GstClockTime rt, QmPairReason why)
   warn_unmatched (self, FALSE, rt, why);
 }
 
+/* Live: scores that the engine can finish now (more frames in it than its
+ * look-ahead, e.g. VMAF's motion needs the next frame) are taken when
+ * aggregate() runs, and without new input it runs only when a queued frame
+ * times out.  So that a score leaves as soon as it is ready, not when the
+ * next frame arrives, aggregate() is called every QM_RESULT_POLL while such
+ * work is in the engine: the running time returned here is that much
+ * later than now, less the latency the aggregator adds.  The latency is
+ * the one aggregate() last read: GstAggregator calls get_next_time() with
+ * the lock gst_aggregator_get_latency() takes. */
+#define QM_RESULT_POLL (GST_MSECOND / 2)
+
+static GstClockTime
+result_poll_time (GstQmetric * self)
+{
+  GstClock *clock;
+  GstClockTime now, base, t;
+  guint pending = 0;
+  GList *l;
+
+  if (!self->engine || !GST_CLOCK_TIME_IS_VALID (self->agg_latency))
+    return GST_CLOCK_TIME_NONE;
+  for (l = self->out.head; l; l = l->next)
+    pending += !((QmPair *) l->data)->done;
+  if (pending <= qm_engine_delay (self->engine))
+    return GST_CLOCK_TIME_NONE;
+  if (!(clock = gst_element_get_clock (GST_ELEMENT (self))))
+    return GST_CLOCK_TIME_NONE;
+  now = gst_clock_get_time (clock);
+  gst_object_unref (clock);
+  base = gst_element_get_base_time (GST_ELEMENT (self));
+  t = now + QM_RESULT_POLL;
+  if (t < base + self->agg_latency)
+    return 0;
+  return t - base - self->agg_latency;
+}
+
 /* Live mode: GstAggregator calls aggregate(timeout=TRUE) once the clock
  * passes this running time plus the latency.  What can time out is the
  * oldest frame waiting for a partner, in our queues or the aggregator's:
@@ -1652,15 +1692,29 @@ gst_qmetric_get_next_time (GstAggregator * agg)
   GstClockTime next = GST_CLOCK_TIME_NONE;
   guint i, k;
 
+  next = result_poll_time (self);
   for (i = 0; i < 2; i++) {
     GstAggregatorPad *pad = pad_of (self, i);
     GstBuffer *buf = gst_aggregator_pad_peek_buffer (pad);
     GstClockTime rt = GST_CLOCK_TIME_NONE;
 
-    /* a pad at EOS ends the comparison: time out at once so that
-     * aggregate() sees it (a live partner may never send EOS) */
-    if (!buf && gst_aggregator_pad_is_eos (pad))
-      return 0;
+    /* a pad at EOS ends the comparison once the other pad can bring no
+     * more partners (live_may_end): time out at once when that is so
+     * (a live partner may never send EOS), else when the clock passes the
+     * last time a partner could have (plus the latency) */
+    if (!buf && gst_aggregator_pad_is_eos (pad)) {
+      gint64 end;
+
+      /* (no live_deadline() here: GstAggregator calls us holding the lock
+       * that gst_aggregator_get_latency() takes; a time in the past makes
+       * it time out at once, and aggregate() compares with the clock) */
+      if (self->pq[i].n > 0 || live_may_end (self, QM_PAIR_NO_DEADLINE) ||
+          (end = live_end_time (self, i)) < 0)
+        return 0;
+      if (!GST_CLOCK_TIME_IS_VALID (next) || (GstClockTime) end < next)
+        next = (GstClockTime) end;
+      continue;
+    }
     if (buf) {
       rt = buffer_running_time (pad, buf);
       gst_buffer_unref (buf);
@@ -1922,17 +1976,73 @@ pad_over (GstQmetric * self, guint i)
       !gst_aggregator_pad_has_buffer (pad) && self->pq[i].n == 0;
 }
 
+/* Live: the latest running time at which a frame of the other pad could
+ * still pair with the last frame of pad i (its start plus its duration or
+ * the explicit tolerance, whichever is longer), or -1 when pad i had no
+ * timed frame. */
+static gint64
+live_end_time (GstQmetric * self, guint i)
+{
+  const QmPadQueue *q = &self->pq[i];
+  gint64 span = q->last_dur > 0 ? q->last_dur : 0;
+
+  if (q->last_t < 0)
+    return -1;
+  GST_OBJECT_LOCK (self);
+  if (GST_CLOCK_TIME_IS_VALID (self->pairing_tolerance)
+      && self->pairing_tolerance < G_MAXINT64
+      && (gint64) self->pairing_tolerance > span)
+    span = (gint64) self->pairing_tolerance;
+  GST_OBJECT_UNLOCK (self);
+  return q->last_t + span;
+}
+
+/* Live, once one pad has ended: whether the other pad can still bring a
+ * partner for the ended pad's frames.  It cannot when it has ended too,
+ * when it has already sent a frame later than live_end_time(), or when
+ * the deadline (the clock less the latency) has passed that time: its
+ * partners would be late.  Ending at the first EOS without this wait
+ * counted the other pad's last frames, still upstream within the latency,
+ * as unmatched although their partners had been scored on time. */
+static gboolean
+live_may_end (GstQmetric * self, gint64 deadline)
+{
+  gboolean over_r = pad_over (self, QM_PAIR_REF);
+  gboolean over_d = pad_over (self, QM_PAIR_DIST);
+  guint ended, other;
+  gint64 end;
+  GstBuffer *head;
+
+  if (over_r == over_d)
+    return over_r;
+  ended = over_r ? QM_PAIR_REF : QM_PAIR_DIST;
+  other = 1 - ended;
+  end = live_end_time (self, ended);
+  if (end < 0 || (deadline != QM_PAIR_NO_DEADLINE && deadline >= end))
+    return TRUE;
+  if (self->pq[other].last_t > end)
+    return TRUE;
+  if ((head = gst_aggregator_pad_peek_buffer (pad_of (self, other)))) {
+    gint64 t = to_pair_time (buffer_running_time (pad_of (self, other), head));
+    gst_buffer_unref (head);
+    if (t > end)
+      return TRUE;
+  }
+  return FALSE;
+}
+
 static GstFlowReturn
 gst_qmetric_aggregate (GstAggregator * agg, gboolean timeout)
 {
   GstQmetric *self = GST_QMETRIC (agg);
   GstFlowReturn ret;
   gint64 deadline;
-  gboolean live =
-      GST_CLOCK_TIME_IS_VALID (gst_aggregator_get_latency (agg));
+  GstClockTime latency = gst_aggregator_get_latency (agg);
+  gboolean live = GST_CLOCK_TIME_IS_VALID (latency);
 
   if (self->finished)
     return GST_FLOW_EOS;
+  self->agg_latency = latency;
   check_rates (self);
   deadline = live_deadline (self);
   if (timeout && deadline == QM_PAIR_NO_DEADLINE) {
@@ -1943,11 +2053,11 @@ gst_qmetric_aggregate (GstAggregator * agg, gboolean timeout)
   ret = pair_queued (self, deadline, FALSE);
   /* Not live, the comparison ends when both pads have: the frames the other
    * pad still sends are each counted (partner-timeout ends a pad that
-   * never does).  Live, it ends with the first pad, as a live partner may
-   * never send EOS: what the other holds then has no partner, and its later
-   * frames get EOS upstream. */
+   * never does).  Live, a partner may never send EOS: it ends once the
+   * other pad can bring no partner for the ended pad's frames any more
+   * (live_may_end), and the other pad's later frames get EOS upstream. */
   if (ret == GST_FLOW_OK && (!live ? pad_over (self, QM_PAIR_REF) && pad_over (self, QM_PAIR_DIST) :
-          pad_over (self, QM_PAIR_REF) || pad_over (self, QM_PAIR_DIST))) {
+          live_may_end (self, deadline))) {
     ret = pair_queued (self, deadline, TRUE);
     if (ret == GST_FLOW_OK)
       ret = finish (self);
