@@ -1,0 +1,595 @@
+/* qmetric-bench-probes: one run of N probes in one pipeline, and its
+ * figures (the definitions are in the comment at the top of
+ * bench/qmetric-bench-probes.c). */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include <gst/app/gstappsrc.h>
+
+#include "probes.h"
+
+gint64 pb_now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (gint64)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+static void sleep_until(gint64 ns)
+{
+    struct timespec t = { (time_t)(ns / 1000000000), (long)(ns % 1000000000) };
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, NULL) == EINTR) {
+    }
+}
+
+typedef struct Run Run;
+
+typedef struct Probe Probe;
+
+typedef struct PadTag {
+    Run *run;
+    Probe *p;
+    int side;                   /* 0 reference, 1 distorted */
+} PadTag;
+
+/* Per probe, per frame k: stamps in CLOCK_MONOTONIC ns (0: none yet).
+ * Each array has one writer (the pacing thread, a pad's streaming thread,
+ * the element's src thread) and is read after the pipeline has stopped. */
+struct Probe {
+    GstElement *src[2], *q;
+    GstClockTime phase;         /* offset of this probe's frames in the period */
+    gint64 *push[2], *arr[2], *msg;
+    double *score;
+    guint64 n_msg;
+    guint64 sum_frames, sum_unmatched, sum_in_place, sum_copied;
+    PadTag tag[2];
+};
+
+struct Run {
+    const PbOpts *o;
+    PbFrames *fr;
+    int n, frames;
+    Probe *p;
+    GstElement *pipe;
+    GstClockTime period, start; /* start: PTS (running time) of frame 0 */
+    gint64 t0;                  /* the pipeline's base time (monotonic ns) */
+    GMutex lock;
+    GCond cond;
+    int summaries;
+    gint stop, feeders_left;
+    char feature[64];           /* the first score of the messages */
+};
+
+/* Frame index of a running time of probe p, or -1 when outside the run. */
+static int frame_of(const Run *run, const Probe *p, GstClockTime t)
+{
+    if (!GST_CLOCK_TIME_IS_VALID(t) || t + run->period / 2 < run->start + p->phase)
+        return -1;
+    const guint64 k = (t + run->period / 2 - run->start - p->phase) / run->period;
+    return k < (guint64)run->frames ? (int)k : -1;
+}
+
+/* ---- pacing ---- */
+
+typedef struct Feeder {
+    Run *run;
+    int id, count;
+    GThread *thread;
+    guint64 late;
+    gint64 late_max;
+} Feeder;
+
+static void stamp(GstBuffer *b, GstClockTime pts, GstClockTime dur)
+{
+    GST_BUFFER_PTS(b) = pts;
+    GST_BUFFER_DTS(b) = pts;    /* no reordering: decode order is display order */
+    GST_BUFFER_DURATION(b) = dur;
+}
+
+/* Push every frame of probes id, id + count, ... at its running time: the
+ * pipeline clock reaches base time + PTS, the buffer enters appsrc, as a
+ * capture card's would.  Phases spread the probes over the period. */
+static gpointer feed(gpointer data)
+{
+    Feeder *f = data;
+    Run *run = f->run;
+    const PbFrames *fr = run->fr;
+    for (int k = 0; k < run->frames && !g_atomic_int_get(&run->stop); k++) {
+        for (int j = f->id; j < run->n; j += f->count) {
+            Probe *p = &run->p[j];
+            const GstClockTime pts = run->start + (GstClockTime)k * run->period + p->phase;
+            const gint64 due = run->t0 + (gint64)pts;
+            sleep_until(due);
+            const gint64 late = pb_now_ns() - due;
+            if (late > (gint64)run->period / 4)
+                f->late++;
+            f->late_max = MAX(f->late_max, late);
+            GstBuffer *rb = pb_buffer_share(fr->ref[k % fr->n]);
+            GstBuffer *db = pb_buffer_share(run->o->dist == PB_DIST_DECODE
+                                                ? fr->au[k % fr->n_au] : fr->dist[k % fr->n]);
+            stamp(rb, pts, run->period);
+            stamp(db, pts, run->period);
+            p->push[0][k] = pb_now_ns();
+            gst_app_src_push_buffer(GST_APP_SRC(p->src[0]), rb);
+            p->push[1][k] = pb_now_ns();
+            gst_app_src_push_buffer(GST_APP_SRC(p->src[1]), db);
+        }
+    }
+    g_atomic_int_add(&run->feeders_left, -1);
+    return NULL;
+}
+
+/* ---- stamps at the element ---- */
+
+static GstPadProbeReturn on_arrival(GstPad *pad, GstPadProbeInfo *info, gpointer data)
+{
+    PadTag *t = data;
+    (void)pad;
+    GstBuffer *b = GST_PAD_PROBE_INFO_BUFFER(info);
+    const int k = frame_of(t->run, t->p, GST_BUFFER_PTS(b));
+    if (k >= 0 && !t->p->arr[t->side][k])
+        t->p->arr[t->side][k] = pb_now_ns();
+    return GST_PAD_PROBE_OK;
+}
+
+/* Called in the posting thread (the element's src thread): the stamp is the
+ * moment the score exists, not when a main loop gets round to it. */
+static GstBusSyncReply on_message(GstBus *bus, GstMessage *m, gpointer data)
+{
+    Run *run = data;
+    (void)bus;
+    if (GST_MESSAGE_TYPE(m) != GST_MESSAGE_ELEMENT)
+        return GST_BUS_PASS;
+    const GstStructure *s = gst_message_get_structure(m);
+    Probe *p = g_object_get_data(G_OBJECT(GST_MESSAGE_SRC(m)), "pb-probe");
+    if (!p || !s)
+        return GST_BUS_PASS;
+    if (gst_structure_has_name(s, "qmetric")) {
+        const gint64 now = pb_now_ns();
+        guint64 rt = GST_CLOCK_TIME_NONE;
+        gst_structure_get_uint64(s, "running-time", &rt);
+        const int k = frame_of(run, p, rt);
+        if (k >= 0 && !p->msg[k]) {
+            p->msg[k] = now;
+            /* vmaf, else the first score: the scores follow index,
+             * timestamp, stream-time, running-time and duration */
+            const char *name = gst_structure_has_field(s, "vmaf") ? "vmaf" :
+                gst_structure_n_fields(s) > 5 ? gst_structure_nth_field_name(s, 5) : NULL;
+            double v = NAN;
+            if (name && gst_structure_get_double(s, name, &v) && p == &run->p[0] &&
+                !run->feature[0]) {
+                g_mutex_lock(&run->lock);
+                g_strlcpy(run->feature, name, sizeof(run->feature));
+                g_mutex_unlock(&run->lock);
+            }
+            p->score[k] = v;
+        }
+        p->n_msg++;
+        return GST_BUS_DROP;
+    }
+    if (gst_structure_has_name(s, "qmetric-summary")) {
+        gst_structure_get_uint64(s, "frames", &p->sum_frames);
+        gst_structure_get_uint64(s, "unmatched", &p->sum_unmatched);
+        gst_structure_get_uint64(s, "cuda-in-place", &p->sum_in_place);
+        gst_structure_get_uint64(s, "cuda-copied", &p->sum_copied);
+        g_mutex_lock(&run->lock);
+        run->summaries++;
+        g_cond_broadcast(&run->cond);
+        g_mutex_unlock(&run->lock);
+        return GST_BUS_DROP;
+    }
+    return GST_BUS_PASS;
+}
+
+/* ---- building ---- */
+
+static GstElement *make(GstElement *pipe, const char *factory, char *why, size_t len)
+{
+    GstElement *e = gst_element_factory_make(factory, NULL);
+    if (!e)
+        snprintf(why, len, "no element %s", factory);
+    else
+        gst_bin_add(GST_BIN(pipe), e);
+    return e;
+}
+
+static GstElement *make_appsrc(GstElement *pipe, GstCaps *caps, char *why, size_t len)
+{
+    GstElement *s = make(pipe, "appsrc", why, len);
+    if (s)
+        /* live, our timestamps; an unbounded queue that never blocks the
+         * pacing thread: a probe that falls behind shows in its latency */
+        g_object_set(s, "caps", caps, "is-live", TRUE, "format", GST_FORMAT_TIME,
+                     "do-timestamp", FALSE, "block", FALSE, "max-bytes", (guint64)0,
+                     "min-latency", (gint64)0, NULL);
+    return s;
+}
+
+static bool build_probe(Run *run, GstElement *pipe, Probe *p, char *why, size_t len)
+{
+    const PbOpts *o = run->o;
+    GstCaps *caps = gst_video_info_to_caps(&run->fr->info);
+    if (o->cuda)
+        gst_caps_set_features(caps, 0, gst_caps_features_new(pb_cuda_feature, NULL));
+    p->src[0] = make_appsrc(pipe, caps, why, len);
+    p->src[1] = make_appsrc(pipe, o->dist == PB_DIST_DECODE ? run->fr->h264_caps : caps,
+                            why, len);
+    p->q = make(pipe, "qmetric", why, len);
+    GstElement *sink = make(pipe, "fakesink", why, len);
+    if (!p->src[0] || !p->src[1] || !p->q || !sink) {
+        gst_caps_unref(caps);
+        return false;
+    }
+    /* latency: how long a frame waits for its partner past its running
+     * time (GstAggregator's property); the sources declare none */
+    g_object_set(p->q, "metrics", o->metrics, "threads", (guint)o->threads,
+                 "latency", (guint64)o->pair_latency, NULL);
+    gst_util_set_object_arg(G_OBJECT(p->q), "backend", o->cuda ? "cuda" : "cpu");
+    g_object_set_data(G_OBJECT(p->q), "pb-probe", p);
+    g_object_set(sink, "sync", FALSE, "async", FALSE, NULL);
+
+    GstElement *dist_tail = p->src[1];
+    bool ok = true;
+    if (o->dist == PB_DIST_DECODE) {
+        GError *e = NULL;
+        GstElement *parse = make(pipe, "h264parse", why, len);
+        GstElement *dec = gst_parse_bin_from_description(o->decoder, TRUE, &e);
+        GstElement *cf = make(pipe, "capsfilter", why, len);
+        if (!parse || !dec || !cf) {
+            if (!dec)
+                snprintf(why, len, "decoder '%s': %s", o->decoder, e ? e->message : "?");
+            g_clear_error(&e);
+            gst_caps_unref(caps);
+            return false;
+        }
+        g_clear_error(&e);
+        gst_bin_add(GST_BIN(pipe), dec);
+        /* the decoder must give what the reference side is: the same
+         * format, in CUDA memory with the CUDA backend */
+        g_object_set(cf, "caps", caps, NULL);
+        ok = gst_element_link_many(p->src[1], parse, dec, cf, NULL);
+        if (!ok) {
+            gchar *c = gst_caps_to_string(caps);
+            snprintf(why, len, "cannot link appsrc ! h264parse ! %s ! %s", o->decoder, c);
+            g_free(c);
+        }
+        dist_tail = cf;
+    }
+    gst_caps_unref(caps);
+    if (ok && !(gst_element_link_pads(p->src[0], "src", p->q, "ref_sink") &&
+                gst_element_link_pads(dist_tail, "src", p->q, "dist_sink") &&
+                gst_element_link(p->q, sink))) {
+        snprintf(why, len, "cannot link the probe to qmetric (does this qmetric accept %s?)",
+                 o->cuda ? "CUDA memory" : "NV12");
+        ok = false;
+    }
+    for (int i = 0; ok && i < 2; i++) {
+        GstPad *pad = gst_element_get_static_pad(p->q, i ? "dist_sink" : "ref_sink");
+        p->tag[i] = (PadTag){ run, p, i };
+        gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER, on_arrival, &p->tag[i], NULL);
+        gst_object_unref(pad);
+    }
+    return ok;
+}
+
+/* ---- figures ---- */
+
+static int cmp_double(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Nearest-rank percentiles of n values in ns, as ms. */
+static void percentiles(double *v, guint64 n, PbLat *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->n = n;
+    if (!n)
+        return;
+    qsort(v, n, sizeof(double), cmp_double);
+    out->p50 = v[(guint64)ceil(0.50 * n) - 1] / 1e6;
+    out->p99 = v[(guint64)ceil(0.99 * n) - 1] / 1e6;
+    out->max = v[n - 1] / 1e6;
+}
+
+static double cpu_seconds(void)
+{
+    struct rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    return u.ru_utime.tv_sec + u.ru_utime.tv_usec * 1e-6 + u.ru_stime.tv_sec +
+           u.ru_stime.tv_usec * 1e-6;
+}
+
+static void figures(Run *run, int warm, PbResult *r)
+{
+    const int D = run->o->lookahead;
+    const guint64 cap = (guint64)run->n * run->frames;
+    double *lat = g_new(double, cap), *ready = g_new(double, cap), *e2e = g_new(double, cap);
+    double *head = g_new(double, cap), *tail = g_new(double, cap);
+    guint64 nl = 0, nr = 0, ne = 0, nscore = 0, nh = 0, nt = 0;
+    /* the first and the last second of the window: a growing latency is a
+     * backlog, a probe that does not keep pace */
+    const int end = run->frames - D, sec = MAX(1, MIN(run->o->fps, (end - warm) / 2));
+    gint64 first_push = G_MAXINT64, last_msg = 0;
+    double score_sum = 0;
+    for (int j = 0; j < run->n; j++) {
+        Probe *p = &run->p[j];
+        r->scored += p->n_msg;
+        r->summary_frames += p->sum_frames;
+        r->unmatched += p->sum_unmatched;
+        r->cuda_in_place += p->sum_in_place;
+        r->cuda_copied += p->sum_copied;
+        for (int k = 0; k < run->frames; k++) {
+            if (p->push[0][k])
+                first_push = MIN(first_push, p->push[0][k]);
+            if (p->msg[k])
+                last_msg = MAX(last_msg, p->msg[k]);
+        }
+        /* the window: after the warm-up, and not the last D frames, which
+         * are scored at EOS without their look-ahead */
+        for (int k = warm; k + D < run->frames; k++) {
+            const gint64 m = p->msg[k];
+            if (!m)
+                continue;
+            if (!isnan(p->score[k])) {
+                score_sum += p->score[k];
+                nscore++;
+                if (run->o->single && k + D < run->o->n_single &&
+                    !isnan(run->o->single[k])) {
+                    r->score_maxdiff = MAX(r->score_maxdiff,
+                                           fabs(p->score[k] - run->o->single[k]));
+                    r->score_compared++;
+                }
+            }
+            if (p->push[0][k] && p->push[1][k])
+                e2e[ne++] = (double)(m - MAX(p->push[0][k], p->push[1][k]));
+            if (!p->arr[0][k] || !p->arr[1][k])
+                continue;
+            lat[nl++] = (double)(m - MAX(p->arr[0][k], p->arr[1][k]));
+            if (k < warm + sec)
+                head[nh++] = lat[nl - 1];
+            else if (k >= end - sec)
+                tail[nt++] = lat[nl - 1];
+            gint64 last = 0;
+            bool all = true;
+            for (int i = k; i <= k + D; i++) {
+                all = all && p->arr[0][i] && p->arr[1][i];
+                last = MAX(last, MAX(p->arr[0][i], p->arr[1][i]));
+            }
+            if (!all)
+                continue;
+            if (m < last)
+                r->early++;     /* the look-ahead is smaller than --lookahead */
+            else
+                ready[nr++] = (double)(m - last);
+        }
+    }
+    percentiles(lat, nl, &r->lat);
+    percentiles(ready, nr, &r->ready);
+    percentiles(e2e, ne, &r->e2e);
+    PbLat h, t;
+    percentiles(head, nh, &h);
+    percentiles(tail, nt, &t);
+    r->lat_head_ms = h.p50;
+    r->lat_tail_ms = t.p50;
+    g_free(head);
+    g_free(tail);
+    g_free(lat);
+    g_free(ready);
+    g_free(e2e);
+    r->pushed = cap;
+    r->scored_ratio = cap ? (double)r->scored / cap : 0;
+    r->score_mean = nscore ? score_sum / nscore : NAN;
+    r->stream_s = (double)run->frames * run->period / 1e9;
+    r->wall_s = last_msg > first_push ? (last_msg - first_push) / 1e9 : 0;
+    g_strlcpy(r->feature, run->feature, sizeof(r->feature));
+    r->n_scores = run->frames;
+    r->scores = g_new(double, run->frames);
+    memcpy(r->scores, run->p[0].score, sizeof(double) * run->frames);
+}
+
+/* ---- the run ---- */
+
+/* Wait up to `secs` for cond(run) to hold, watching the bus for errors;
+ * false and r->why on an error. */
+static bool wait_for(Run *run, GstBus *bus, double secs, bool (*cond)(Run *), PbResult *r)
+{
+    const gint64 end = pb_now_ns() + (gint64)(secs * 1e9);
+    while (!cond(run) && pb_now_ns() < end) {
+        GstMessage *m = gst_bus_timed_pop_filtered(bus, 50 * GST_MSECOND,
+            GST_MESSAGE_ERROR | GST_MESSAGE_WARNING | GST_MESSAGE_LATENCY);
+        if (!m)
+            continue;
+        if (GST_MESSAGE_TYPE(m) == GST_MESSAGE_LATENCY) {
+            /* qmetric announces its look-ahead once it knows the rate */
+            gst_bin_recalculate_latency(GST_BIN(run->pipe));
+        } else if (GST_MESSAGE_TYPE(m) == GST_MESSAGE_WARNING) {
+            r->warnings++;
+        } else {
+            GError *e = NULL;
+            gchar *dbg = NULL;
+            gst_message_parse_error(m, &e, &dbg);
+            snprintf(r->why, sizeof(r->why), "%s: %s (%s)", GST_OBJECT_NAME(GST_MESSAGE_SRC(m)),
+                     e ? e->message : "error", dbg ? dbg : "");
+            g_clear_error(&e);
+            g_free(dbg);
+        }
+        gst_message_unref(m);
+        if (r->why[0])
+            return false;
+    }
+    return true;
+}
+
+static bool feeders_done(Run *run)
+{
+    return g_atomic_int_get(&run->feeders_left) == 0;
+}
+
+static bool all_arrived(Run *run)
+{
+    for (int j = 0; j < run->n; j++)
+        if (!run->p[j].arr[1][run->frames - 1] || !run->p[j].arr[0][run->frames - 1])
+            return false;
+    return true;
+}
+
+static bool all_summarised(Run *run)
+{
+    g_mutex_lock(&run->lock);
+    const bool done = run->summaries >= run->n;
+    g_mutex_unlock(&run->lock);
+    return done;
+}
+
+static bool never(Run *run)
+{
+    (void)run;
+    return false;
+}
+
+bool pb_run(const PbOpts *o, PbFrames *fr, GstObject *cuda_ctx, int n, PbResult *r)
+{
+    memset(r, 0, sizeof(*r));
+    r->probes = n;
+    r->ncpu = (int)g_get_num_processors();
+    Run run = { .o = o, .fr = fr, .n = n };
+    run.period = gst_util_uint64_scale_int(GST_SECOND, 1, o->fps);
+    run.frames = (int)ceil((o->warmup + o->duration) * o->fps);
+    const int warm = (int)ceil(o->warmup * o->fps);
+    g_mutex_init(&run.lock);
+    g_cond_init(&run.cond);
+    run.p = g_new0(Probe, n);
+    for (int j = 0; j < n; j++) {
+        Probe *p = &run.p[j];
+        for (int i = 0; i < 2; i++) {
+            p->push[i] = g_new0(gint64, run.frames);
+            p->arr[i] = g_new0(gint64, run.frames);
+        }
+        p->msg = g_new0(gint64, run.frames);
+        p->score = g_new(double, run.frames);
+        for (int k = 0; k < run.frames; k++)
+            p->score[k] = NAN;
+        p->phase = o->aligned ? 0 : gst_util_uint64_scale_int(run.period, j, n);
+    }
+
+    GstElement *pipe = gst_pipeline_new("probes");
+    /* the pipeline runs on CLOCK_MONOTONIC, the clock of every stamp */
+    GstClock *clock = g_object_new(GST_TYPE_SYSTEM_CLOCK, "clock-type",
+                                   GST_CLOCK_TYPE_MONOTONIC, NULL);
+    gst_pipeline_use_clock(GST_PIPELINE(pipe), clock);
+    run.pipe = pipe;
+    bool ok = true;
+    for (int j = 0; j < n && ok; j++)
+        ok = build_probe(&run, pipe, &run.p[j], r->why, sizeof(r->why));
+    if (ok && cuda_ctx) {
+        /* one CUDA context for every element: qmetric reads the pictures
+         * (and nvh264dec's output) in place */
+        GstContext *c = pb_cuda_context(cuda_ctx);
+        gst_element_set_context(pipe, c);
+        gst_context_unref(c);
+    }
+    GstBus *bus = gst_element_get_bus(pipe);
+    gst_bus_set_sync_handler(bus, on_message, &run, NULL);
+
+    int nf = o->feeders > 0 ? MIN(o->feeders, n) : MIN(n, 4);
+    Feeder *fd = g_new0(Feeder, nf);
+    double cpu0 = 0, cpu1 = 0;
+    gint64 w0 = 0, w1 = 0;
+    PbGpuSampler *gs = NULL;
+    bool started = false;
+    if (ok && gst_element_set_state(pipe, GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE) {
+        wait_for(&run, bus, 0.2, never, r);
+        if (!r->why[0])
+            snprintf(r->why, sizeof(r->why), "the pipeline did not start");
+        ok = false;
+    }
+    if (ok) {
+        gst_element_get_state(pipe, NULL, NULL, 10 * GST_SECOND);
+        run.t0 = (gint64)gst_element_get_base_time(pipe);
+        /* frame 0 a little ahead of now, so that every probe starts on time */
+        run.start = (GstClockTime)(pb_now_ns() - run.t0) + 200 * GST_MSECOND;
+        g_atomic_int_set(&run.feeders_left, nf);
+        for (int i = 0; i < nf; i++) {
+            fd[i] = (Feeder){ .run = &run, .id = i, .count = nf };
+            fd[i].thread = g_thread_new("pb-feed", feed, &fd[i]);
+        }
+        started = true;
+        /* CPU and GPU use over the measured window, after the warm-up */
+        const gint64 warm_at = run.t0 + (gint64)run.start + (gint64)warm * (gint64)run.period;
+        ok = wait_for(&run, bus, (warm_at - pb_now_ns()) / 1e9, never, r);
+        w0 = pb_now_ns();
+        cpu0 = cpu_seconds();
+        if (o->cuda)
+            gs = pb_gpu_start(0, 100);
+        if (ok)
+            ok = wait_for(&run, bus, o->duration + o->timeout, feeders_done, r);
+        w1 = pb_now_ns();
+        cpu1 = cpu_seconds();
+        pb_gpu_stop(gs, &r->gpu);
+    }
+    if (started) {
+        g_atomic_int_set(&run.stop, 1);
+        for (int i = 0; i < nf; i++) {
+            g_thread_join(fd[i].thread);
+            r->late_pushes += fd[i].late;
+            r->push_late_max_ms = MAX(r->push_late_max_ms, fd[i].late_max / 1e6);
+        }
+    }
+    if (ok) {
+        /* a live comparison ends at the first pad's EOS: let the distorted
+         * side's last frames (a decoder holds some) reach the element first */
+        ok = wait_for(&run, bus, 2.0, all_arrived, r);
+        for (int j = 0; j < n && ok; j++)
+            for (int i = 0; i < 2; i++)
+                gst_app_src_end_of_stream(GST_APP_SRC(run.p[j].src[i]));
+        if (ok)
+            ok = wait_for(&run, bus, o->timeout, all_summarised, r);
+        if (ok && !all_summarised(&run))
+            snprintf(r->why, sizeof(r->why), "%d of %d probes ended within %g s of the last"
+                     " push", run.summaries, n, o->timeout);
+    }
+    gst_element_set_state(pipe, GST_STATE_NULL);
+    gst_bus_set_sync_handler(bus, NULL, NULL, NULL);
+    gst_object_unref(bus);
+    r->summaries = run.summaries;
+    if (started) {
+        figures(&run, warm, r);
+        if (w1 > w0) {
+            r->cpu_cores = (cpu1 - cpu0) / ((w1 - w0) / 1e9);
+            r->cpu_pct = 100.0 * r->cpu_cores / MAX(r->ncpu, 1);
+        }
+    }
+    const double period_ms = run.period / 1e6;
+    r->keeps_up = !r->why[0] && r->summaries == n && r->scored_ratio >= 0.995 &&
+                  r->lat.n > 0 && r->lat_tail_ms - r->lat_head_ms < period_ms &&
+                  r->late_pushes <= r->pushed / 200;
+    r->realtime = r->keeps_up && r->ready.n > 0 && r->ready.p99 < o->budget_ms;
+    gst_object_unref(pipe);
+    gst_object_unref(clock);
+    for (int j = 0; j < n; j++) {
+        for (int i = 0; i < 2; i++) {
+            g_free(run.p[j].push[i]);
+            g_free(run.p[j].arr[i]);
+        }
+        g_free(run.p[j].msg);
+        g_free(run.p[j].score);
+    }
+    g_free(run.p);
+    g_free(fd);
+    g_mutex_clear(&run.lock);
+    g_cond_clear(&run.cond);
+    return !r->why[0];
+}
+
+void pb_result_clear(PbResult *r)
+{
+    g_free(r->scores);
+    r->scores = NULL;
+    r->n_scores = 0;
+}
