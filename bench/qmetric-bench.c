@@ -3,7 +3,7 @@
  *   qmetric-bench [--sizes 576x324,1920x1080,3840x2160] [--bits 8,10]
  *                 [--metrics SET,...] [--backends cpu,cuda] [--threads 1,N]
  *                 [--inputs host,device] [--seconds S] [--warmup N]
- *                 [--repeats N] [--json FILE]
+ *                 [--repeats N] [--distinct N] [--models LIST] [--json FILE]
  *
  * --metrics: ',' separates runs, '+' joins the metrics of one run (one
  * engine computing them together): e.g.
@@ -13,8 +13,12 @@
  * the engine's metric names (qm_metric_names(); `metrics` of the element).
  * Without --metrics: every metric alone, then default and all.
  *
+ * --models: the VMAF model(s) of the run (the element's `model`, e.g.
+ * vmaf_v1.0.16_3d0h; default vmaf_v0.6.1); their features come with them.
+ *
  * Content: synthetic textured pictures (sums of moving gratings plus noise),
- * 8 reference frames cycled, the distorted ones a quantised copy with a
+ * --distinct reference frames cycled (default 8, at most 256; use 64 or
+ * more where caches could flatter the figure), the distorted ones a quantised copy with a
  * little noise (bench/qmbench.c), 4:2:0, generated before timing.  Each
  * repeat opens a fresh engine, receives N warm-up results untimed
  * (--warmup, default 8), then times about S seconds of steady state
@@ -38,12 +42,15 @@
 
 #include "backend.h"
 
-#define NFRAMES 8
+#define MAX_FRAMES 256
+
+static int n_frames = 8;      /* --distinct */
+static const char *models;    /* --models, NULL: the default model */
 
 typedef struct Clip {
     int w, h, bpc;
-    uint8_t *buf[2][NFRAMES];   /* host: ref, dist */
-    uint8_t *dbuf[2][NFRAMES];  /* device copies (or NULL) */
+    uint8_t *buf[2][MAX_FRAMES];   /* host: ref, dist */
+    uint8_t *dbuf[2][MAX_FRAMES];  /* device copies (or NULL) */
     bool device_ok;             /* every device copy was made */
     size_t plane_off[3], stride[3], size;
 } Clip;
@@ -69,7 +76,7 @@ static void make_clip(Clip *c, int w, int h, int bpc, bool device)
     }
     c->size = off;
     c->device_ok = device;
-    for (int f = 0; f < NFRAMES; f++) {
+    for (int f = 0; f < n_frames; f++) {
         uint8_t *r[3], *d[3];
         for (int k = 0; k < 2; k++)
             c->buf[k][f] = malloc(c->size);
@@ -93,7 +100,7 @@ static void make_clip(Clip *c, int w, int h, int bpc, bool device)
 
 static void free_clip(Clip *c)
 {
-    for (int f = 0; f < NFRAMES; f++)
+    for (int f = 0; f < n_frames; f++)
         for (int k = 0; k < 2; k++) {
             free(c->buf[k][f]);
             if (c->dbuf[k][f])
@@ -135,6 +142,8 @@ static double measure(const Clip *c, const char *metrics, QmBackend be,
     QmSettings s;
     qm_settings_default(&s, c->w, c->h, c->bpc, QM_CHROMA_420);
     s.metrics = metrics;
+    if (models)
+        s.models = models;
     s.backend = be;
     s.n_threads = threads;
     QmEngine *e;
@@ -161,8 +170,8 @@ static double measure(const Clip *c, const char *metrics, QmBackend be,
     bool done = false;
     while (!done) {
         QmPicture a, b;
-        pic(&a, c, 0, (int)(n % NFRAMES), device);
-        pic(&b, c, 1, (int)(n % NFRAMES), device);
+        pic(&a, c, 0, (int)(n % (uint64_t)n_frames), device);
+        pic(&b, c, 1, (int)(n % (uint64_t)n_frames), device);
         if ((err = qm_engine_submit(e, &a, &b, NULL)))
             break;
         n++;
@@ -221,7 +230,8 @@ static void usage(void)
     fprintf(stderr,
             "usage: qmetric-bench [--sizes WxH,...] [--bits 8,10] [--metrics SET,...]\n"
             "                     [--backends cpu,cuda] [--threads N,...] [--inputs host,device]\n"
-            "                     [--seconds S] [--warmup N] [--repeats N] [--json FILE]\n"
+            "                     [--seconds S] [--warmup N] [--repeats N] [--distinct N]\n"
+            "                     [--models LIST] [--json FILE]\n"
             "  SET: a metric, 'default' (VMAF), 'all', 'combined' (" QB_COMBINED "),\n"
             "       or metrics joined by '+' (one run), e.g. vmaf+psnr+float_ssim\n"
             "  --device-input = --inputs device (the comment at the top of\n"
@@ -248,6 +258,8 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--warmup") && v) warm = atoi(argv[++i]);
         else if (!strcmp(a, "--repeats") && v) repeats = atoi(argv[++i]);
         else if (!strcmp(a, "--json") && v) json = argv[++i];
+        else if (!strcmp(a, "--distinct") && v) n_frames = atoi(argv[++i]);
+        else if (!strcmp(a, "--models") && v) models = argv[++i];
         else if (!strcmp(a, "--device-input")) inputs = "device";
         else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage();
@@ -257,8 +269,9 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (warm < 1 || repeats < 1 || !(seconds > 0)) {
-        fprintf(stderr, "--warmup and --repeats must be >= 1, --seconds > 0\n");
+    if (warm < 1 || repeats < 1 || !(seconds > 0) || n_frames < 1 || n_frames > MAX_FRAMES) {
+        fprintf(stderr, "--warmup and --repeats must be >= 1, --seconds > 0, "
+                "--distinct 1 to %d\n", MAX_FRAMES);
         return 2;
     }
     char deflist[1024] = "";
@@ -305,8 +318,10 @@ int main(int argc, char **argv)
     }
     if (jf)
         fprintf(jf, "{\"seconds\": %g, \"warmup\": %d, \"repeats\": %d, "
+                "\"distinct\": %d, \"models\": \"%s\", "
                 "\"device_input\": %s, \"results\": [\n", seconds, warm, repeats,
-                want_device ? "true" : "false");
+                n_frames, models ? models : "default", want_device ? "true" : "false");
+    printf("# %d distinct frames cycled; models: %s\n", n_frames, models ? models : "default");
     int first = 1;
     printf("%-11s %-4s %-*s %-5s %-6s %-7s %10s\n", "size", "bits", mw, "metrics", "back",
            "input", "threads", "frames/s");
