@@ -72,8 +72,8 @@ void qmc_resolve_gpus(App *app)
         for (int i = 0; i < n; i++)
             g_array_append_val(app->gpus, i);
         if (n <= 0 && !o->quiet)
-            fprintf(stderr, "qmetric-compare: --gpus all: no CUDA device (%s); running with "
-                    "--backend %s\n", why ? why : "none found", o->backend ? o->backend : "auto");
+            fprintf(stderr, "qmetric-compare: --gpus all: no CUDA device here: %s; running "
+                    "with --backend %s\n", why, o->backend ? o->backend : "auto");
         return;
     }
     if (o->gpus_count) {
