@@ -283,6 +283,7 @@ if run 0 aref.y4m alate.mp4 --detect-offset=10; then
   expect out.txt '^apply       --frame_skip_ref 5 --frame_skip_dist 0' "offset to apply"
   expect out.txt '^searched    offsets -10..+10, 25 frame pairs each' "search range"
 fi
+run 0 aref.y4m alate.mp4 --detect-offset=10 -q && expect out.txt '^offset      +5' "-q keeps the report"
 # the default range (30) narrowed to fit 35 frames: offsets up to 27, 8 pairs each
 run 0 aref.y4m alate.mp4 --detect-offset --summary json &&
   json out.txt 'd["offset"] == 5 and d["confident"] and d["confidence"] >= 0.5 and not d["static"] and d["frame_skip_ref"] == 5 and d["frame_skip_dist"] == 0 and d["narrowed"] and d["max_offset"] == 27 and d["window"] == 8 and len(d["candidates"]) == 55'

@@ -284,7 +284,8 @@ void qmc_align_main(App *app)
         if (o->summary == SUMMARY_JSON) {
             qmc_align_print_json(stdout, "", &in[REF], &in[DIST], &app->align);
             fputc('\n', stdout);
-        } else if (!o->quiet) {
+        } else {
+            /* the report is what was asked for: -q does not hide it */
             qmc_align_print(stdout, NULL, &in[REF], &in[DIST], &app->align);
         }
         if (fflush(stdout) != 0 || ferror(stdout)) {

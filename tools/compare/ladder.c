@@ -868,7 +868,7 @@ static G_GNUC_NORETURN void detect_offsets(App *app)
         if (json) {
             fputs(i ? ", " : "", stdout);
             qmc_align_print_json(stdout, "", &ref, &dist, &res);
-        } else if (!app->o.quiet) {
+        } else {
             if (i)
                 fputc('\n', stdout);
             qmc_align_print(stdout, r->name, &ref, &dist, &res);
