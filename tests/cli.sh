@@ -254,5 +254,111 @@ if gst-inspect-1.0 avimux >/dev/null 2>&1; then
 fi
 run 2 ref.yuv dis.yuv --size 96x64 --format NV12_4L4 --metrics psnr && expect err.txt 'NV12_4L4 frames have no fixed layout' "tiled raw format"
 
+# ===================== alignment: --detect-offset, --align =====================
+# A moving ball, 48 frames: the reference is frames 0-39; "late" lacks its
+# first 5 frames (frames 5-39, H.264 and lossless y4m), "early" has 3 extra
+# frames in front (raw frames 0-39 against a raw reference of frames 3-42)
+ball="videotestsrc pattern=ball num-buffers=48"
+bfmt="format=I420,width=160,height=120,framerate=25/1"
+gst-launch-1.0 -q $ball ! video/x-raw,$bfmt ! filesink location=ball.yuv
+fs=$((160 * 120 * 3 / 2))
+head -c $((40 * fs)) ball.yuv > ball-ref.yuv
+tail -c +$((5 * fs + 1)) ball-ref.yuv > ball-late.yuv
+tail -c +$((3 * fs + 1)) ball.yuv | head -c $((40 * fs)) > ball-ref3.yuv
+head -c $((40 * fs)) ball.yuv > ball-early.yuv
+parse="rawvideoparse width=160 height=120 format=i420 framerate=25/1"
+gst-launch-1.0 -q filesrc location=ball-ref.yuv ! $parse ! y4menc ! filesink location=aref.y4m
+gst-launch-1.0 -q filesrc location=ball-late.yuv ! $parse ! y4menc ! filesink location=alate.y4m
+gst-launch-1.0 -q filesrc location=ball-late.yuv ! $parse ! x264enc bitrate=300 speed-preset=ultrafast ! \
+  mp4mux ! filesink location=alate.mp4
+gst-launch-1.0 -q filesrc location=ball-late.yuv ! $parse ! videoscale ! video/x-raw,width=80,height=60 ! \
+  x264enc bitrate=150 speed-preset=ultrafast ! mp4mux ! filesink location=alate-small.mp4
+gst-launch-1.0 -q videotestsrc pattern=colors num-buffers=40 ! video/x-raw,$bfmt ! y4menc ! filesink location=still.y4m
+gst-launch-1.0 -q videotestsrc pattern=colors num-buffers=40 ! video/x-raw,$bfmt ! x264enc bitrate=100 speed-preset=ultrafast ! mp4mux ! filesink location=still.mp4
+gst-launch-1.0 -q $ball num-buffers=6 ! video/x-raw,$bfmt ! y4menc ! filesink location=ball6.y4m
+
+# the report: offset +5 (the distorted starts at reference frame 5), text and JSON
+if run 0 aref.y4m alate.mp4 --detect-offset=10; then
+  expect out.txt '^offset      +5: the distorted video starts at reference frame 5' "detected offset"
+  expect out.txt '^apply       --frame_skip_ref 5 --frame_skip_dist 0' "offset to apply"
+  expect out.txt '^searched    offsets -10..+10, 25 frame pairs each' "search range"
+fi
+run 0 aref.y4m alate.mp4 --detect-offset=10 -q && expect out.txt '^offset      +5' "-q keeps the report"
+# the default range (30) narrowed to fit 35 frames: offsets up to 27, 8 pairs each
+run 0 aref.y4m alate.mp4 --detect-offset --summary json &&
+  json out.txt 'd["offset"] == 5 and d["confident"] and d["confidence"] >= 0.5 and not d["static"] and d["frame_skip_ref"] == 5 and d["frame_skip_dist"] == 0 and d["narrowed"] and d["max_offset"] == 27 and d["window"] == 8 and len(d["candidates"]) == 55'
+run 0 ball-ref3.yuv ball-early.yuv --size 160x120 --detect-offset=8 --summary json &&
+  json out.txt 'd["offset"] == -3 and d["confident"] and d["frame_skip_ref"] == 0 and d["frame_skip_dist"] == 3'
+# another size: both on one small grid
+run 0 aref.y4m alate-small.mp4 --detect-offset=10 --summary json &&
+  json out.txt 'd["offset"] == 5 and d["confident"]'
+# --align auto: the lossless copy scores PSNR's cap; the H.264 one the same
+# as a run given --frame_skip_ref 5 by hand
+if run 0 aref.y4m alate.y4m --metrics psnr --align auto --summary json; then
+  json out.txt 'd["frames"] == 35 and d["pooled_metrics"]["psnr_y"]["min"] == 60 and d["alignment"]["offset"] == 5 and d["alignment"]["mode"] == "auto" and d["reference"]["frames_skipped"] == 5'
+  expect err.txt "alignment: offset +5, confidence .*: the reference's first 5 frames are left out" "--align auto message"
+fi
+run 0 aref.y4m alate.mp4 --align auto --summary json -q && mv out.txt auto.json
+run 0 aref.y4m alate.mp4 --frame_skip_ref 5 --summary json -q && mv out.txt byhand.json
+python3 - <<'PY' || fail "--align auto and --frame_skip_ref 5 give different scores"
+import json
+a, b = json.load(open("auto.json")), json.load(open("byhand.json"))
+assert a["frames"] == b["frames"] == 35, (a["frames"], b["frames"])
+for f, v in b["pooled_metrics"].items():
+    assert a["pooled_metrics"][f] == v, (f, a["pooled_metrics"][f], v)
+assert "psnr_y" in a["pooled_metrics"] and a["alignment"]["offset"] == 5
+PY
+run 0 aref.y4m alate.mp4 --metrics psnr --align auto && expect out.txt '^aligned    offset +5 found by --align auto' "summary line"
+# still content: no offset stands out; auto refuses, force applies 0 with a warning
+run 0 still.y4m still.y4m --detect-offset --summary json &&
+  json out.txt 'd["static"] and not d["confident"] and d["confidence"] == 0 and d["offset"] == 0'
+run 0 still.y4m still.y4m --detect-offset && expect out.txt 'the content barely changes from frame to frame' "still content named"
+# encoded, the still's frames differ a little (the first ones most): still no confident offset
+run 0 still.y4m still.mp4 --detect-offset --summary json && json out.txt 'not d["confident"] and d["confidence"] < 0.5'
+run 2 still.y4m still.y4m --metrics psnr --align auto &&
+  expect err.txt '^qmetric-compare: --align auto: no reliable offset: the best, +0, has confidence 0.000 (the content barely changes' "auto refuses"
+run 0 still.y4m still.y4m --metrics psnr --align force && expect err.txt 'warning: forced alignment: offset +0' "force"
+# too short, usage errors
+run 2 ball6.y4m ball6.y4m --detect-offset && expect err.txt 'too short to look for an offset: the reference has 6 frames' "short input"
+run 2 aref.y4m alate.mp4 --align sideways && expect err.txt "'sideways' is not auto or force" "--align value"
+run 2 aref.y4m alate.mp4 --align auto --detect-offset && expect err.txt 'give one' "--align with --detect-offset"
+run 2 aref.y4m alate.mp4 --align auto --pair-by time && expect err.txt '--align applies to --pair-by index' "--align by time"
+run 2 aref.y4m alate.mp4 alate.y4m --align auto && expect err.txt '--align is not available with several renditions' "--align in a ladder"
+run 2 aref.y4m alate.mp4 --align-window 3 && expect err.txt "'3' is not a whole number in 8..10000" "--align-window"
+# a ladder: each rendition's offset
+gst-launch-1.0 -q filesrc location=ball-ref3.yuv ! $parse ! y4menc ! filesink location=aref3.y4m
+run 0 aref.y4m late=alate.mp4 same=aref3.y4m --detect-offset=10 --summary json &&
+  json out.txt '[r["offset"] for r in d["renditions"]] == [5, 3] and all(r["confident"] for r in d["renditions"])'
+
+# ===================== --gpus =====================
+run 2 ref.y4m dis.mp4 --gpus 0 && expect err.txt 'a lone number counts GPUs; device 0 alone is --gpus 0,' "--gpus 0"
+run 2 ref.y4m dis.mp4 --gpus 0,1,0 && expect err.txt 'device 0 is listed twice' "--gpus duplicate"
+run 2 ref.y4m dis.mp4 --gpus x && expect err.txt "'x' is not a whole number" "--gpus word"
+run 2 ref.y4m dis.mp4 --gpus 1,,2 && expect err.txt "--gpus: a device id: '' is not" "--gpus empty id"
+run 2 ref.y4m dis.mp4 --gpus 2 --cuda-device-id 1 && expect err.txt 'give --gpus or --cuda-device-id, not both' "--gpus with --cuda-device-id"
+run 2 ref.y4m dis.mp4 --gpus all --backend cpu && expect err.txt 'nothing would run on a GPU' "--gpus with the CPU"
+# the plan: rendition i on the list's device i mod n
+if run 0 ref.y4m dis.mp4 --gpus all --dry-run; then
+  if grep -q 'no CUDA device' err.txt; then
+    # no GPU: "all" is none, and the run says so and goes on (here on the CPU)
+    expect out.txt '^distorted   dis.mp4 -> backend auto' "--gpus all without a GPU"
+    run 0 ref.y4m dis.mp4 --metrics psnr --frames 4 --gpus all && expect err.txt '--gpus all: no CUDA device' "--gpus all run"
+  else
+    expect out.txt '^distorted   dis.mp4 -> CUDA device 0' "--gpus all with GPUs"
+  fi
+fi
+"$qc" ref.y4m a=dis.mp4 b=dis.mp4 c=dis.mp4 --gpus 0,1 --dry-run >out.txt 2>err.txt; rc=$?
+if grep -q 'cannot be checked' err.txt || [ "$(grep -c 'CUDA device' out.txt)" = 3 ]; then
+  # no driver (ids unchecked) or two devices or more: the round robin
+  [ $rc = 0 ] || fail "--gpus 0,1 --dry-run exited $rc"
+  expect out.txt '^a  *dis.mp4 -> CUDA device 0$' "plan a"
+  expect out.txt '^b  *dis.mp4 -> CUDA device 1$' "plan b"
+  expect out.txt '^c  *dis.mp4 -> CUDA device 0$' "plan c"
+  expect out.txt '^reference  *ref.y4m (decoded once)' "plan reference"
+else
+  # a machine with one GPU
+  [ $rc = 2 ] && expect err.txt 'there is no CUDA device 1 (this machine has 1)' "--gpus beyond the machine"
+fi
+
 
 [ $fails = 0 ] && echo "cli: ok" || { echo "cli: $fails failure(s)"; exit 1; }

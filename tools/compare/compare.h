@@ -6,6 +6,9 @@
  *   report.c    per-frame scores, the summary table, the chart
  *   main.c      the main loop: bus, progress line, exit status
  *   ladder.c    several renditions against one reference decoded once
+ *   align.c     the search for a constant frame offset (no GStreamer)
+ *   alignrun.c  --detect-offset and --align: decoding its window, the report
+ *   gpus.c      --gpus: the CUDA devices and which rendition runs where
  *
  * Copyright (C) 2026 the gst-qmetric authors.  LGPL-2.1-or-later.
  */
@@ -30,6 +33,7 @@
 #include <gst/video/video.h>
 
 #include "../qmplot.h"
+#include "align.h"
 
 #ifndef QM_VERSION
 #define QM_VERSION "unknown"
@@ -60,6 +64,7 @@ typedef struct {
 } Output;
 
 typedef enum { SUMMARY_TEXT, SUMMARY_JSON } SummaryKind;
+typedef enum { ALIGN_NONE, ALIGN_AUTO, ALIGN_FORCE } AlignMode;
 
 typedef struct {
     char *input[2];
@@ -96,6 +101,17 @@ typedef struct {
     char *manifest;
     char *ladder_csv, *ladder_json, *plot_rd;
     gboolean ladder;           /* several renditions, or a ladder output asked for */
+    /* alignment (alignrun.c) */
+    gboolean detect_offset;    /* --detect-offset: report the offset, score nothing */
+    AlignMode align;           /* --align auto|force */
+    int align_max;             /* offsets searched: -align_max..align_max */
+    int align_window;          /* frame pairs compared per offset */
+    /* GPUs (gpus.c) */
+    char *gpus_spec;           /* --gpus as given; NULL: not given */
+    gboolean gpus_all;         /* --gpus all */
+    int gpus_count;            /* --gpus N: the first N devices; 0 with a list or all */
+    GArray *gpus_list;         /* int: --gpus ID,ID,...; NULL otherwise */
+    gboolean dry_run;          /* --dry-run: the plan, then exit */
 } Options;
 
 typedef struct App App;
@@ -163,6 +179,11 @@ struct App {
     gboolean tty;
     gboolean line_drawn;
     guint64 total_frames;      /* estimate; 0 unknown */
+    /* --align: the offset found and applied */
+    gboolean aligned;
+    QmcAlignResult align;
+    /* --gpus resolved: the CUDA device ids to use, in order (empty: none) */
+    GArray *gpus;
 };
 
 /* main.c: errors found while running.  The first one wins (it is the
@@ -202,6 +223,35 @@ GstVideoFormat qmc_compare_format(GstElement *qm, GstVideoFormat ref);
 void qmc_configure_qmetric(App *app, GstElement *qm);
 GstElement *qmc_make(const char *factory, const char *name);
 void qmc_set_enum(GstElement *e, const char *prop, const char *nick, const char *opt);
+/* filesrc -> rawvideoparse of a raw input in bin; returns the parser */
+GstElement *qmc_raw_source(App *app, GstBin *bin, const char *uri, const char *prefix,
+                           GstElement **src);
+
+/* alignrun.c: decode the first frames of two inputs and search for their
+ * offset (exits 2 with one line when it cannot); the report as text or JSON */
+typedef struct {
+    const char *display, *uri;
+    gboolean raw;
+    guint64 skip;              /* frames left out first (--frame_skip_*) */
+} QmcAlignInput;
+void qmc_align_inputs(App *app, const QmcAlignInput *ref, const QmcAlignInput *dist,
+                      QmcAlignResult *res);
+void qmc_align_print(FILE *f, const char *name, const QmcAlignInput *ref,
+                     const QmcAlignInput *dist, const QmcAlignResult *res);
+void qmc_align_print_json(FILE *f, const char *indent, const QmcAlignInput *ref,
+                          const QmcAlignInput *dist, const QmcAlignResult *res);
+/* --align: detect, refuse a doubtful offset unless forced, add it to
+ * o->skip; --detect-offset: print the report and exit 0 */
+void qmc_align_main(App *app);
+
+/* gpus.c */
+/* CUDA devices through the driver (libcuda.so.1, loaded at run time);
+ * -1 with a reason in why when there is no driver */
+int qmc_cuda_device_count(char **why);
+/* --gpus -> app->gpus; says on stderr when "all" finds none */
+void qmc_resolve_gpus(App *app);
+/* the device of the i-th qmetric element: round robin; -1 without --gpus */
+int qmc_gpu_for(App *app, guint i);
 
 /* ladder.c: several renditions against one reference decoded once */
 int qmc_ladder_main(App *app);

@@ -449,6 +449,8 @@ static void build(App *app)
         g_snprintf(name, sizeof(name), "qmetric%u", i);
         r->qm = gst_element_factory_make("qmetric", name);
         qmc_configure_qmetric(app, r->qm);
+        if (app->gpus->len)
+            g_object_set(r->qm, "cuda-device-id", qmc_gpu_for(app, i), NULL);
         if (app->o.output) {
             qmc_set_enum(r->qm, "log-format", app->o.log_format, "--format");
             g_object_set(r->qm, "log-location", r->log.tmp, NULL);
@@ -706,6 +708,8 @@ static void write_json(App *app, FILE *f, GPtrArray *feats, GPtrArray *stats, in
             fputs(", \"log\": ", f);
             qmc_json_string(f, r->log.dest);
         }
+        if (app->gpus->len)
+            fprintf(f, ", \"cuda_device\": %d", qmc_gpu_for(app, i));
         for (guint k = 0; k < feats->len; k++) {
             fputs(", ", f);
             qmc_json_string(f, feats->pdata[k]);
@@ -831,6 +835,55 @@ static char *to_string(void (*fn)(FILE *, GPtrArray *, GPtrArray *), GPtrArray *
 
 /* ---------------------------------------------------------------- entry */
 
+/* --dry-run: which rendition runs on which device, on stdout */
+static G_GNUC_NORETURN void dry_run(App *app)
+{
+    printf("%-16s %s (decoded once)\n", "reference", ref_r.display);
+    for (guint i = 0; i < rends->len; i++) {
+        Rend *r = rends->pdata[i];
+        int dev = app->gpus->len ? qmc_gpu_for(app, i) : app->o.cuda_device_id;
+        printf("%-16s %s -> ", r->name, r->display);
+        if (dev >= 0)
+            printf("CUDA device %d\n", dev);
+        else
+            printf("backend %s, the element's default device\n",
+                   app->o.backend ? app->o.backend : "auto");
+    }
+    fflush(stdout);
+    exit(ferror(stdout) ? EXIT_USAGE : 0);
+}
+
+/* --detect-offset: each rendition's offset against the reference */
+static G_GNUC_NORETURN void detect_offsets(App *app)
+{
+    gboolean json = app->o.summary == SUMMARY_JSON;
+    QmcAlignInput ref = { ref_r.display, ref_r.uri, FALSE, app->o.skip[REF] };
+    if (json)
+        fputs("{\"renditions\": [", stdout);
+    for (guint i = 0; i < rends->len; i++) {
+        Rend *r = rends->pdata[i];
+        QmcAlignInput dist = { r->display, r->uri, FALSE, app->o.skip[DIST] };
+        QmcAlignResult res;
+        qmc_align_inputs(app, &ref, &dist, &res);
+        if (json) {
+            fputs(i ? ", " : "", stdout);
+            qmc_align_print_json(stdout, "", &ref, &dist, &res);
+        } else {
+            if (i)
+                fputc('\n', stdout);
+            qmc_align_print(stdout, r->name, &ref, &dist, &res);
+        }
+        qmc_align_result_clear(&res);
+    }
+    if (json)
+        fputs("]}\n", stdout);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "qmetric-compare: standard output cannot be written\n");
+        exit(EXIT_USAGE);
+    }
+    exit(0);
+}
+
 int qmc_ladder_main(App *app)
 {
     Options *o = &app->o;
@@ -860,6 +913,10 @@ int qmc_ladder_main(App *app)
         read_manifest(app, o->manifest);
     for (guint i = 0; i < rends->len; i++)
         check_rend(app, rends->pdata[i]);
+    if (o->dry_run)
+        dry_run(app);
+    if (o->detect_offset)
+        detect_offsets(app);
     if (!qmc_find_qmetric()) {
         fprintf(stderr, "qmetric-compare: the qmetric GStreamer element was not found: "
                 "build it (ninja -C build) or set GST_PLUGIN_PATH to its directory\n");
@@ -891,6 +948,13 @@ int qmc_ladder_main(App *app)
     if (o->plot_rd)
         qmc_output_prepare(&rd, "--plot-rd", o->plot_rd);
     build(app);
+    if (app->gpus->len && !o->quiet) {
+        fputs("qmetric-compare: GPUs:", stderr);
+        for (guint i = 0; i < rends->len; i++)
+            fprintf(stderr, "%s %s on %d", i ? "," : "", ((Rend *)rends->pdata[i])->name,
+                    qmc_gpu_for(app, i));
+        fputc('\n', stderr);
+    }
 
     app->loop = g_main_loop_new(NULL, FALSE);
     bus = gst_element_get_bus(app->pipeline);

@@ -283,6 +283,28 @@ static void write_outputs(App *app)
     }
 }
 
+/* --dry-run: what would run where, on stdout; nothing is decoded */
+static G_GNUC_NORETURN void dry_run(App *app)
+{
+    int dev = app->gpus->len ? qmc_gpu_for(app, 0) : app->o.cuda_device_id;
+    printf("reference   %s\n", app->side[REF].display);
+    printf("distorted   %s -> ", app->side[DIST].display);
+    if (dev >= 0)
+        printf("CUDA device %d\n", dev);
+    else
+        printf("backend %s, the element's default device\n",
+               app->o.backend ? app->o.backend : "auto");
+    if (app->gpus->len > 1)
+        printf("note        a two-input comparison is one qmetric element: it runs on the "
+               "first of --gpus %s\n", app->o.gpus_spec);
+    if (app->o.align)
+        printf("alignment   --align %s: offsets -%d..+%d, %d frame pairs each\n",
+               app->o.align == ALIGN_AUTO ? "auto" : "force", app->o.align_max,
+               app->o.align_max, app->o.align_window);
+    fflush(stdout);
+    exit(ferror(stdout) ? EXIT_USAGE : 0);
+}
+
 int main(int argc, char **argv)
 {
     App app_s;
@@ -295,6 +317,7 @@ int main(int argc, char **argv)
     gst_init(NULL, NULL); /* our options are not GStreamer's */
     qmc_parse_options(&app->o, argc, argv);
     g_mutex_init(&app->lock);
+    qmc_resolve_gpus(app);
     if (app->o.ladder)
         return qmc_ladder_main(app);
     app->x = g_array_new(FALSE, FALSE, sizeof(double));
@@ -307,6 +330,10 @@ int main(int argc, char **argv)
     }
     qmc_check_input(app, &app->side[REF], app->o.input[REF]);
     qmc_check_input(app, &app->side[DIST], app->o.input[DIST]);
+    if (app->o.dry_run)
+        dry_run(app);
+    if (app->o.detect_offset || app->o.align)
+        qmc_align_main(app); /* --detect-offset ends here */
     if (app->side[REF].raw && app->side[DIST].raw && !app->o.shortest && !app->o.max_frames &&
         !app->o.pair_by_time &&
         app->side[REF].raw_frames - app->o.skip[REF] !=

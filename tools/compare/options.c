@@ -55,6 +55,10 @@ static void usage(FILE *f)
 "  --threads N             CPU threads (default: one per core)\n"
 "  --backend auto|cpu|cuda where the metrics run (default auto)\n"
 "  --cuda-device-id N      CUDA device (default: any)\n"
+"  --gpus all|N|ID,ID,...  spread a ladder's renditions over these CUDA devices\n"
+"                          (round robin; N: the first N devices; one device:\n"
+"                          ID,); a two-input comparison runs on the first\n"
+"  --dry-run               print which rendition runs on which device, then exit\n"
 "\n"
 "Inputs\n"
 "  -r, --reference FILE, -d, --distorted FILE\n"
@@ -77,6 +81,15 @@ static void usage(FILE *f)
 "  --frame_skip_ref N, --frame_skip_dist N\n"
 "                          leave out the first N frames of the reference or\n"
 "                          the distorted input (as libvmaf; index pairing)\n"
+"\n"
+"Alignment (a constant frame offset between the inputs; see docs/cli.md)\n"
+"  --detect-offset[=MAX]   report the offset (-MAX..MAX, default 30) and its\n"
+"                          confidence, score nothing; JSON with --summary json\n"
+"  --align auto|force      find the offset, then score with it applied; auto\n"
+"                          refuses an offset of confidence below 0.5, force\n"
+"                          applies it anyway\n"
+"  --align-max N           the largest offset tried, in frames (default 30)\n"
+"  --align-window N        frame pairs compared per offset (default 60)\n"
 "\n"
 "Results\n"
 "  -o, --output FILE       per-frame log (libvmaf layout); - for stdout\n"
@@ -246,6 +259,43 @@ static void add_threshold(Options *o, const char *arg)
     g_array_append_val(o->thresholds, t);
 }
 
+/* --gpus all | N (the first N devices, as docker's --gpus) | ID,ID,...
+ * (those devices).  A lone number is a count, so 0 is refused with the
+ * spelling of "device 0 alone".  The ids are checked against the machine
+ * when the run starts (gpus.c). */
+static void parse_gpus(Options *o, const char *arg)
+{
+    g_free(o->gpus_spec);
+    o->gpus_spec = g_strdup(arg);
+    o->gpus_all = FALSE;
+    o->gpus_count = 0;
+    if (o->gpus_list)
+        g_array_set_size(o->gpus_list, 0);
+    if (!strcmp(arg, "all")) {
+        o->gpus_all = TRUE;
+    } else if (!strchr(arg, ',')) {
+        if (!strcmp(arg, "0"))
+            qmc_usage_error("--gpus 0: a lone number counts GPUs; device 0 alone is "
+                            "--gpus 0, (with a comma) or --cuda-device-id 0");
+        o->gpus_count = parse_int("--gpus", arg, 1, 1024);
+    } else {
+        char **ids = g_strsplit(arg, ",", -1);
+        if (!o->gpus_list)
+            o->gpus_list = g_array_new(FALSE, FALSE, sizeof(int));
+        for (char **p = ids; *p; p++) {
+            int id;
+            if (!**p && p != ids && !p[1])
+                break; /* "0," : one device */
+            id = parse_int("--gpus: a device id", *p, 0, 1023);
+            for (guint k = 0; k < o->gpus_list->len; k++)
+                if (g_array_index(o->gpus_list, int, k) == id)
+                    qmc_usage_error("--gpus %s: device %d is listed twice", arg, id);
+            g_array_append_val(o->gpus_list, id);
+        }
+        g_strfreev(ids);
+    }
+}
+
 void qmc_parse_options(Options *o, int argc, char **argv)
 {
     enum {
@@ -253,7 +303,8 @@ void qmc_parse_options(Options *o, int argc, char **argv)
         O_BACKEND, O_CUDA, O_SIZE, O_WIDTH, O_HEIGHT, O_FORMAT, O_FPS, O_SCALE,
         O_PAIR, O_SHORTEST, O_FRAMES, O_JSON, O_XML, O_CSV, O_POOL, O_PLOT,
         O_PLOT_METRICS, O_FAIL, O_HELP, O_SKIP_REF, O_SKIP_DIST, O_SUMMARY,
-        O_MANIFEST, O_LADDER_CSV, O_LADDER_JSON, O_PLOT_RD,
+        O_MANIFEST, O_LADDER_CSV, O_LADDER_JSON, O_PLOT_RD, O_DETECT_OFFSET, O_ALIGN,
+        O_ALIGN_MAX, O_ALIGN_WINDOW, O_GPUS, O_DRY_RUN,
     };
     static const struct option opts[] = {
         { "reference", required_argument, NULL, 'r' },
@@ -300,6 +351,12 @@ void qmc_parse_options(Options *o, int argc, char **argv)
         { "ladder-csv", required_argument, NULL, O_LADDER_CSV },
         { "ladder-json", required_argument, NULL, O_LADDER_JSON },
         { "plot-rd", required_argument, NULL, O_PLOT_RD },
+        { "detect-offset", optional_argument, NULL, O_DETECT_OFFSET },
+        { "align", required_argument, NULL, O_ALIGN },
+        { "align-max", required_argument, NULL, O_ALIGN_MAX },
+        { "align-window", required_argument, NULL, O_ALIGN_WINDOW },
+        { "gpus", required_argument, NULL, O_GPUS },
+        { "dry-run", no_argument, NULL, O_DRY_RUN },
         { "quiet", no_argument, NULL, 'q' },
         { "version", no_argument, NULL, 'v' },
         { "help", no_argument, NULL, O_HELP },
@@ -317,6 +374,8 @@ void qmc_parse_options(Options *o, int argc, char **argv)
     o->fps_d = 1;
     o->thresholds = g_array_new(FALSE, FALSE, sizeof(Threshold));
     o->extra = g_ptr_array_new();
+    o->align_max = 30;
+    o->align_window = 60;
 
     opterr = 0; /* our own one-line messages */
     while ((c = getopt_long(argc, argv, "-r:d:m:o:p:b:qvh", opts, NULL)) != -1) {
@@ -417,6 +476,26 @@ void qmc_parse_options(Options *o, int argc, char **argv)
         case O_LADDER_CSV: g_free(o->ladder_csv); o->ladder_csv = g_strdup(optarg); break;
         case O_LADDER_JSON: g_free(o->ladder_json); o->ladder_json = g_strdup(optarg); break;
         case O_PLOT_RD: g_free(o->plot_rd); o->plot_rd = g_strdup(optarg); break;
+        case O_DETECT_OFFSET:
+            o->detect_offset = TRUE;
+            if (optarg)
+                o->align_max = parse_int("--detect-offset", optarg, 1, 10000);
+            break;
+        case O_ALIGN:
+            if (!strcmp(optarg, "auto"))
+                o->align = ALIGN_AUTO;
+            else if (!strcmp(optarg, "force"))
+                o->align = ALIGN_FORCE;
+            else
+                qmc_usage_error("--align: '%s' is not auto or force (a known offset: "
+                                "--frame_skip_ref or --frame_skip_dist)", optarg);
+            break;
+        case O_ALIGN_MAX: o->align_max = parse_int("--align-max", optarg, 1, 10000); break;
+        case O_ALIGN_WINDOW:
+            o->align_window = parse_int("--align-window", optarg, QMC_ALIGN_MIN_WINDOW, 10000);
+            break;
+        case O_GPUS: parse_gpus(o, optarg); break;
+        case O_DRY_RUN: o->dry_run = TRUE; break;
         case 'q': o->quiet = TRUE; break;
         case 'v': printf("qmetric-compare %s (%s)\n", QM_VERSION,
                          gst_version_string());
@@ -469,6 +548,19 @@ void qmc_parse_options(Options *o, int argc, char **argv)
     }
     if (!o->raw_format)
         o->raw_format = g_strdup("I420");
+    if (o->detect_offset && o->align)
+        qmc_usage_error("--detect-offset reports the offset, --align applies it: give one");
+    if (o->align && o->pair_by_time)
+        qmc_usage_error("--align applies to --pair-by index; with --pair-by time the "
+                        "timestamps decide which frames pair");
+    if (o->align && o->ladder)
+        qmc_usage_error("--align is not available with several renditions (--detect-offset "
+                        "reports each one's offset; score one with --frame_skip_ref/"
+                        "--frame_skip_dist)");
+    if (o->gpus_spec && o->cuda_device_id >= 0)
+        qmc_usage_error("give --gpus or --cuda-device-id, not both");
+    if (o->gpus_spec && o->backend && !strcmp(o->backend, "cpu"))
+        qmc_usage_error("--gpus with --backend cpu: nothing would run on a GPU");
     if (o->pair_by_time && (o->skip[REF] || o->skip[DIST]))
         qmc_usage_error("--frame_skip_ref/--frame_skip_dist apply to --pair-by index; with "
                         "--pair-by time the timestamps decide which frames pair");

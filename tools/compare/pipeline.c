@@ -328,6 +328,34 @@ void qmc_set_enum(GstElement *e, const char *prop, const char *nick, const char 
     g_type_class_unref(ec);
 }
 
+/* filesrc -> rawvideoparse for a raw file (--size, --format, --fps), added to
+ * bin; returns the parser, the source in *src. */
+GstElement *qmc_raw_source(App *app, GstBin *bin, const char *uri, const char *prefix,
+                           GstElement **src)
+{
+    GstElement *parse;
+    GstVideoFormat fmt = gst_video_format_from_string(app->o.raw_format);
+    int strides[4], offsets[4], np;
+    gsize fsize = qmc_raw_layout(fmt, app->o.width, app->o.height, strides, offsets, &np);
+    char *path = g_filename_from_uri(uri, NULL, NULL);
+    char name[64];
+
+    g_snprintf(name, sizeof(name), "%s-source", prefix);
+    *src = qmc_make("filesrc", name);
+    g_object_set(*src, "location", path, NULL);
+    g_free(path);
+    g_snprintf(name, sizeof(name), "%s-parse", prefix);
+    parse = qmc_make("rawvideoparse", name);
+    g_object_set(parse, "width", app->o.width, "height", app->o.height,
+                 "format", fmt, "framerate", app->o.fps_n, app->o.fps_d,
+                 "frame-size", (guint)fsize, NULL);
+    qmc_set_int_array(parse, "plane-strides", strides, np);
+    qmc_set_int_array(parse, "plane-offsets", offsets, np);
+    gst_bin_add_many(bin, *src, parse, NULL);
+    gst_element_link(*src, parse);
+    return parse;
+}
+
 static void build_side(App *app, Side *s)
 {
     GstElement *last;
@@ -368,25 +396,9 @@ static void build_side(App *app, Side *s)
     gst_object_unref(pad);
 
     if (s->raw) {
-        GstElement *parse;
-        GstVideoFormat fmt = gst_video_format_from_string(app->o.raw_format);
-        int strides[4], offsets[4], np;
-        gsize fsize = qmc_raw_layout(fmt, app->o.width, app->o.height, strides, offsets, &np);
-        char *path = g_filename_from_uri(s->uri, NULL, NULL);
-
-        g_snprintf(name, sizeof(name), "%s-source", qmc_side_name[s->id]);
-        s->src = qmc_make("filesrc", name);
-        g_object_set(s->src, "location", path, NULL);
-        g_free(path);
-        g_snprintf(name, sizeof(name), "%s-parse", qmc_side_name[s->id]);
-        parse = qmc_make("rawvideoparse", name);
-        g_object_set(parse, "width", app->o.width, "height", app->o.height,
-                     "format", fmt, "framerate", app->o.fps_n, app->o.fps_d,
-                     "frame-size", (guint)fsize, NULL);
-        qmc_set_int_array(parse, "plane-strides", strides, np);
-        qmc_set_int_array(parse, "plane-offsets", offsets, np);
-        gst_bin_add_many(GST_BIN(app->pipeline), s->src, parse, NULL);
-        gst_element_link_many(s->src, parse, s->convert, NULL);
+        GstElement *parse = qmc_raw_source(app, GST_BIN(app->pipeline), s->uri,
+                                           qmc_side_name[s->id], &s->src);
+        gst_element_link(parse, s->convert);
         s->linked = TRUE;
     } else {
         /* (ANY): with plain video/x-raw, decodebin 1.22 rejects its decoders when
@@ -569,6 +581,14 @@ void qmc_build_pipeline(App *app)
     app->pipeline = gst_pipeline_new("qmetric-compare");
     app->qm = gst_element_factory_make("qmetric", "qmetric");
     qmc_configure_qmetric(app, app->qm);
+    if (app->gpus && app->gpus->len) {
+        /* one element: the first device of --gpus */
+        g_object_set(app->qm, "cuda-device-id", qmc_gpu_for(app, 0), NULL);
+        if (app->gpus->len > 1 && !o->quiet)
+            fprintf(stderr, "qmetric-compare: a two-input comparison runs on one GPU: CUDA "
+                    "device %d (--gpus spreads the renditions of a ladder)\n",
+                    qmc_gpu_for(app, 0));
+    }
     if (o->output) {
         qmc_set_enum(app->qm, "log-format", o->log_format, "--format");
         /* the element writes a temporary file; it becomes o->output at the end */

@@ -254,6 +254,10 @@ void qmc_print_summary(App *app, FILE *out)
     if (unreadable)
         fprintf(out, "; unreadable %" G_GUINT64_FORMAT, unreadable);
     fprintf(out, "\ntime       %.1f s, %.1f frames/s\n", secs, secs > 0 ? pairs / secs : 0.0);
+    if (app->aligned)
+        fprintf(out, "aligned    offset %+d found by --align %s (confidence %.3f)\n",
+                app->align.offset, app->o.align == ALIGN_FORCE ? "force" : "auto",
+                app->align.confidence);
     if (app->range_note)
         fprintf(out, "note       one input is full range, the other limited: compared as "
                 "stored (as libvmaf does), which lowers the scores\n");

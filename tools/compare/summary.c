@@ -82,6 +82,13 @@ void qmc_print_summary_json(App *app, FILE *f, int exit_status)
     fprintf(f, ",\n  \"compared_as\": \"%s\",\n  \"pair_by\": \"%s\"",
             app->configured ? gst_video_format_to_string(app->target) : "",
             app->o.pair_by_time ? "time" : "index");
+    fputs(",\n  \"alignment\": ", f);
+    if (app->aligned)
+        fprintf(f, "{\"offset\": %d, \"confidence\": %.6f, \"mode\": \"%s\"}",
+                app->align.offset, app->align.confidence,
+                app->o.align == ALIGN_FORCE ? "force" : "auto");
+    else
+        fputs("null", f);
     {
         static const char *const counts[][2] = {
             { "frames", "frames" }, { "pairs", "pairs" },

@@ -1,0 +1,78 @@
+#!/bin/bash
+# qmetric-compare --gpus on the GPU machine: a 1080p ladder (RENDITIONS
+# H.264 encodes of FRAMES frames) scored three ways with --backend cuda:
+# without --gpus, on the first GPU only (--gpus 1) and spread over every GPU
+# (--gpus all).  Checks that the three runs' rows are equal (every pooled
+# value of every rendition), and records the wall times, the plan, and each
+# GPU's utilisation sampled every second.  Carry .gpu (../shared/gpu/README.md).
+#   OUT=/tmp/out scripts/gpu-ladder.sh
+# env: FRAMES (default 240), RENDITIONS (default 4), GPU_ARCHS (default 90),
+#      METRICS (default: the tool's, vmaf,psnr,float_ssim)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT"
+. .gpu/env.sh >/dev/null 2>&1 || { echo "cannot set up .gpu"; exit 1; }
+export GST_PLUGIN_PATH=$PWD/build-gpu/gst/qmetric QMETRIC_MODEL_PATH=$PWD/data/models
+log() { echo "== $*" | tee -a "$OUT/ladder-summary.txt"; }
+nvidia-smi -L | tee -a "$OUT/ladder-summary.txt"
+if [ ! -x build-gpu/tools/qmetric-compare ]; then
+  log build
+  { meson setup build-gpu -Dcuda=enabled -Dgpu_archs=${GPU_ARCHS:-90} -Dtests=disabled &&
+    ninja -C build-gpu; } >"$OUT/ladder-build.log" 2>&1 ||
+    { grep -E "error|FAILED" "$OUT/ladder-build.log" | head -20; exit 1; }
+fi
+qc=build-gpu/tools/qmetric-compare
+frames=${FRAMES:-240}
+n=${RENDITIONS:-4}
+w=/tmp/gpu-ladder
+mkdir -p $w
+src="videotestsrc pattern=zone-plate kx2=20 ky2=20 kt=1 num-buffers=$frames"
+raw="video/x-raw,format=I420,width=1920,height=1080,framerate=30/1"
+log "encoding a reference and $n renditions of $frames frames"
+gst-launch-1.0 -q $src ! $raw ! x264enc pass=quant quantizer=8 speed-preset=ultrafast ! \
+  mp4mux ! filesink location=$w/ref.mp4 &
+rends=()
+for i in $(seq 1 "$n"); do
+  gst-launch-1.0 -q $src ! $raw ! x264enc bitrate=$((1500 * i)) speed-preset=ultrafast ! \
+    mp4mux ! filesink location=$w/r$i.mp4 &
+  rends+=("$w/r$i.mp4")
+done
+wait
+metrics=()
+[ -n "${METRICS:-}" ] && metrics=(--metrics "$METRICS")
+"$qc" $w/ref.mp4 "${rends[@]}" --gpus all --dry-run >"$OUT/ladder-plan.txt" 2>&1
+cat "$OUT/ladder-plan.txt" | tee -a "$OUT/ladder-summary.txt"
+for mode in none 1 all; do
+  gpus=()
+  [ $mode != none ] && gpus=(--gpus $mode)
+  nvidia-smi --query-gpu=timestamp,index,utilization.gpu,memory.used --format=csv -l 1 \
+    >"$OUT/ladder-smi-$mode.csv" 2>/dev/null &
+  smi=$!
+  start=$(date +%s%N)
+  "$qc" $w/ref.mp4 "${rends[@]}" --backend cuda "${gpus[@]}" "${metrics[@]}" \
+    --ladder-json "$OUT/ladder-$mode.json" >"$OUT/ladder-$mode.txt" 2>&1
+  rc=$?
+  end=$(date +%s%N)
+  kill $smi 2>/dev/null
+  wait $smi 2>/dev/null
+  log "--gpus $mode: rc=$rc $(( (end - start) / 1000000 )) ms for $n x $frames frames"
+  grep -E "GPUs:|warning|error" "$OUT/ladder-$mode.txt" | head -5 | tee -a "$OUT/ladder-summary.txt"
+  # the busiest sample of each GPU during the run
+  awk -F', ' 'NR > 1 { u = $3 + 0; if (u > m[$2]) m[$2] = u } END { for (g in m) printf "  GPU %s: peak utilisation %d%%\n", g, m[g] }' \
+    "$OUT/ladder-smi-$mode.csv" | sort | tee -a "$OUT/ladder-summary.txt"
+done
+python3 - "$OUT"/ladder-none.json "$OUT"/ladder-1.json "$OUT"/ladder-all.json <<'PY' | tee -a "$OUT/ladder-summary.txt"
+import json, sys
+runs = [json.load(open(p))["renditions"] for p in sys.argv[1:]]
+worst, n = 0.0, 0
+for rows in zip(*runs):
+    for key, val in rows[0].items():
+        if isinstance(val, dict):
+            for stat, v in val.items():
+                for other in rows[1:]:
+                    d = abs(other[key][stat] - v)
+                    worst, n = max(worst, d), n + 1
+print("rows: %d pooled values compared across the three runs, largest difference %.3g" % (n, worst))
+print("devices: " + ", ".join("%s on %s" % (r["name"], r.get("cuda_device")) for r in runs[2]))
+PY
