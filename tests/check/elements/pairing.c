@@ -496,6 +496,62 @@ GST_START_TEST (test_live_late)
 
 GST_END_TEST;
 
+/* Live, the distorted frames come 60 ms after their references, inside the
+ * 200 ms latency (issue 13: a pair whose two buffers both arrive is never
+ * lost because upstream is late): every frame pairs, none is unmatched,
+ * although the reference pad reaches EOS before the last distorted frames
+ * arrive. */
+GST_START_TEST (test_live_partner_after_eos)
+{
+  GstElement *pipe = gst_parse_launch ("videotestsrc is-live=true "
+      "pattern=ball num-buffers=15 ! video/x-raw,format=I420,width=32,"
+      "height=24,framerate=30/1 ! tee name=t "
+      "t. ! queue ! q.ref_sink "
+      "t. ! queue max-size-time=0 max-size-buffers=0 max-size-bytes=0 ! "
+      "identity sync=true ts-offset=60000000 ! q.dist_sink "
+      "qmetric name=q metrics=psnr latency=200000000 ! fakesink sync=false",
+      NULL);
+  GstBus *bus = gst_element_get_bus (pipe);
+  GstStructure *sum = NULL;
+  guint n_true = 0;
+  guint64 pairs = 0, uref = 0, udist = 0;
+  gboolean done = FALSE;
+
+  gst_element_set_state (pipe, GST_STATE_PLAYING);
+  while (!done) {
+    GstMessage *m = gst_bus_timed_pop_filtered (bus, 30 * GST_SECOND,
+        GST_MESSAGE_EOS | GST_MESSAGE_ERROR | GST_MESSAGE_ELEMENT);
+    const GstStructure *s;
+    gdouble v;
+
+    fail_unless (m != NULL, "timeout");
+    s = gst_message_get_structure (m);
+    if (GST_MESSAGE_TYPE (m) != GST_MESSAGE_ELEMENT) {
+      fail_unless (GST_MESSAGE_TYPE (m) == GST_MESSAGE_EOS, "error");
+      done = TRUE;
+    } else if (gst_structure_has_name (s, "qmetric")) {
+      n_true += gst_structure_get_double (s, "psnr_y", &v) && v == PSNR_CAP;
+    } else if (gst_structure_has_name (s, "qmetric-summary")) {
+      sum = gst_structure_copy (s);
+    }
+    gst_message_unref (m);
+  }
+  gst_element_set_state (pipe, GST_STATE_NULL);
+  fail_unless (sum != NULL);
+  gst_structure_get_uint64 (sum, "pairs", &pairs);
+  gst_structure_get_uint64 (sum, "unmatched-reference", &uref);
+  gst_structure_get_uint64 (sum, "unmatched-distorted", &udist);
+  fail_unless_equals_uint64 (pairs, 15);
+  fail_unless_equals_int (n_true, 15);
+  fail_unless_equals_uint64 (uref, 0);
+  fail_unless_equals_uint64 (udist, 0);
+  gst_structure_free (sum);
+  gst_object_unref (bus);
+  gst_object_unref (pipe);
+}
+
+GST_END_TEST;
+
 static Suite *
 pairing_suite (void)
 {
@@ -515,6 +571,7 @@ pairing_suite (void)
   tcase_add_test (tc, test_partner_timeout_reference);
   tcase_add_test (tc, test_live_rates);
   tcase_add_test (tc, test_live_late);
+  tcase_add_test (tc, test_live_partner_after_eos);
   return s;
 }
 
