@@ -2269,11 +2269,15 @@ gst_qmetric_start (GstAggregator * agg)
   self->pad_diff_warned = 0;
   self->segment = 0;
   self->foreign_ctx_warned = FALSE;
+  /* a bad window property fails the start before the watchdog thread is
+   * made: GstAggregator does not call stop() after a failed start, and the
+   * thread would outlive the element (ASan: heap-use-after-free in
+   * watchdog_loop after test_bad_window, 1 forked run in 2 or 3) */
+  if (!window_start (self))
+    return FALSE;
   pairing_start (self);
   free_features (self);
   reset_counts (self);
-  if (!window_start (self))
-    return FALSE;
   {
     gint dev;
     QmBackend be;
