@@ -452,13 +452,6 @@ static int motion_flush(void *priv, QmRows *rows)
     return write_temporal(s, rows, 0, 0);
 }
 
-static bool motion_cuda_accepts(const QmOptValues *o)
-{
-    /* the twin compares consecutive frames only (cuda/motion.cu): the
-     * five-frame window of the _hfr models runs on the CPU */
-    return o->v[QM_MOTION_OPT_FIVE_FRAME_WINDOW] == 0;
-}
-
 static unsigned motion_delay(const QmOptValues *o)
 {
     /* frame 0's motion3 needs score[2] with the five-frame window */
@@ -522,8 +515,9 @@ const QmMetricDesc qm_metric_motion = {
         .flush = motion_flush,
         .close = motion_close,
     },
-    /* integer stages and exact sums: the twin gives the same scores */
+    /* integer stages and exact sums: the twin gives the same scores, for
+     * every option (the five-frame window keeps two frames on the device;
+     * the moving average, blend and clipping are post()/flush() here) */
     .cuda = QM_CUDA_TWIN(qm_cuda_motion),
-    .cuda_accepts = motion_cuda_accepts,
     .cuda_tol = 0,
 };

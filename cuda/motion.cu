@@ -1,7 +1,9 @@
 /* gst-qmetric: CUDA twin of cpu/motion.c (integer motion, libvmaf 3.2.0).
  *
- * The stages of cpu/motion.h, per frame i >= 1, with the previous reference
- * luma kept on the device:
+ * The stages of cpu/motion.h, per frame i >= min_idx (1, or 2 with
+ * motion_five_frame_window), with the reference luma of the frame it is
+ * compared with (i - 1, or i - 2 with the five-frame window) kept on the
+ * device:
  *
  *   motion_sad_kernel   one block per tile of TW x TH output samples:
  *                       d = prev - cur over the tile and its 2-sample
@@ -15,7 +17,7 @@
  *                       The last block to finish adds the tiles' row sums
  *                       into each row's uint32 SAD and the rows into the
  *                       frame's uint64 SAD, in a fixed order (stage 2).
- *   motion_store_kernel frame 0: only the copy of the luma.
+ *   motion_store_kernel frames before min_idx: only the copy of the luma.
  *
  * Every sum is an integer sum: the uint32 row SADs are sums modulo 2^32
  * (as the C code's wrapping uint32 accumulator) whatever the order of the
@@ -24,9 +26,16 @@
  * qm_motion_score(); motion2/motion3 stay with the C descriptor's post() and
  * flush() on the host.
  *
- * History: two device buffers used in turn (ping-pong).  Frame i reads the
- * buffer frame i - 1 wrote and writes the other one; the stream runs the
- * frames' kernels in order, so no copy and no host round trip are needed.
+ * History: a ring of step + 1 device buffers of raw luma (step 1, or 2 with
+ * the five-frame window: frames i - 1 and i - 2 both stay).  Frame i reads
+ * the buffer frame i - step wrote and writes its own luma into the one that
+ * held frame i - step - 1, which nothing reads any more; the stream runs
+ * the frames' kernels in order, so no copy and no host round trip are
+ * needed, and the luma is kept raw rather than blurred because the C
+ * reference blurs the difference (blur_rows_vertical() rounds after the
+ * subtraction, which blurring each frame apart would not reproduce).
+ * Which buffer holds which frame is host state advanced by submit(), in
+ * frame order; the kernels that use it are already queued in that order.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -50,7 +59,7 @@ static_assert(TW % 32 == 0 && TH % NWARPS == 0,
               "the horizontal pass gives each warp whole rows");
 
 /*
- * prev: the previous frame's luma (values, packed, w per row); next: where
+ * prev: the luma of frame i - step (values, packed, w per row); next: where
  * this frame's luma goes.  partial[tx * h + y]: row y's sum over tile column
  * tx.  done: blocks finished (0 between frames).  sad: the frame's SAD.
  * WIDE: 64-bit vertical sums (bpc 16), as cpu/motion.c's `wide`.
@@ -202,14 +211,19 @@ __global__ void motion_store_kernel(QmGpuPlane cur, int shift,
         next[(size_t)y * w + x] = (T)qm_load<T>(cur, shift, x, y);
 }
 
+/* step + 1 history buffers: the five-frame window's step is 2 */
+#define MAX_LUMA 3
+
 typedef struct {
     int w, h, bpc, bytes;
     int force_zero;
     double fps_weight, max_val;
+    unsigned min_idx, step;     /* 2, 2 with the five-frame window; else 1, 1 */
+    unsigned n_luma;            /* buffers in the history ring: step + 1 */
     unsigned tiles_x, tiles_y;
-    void *d_luma[2];            /* previous / current reference luma */
-    int prev;                   /* which of d_luma holds the previous frame */
-    int have_prev;
+    void *d_luma[MAX_LUMA];     /* reference luma of the last frames */
+    unsigned head;              /* which of d_luma holds the latest frame */
+    unsigned n_stored;          /* frames stored so far (up to step) */
     uint32_t *d_partial;        /* [tiles_x][h] */
     unsigned *d_done;
     unsigned long long *d_sad;  /* [slot] */
@@ -220,8 +234,8 @@ typedef struct {
 static void motion_gpu_close(void *priv)
 {
     MotionGpu *s = (MotionGpu *)priv;
-    cudaFree(s->d_luma[0]);
-    cudaFree(s->d_luma[1]);
+    for (int k = 0; k < MAX_LUMA; k++)
+        cudaFree(s->d_luma[k]);
     cudaFree(s->d_partial);
     cudaFree(s->d_done);
     cudaFree(s->d_sad);
@@ -233,8 +247,8 @@ static void motion_gpu_close(void *priv)
 static int motion_gpu_alloc(MotionGpu *s, unsigned n_slots, cudaStream_t cs)
 {
     const size_t plane = (size_t)s->w * (size_t)s->h * (size_t)s->bytes;
-    QM_CU_TRY(cudaMalloc(&s->d_luma[0], plane));
-    QM_CU_TRY(cudaMalloc(&s->d_luma[1], plane));
+    for (unsigned k = 0; k < s->n_luma; k++)
+        QM_CU_TRY(cudaMalloc(&s->d_luma[k], plane));
     QM_CU_TRY(cudaMalloc(&s->d_partial,
                          (size_t)s->tiles_x * (size_t)s->h * sizeof(uint32_t)));
     QM_CU_TRY(cudaMalloc(&s->d_done, sizeof(unsigned)));
@@ -256,11 +270,11 @@ static int motion_gpu_init(void *priv, const QmMetricConfig *cfg,
     s->h = cfg->h;
     s->bpc = cfg->bpc;
     s->bytes = cfg->bpc == 8 ? 1 : 2;
-    /* the kernel compares consecutive frames only: the five-frame window
-     * (the _hfr v1 models) has no twin yet, and is refused rather than
-     * computed wrongly */
-    if (cfg->opt->v[QM_MOTION_OPT_FIVE_FRAME_WINDOW] != 0)
-        return QM_ENOTSUP;
+    /* libvmaf integer_motion.c: the five-frame window (the _hfr v1 models)
+     * scores frame i against frame i - 2 from frame 2 on */
+    s->min_idx = s->step =
+        cfg->opt->v[QM_MOTION_OPT_FIVE_FRAME_WINDOW] != 0 ? 2 : 1;
+    s->n_luma = s->step + 1;
     s->force_zero = cfg->opt->v[QM_MOTION_OPT_FORCE_ZERO] != 0;
     s->fps_weight = cfg->opt->v[QM_MOTION_OPT_FPS_WEIGHT];
     s->max_val = cfg->opt->v[QM_MOTION_OPT_MAX_VAL];
@@ -286,16 +300,20 @@ static int motion_gpu_submit(void *priv, const QmGpuFrame *f, unsigned slot,
     cudaStream_t cs = (cudaStream_t)st;
     const QmGpuPlane &cur = f->ref.p[0];
     s->computed[slot] = 0;
-    /* libvmaf: frame 0 and motion_force_zero score 0 */
+    /* libvmaf: frames before min_idx and motion_force_zero score 0 */
     if (s->force_zero)
         return 0;
     if (f->ref.bpc != s->bpc || cur.w != s->w || cur.h != s->h)
         return QM_EINVAL;
-    void *next = s->d_luma[s->prev ^ 1];
-    if (f->index > 0) {
-        if (!s->have_prev)
+    /* the buffer of frame i - step - 1, free now */
+    const unsigned next_k = (s->head + 1) % s->n_luma;
+    void *next = s->d_luma[next_k];
+    if (f->index >= s->min_idx) {
+        if (s->n_stored < s->step)
             return QM_EINVAL;  /* frames must come in order, none skipped */
-        const void *prev = s->d_luma[s->prev];
+        /* frame i - step: step - 1 buffers before the latest one */
+        const void *prev =
+            s->d_luma[(s->head + s->n_luma - (s->step - 1)) % s->n_luma];
         unsigned long long *sad = s->d_sad + slot;
         const dim3 grid(s->tiles_x, s->tiles_y);
         if (s->bpc == 8)
@@ -326,9 +344,10 @@ static int motion_gpu_submit(void *priv, const QmGpuFrame *f, unsigned slot,
                 cur, f->ref.shift, (uint16_t *)next, s->w, s->h);
         QM_CU_TRY(cudaGetLastError());
     }
-    /* this frame's luma is the next frame's previous one */
-    s->prev ^= 1;
-    s->have_prev = 1;
+    /* this frame's luma is the one frame i + step compares with */
+    s->head = next_k;
+    if (s->n_stored < s->step)
+        s->n_stored++;
     return 0;
 }
 

@@ -24,9 +24,17 @@
  * alike (e.g. a viewing distance the reference has no CSF for) is counted
  * with the refused combinations.
  *
- *   parity [--seed N] [--metric NAME] [--bench] [--max-pixels N]
- * (--max-pixels: leave out larger sizes, for scripts/cuda-emu)
- * Exit: 0 pass, 1 fail, 77 no CUDA device (skip).
+ * Metrics with post()/flush() (motion) get their option vectors through the
+ * engine too (its `features` text), where the temporal rows, the look-ahead
+ * and the flush of both backends meet, and the twin must really run on the
+ * device.
+ *
+ *   parity [--seed N] [--metric NAME] [--bench] [--max-pixels N] [--quick]
+ * (--max-pixels: leave out larger sizes, for scripts/cuda-emu; --quick: per
+ * metric only its smallest size, an odd one and 64x48, fewer layouts in the
+ * options passes: the CI run under the emulator, tests/parity/meson.build)
+ * Exit: 0 pass, 1 fail, 77 no CUDA device, or --metric names a metric
+ * without a twin (skip).
  */
 #include <inttypes.h>
 #include <math.h>
@@ -114,6 +122,23 @@ static long max_pixels = -1;
 static bool size_skipped(const QmMetricDesc *d, int w, int h)
 {
     return w < d->min_w || h < d->min_h || (max_pixels >= 0 && (long)w * h > max_pixels);
+}
+
+/* --quick: the sizes of the metric at hand (pick_quick_sizes()) */
+static bool quick;
+static int quick_sizes[3][2];
+static size_t n_quick_sizes;
+static size_t quick_first;  /* index in sizes[] of the smallest one taken */
+/* --quick options passes: 8 bits, 10 bits MSB-aligned in device memory,
+ * 16 bits (the widest sums) */
+static const int quick_layouts[] = { 0, 2, 6 };
+
+static bool is_quick_size(int w, int h)
+{
+    for (size_t i = 0; i < n_quick_sizes; i++)
+        if (quick_sizes[i][0] == w && quick_sizes[i][1] == h)
+            return true;
+    return false;
 }
 
 #define GUARD 64
@@ -271,12 +296,13 @@ static void pic_free(Pic *pc)
 }
 
 /* An engine for one metric on one backend, one thread. */
-static int open_engine(QmEngine **e, const char *metric, const Layout *l, int w, int h,
-                       QmBackend be, char **msg)
+static int open_engine(QmEngine **e, const char *metric, const char *features,
+                       const Layout *l, int w, int h, QmBackend be, char **msg)
 {
     QmSettings s;
     qm_settings_default(&s, w, h, l->bpc, l->chroma);
     s.metrics = metric;
+    s.features = features;
     s.backend = be;
     s.n_threads = 1;
     return qm_engine_open(e, &s, msg);
@@ -288,21 +314,22 @@ static int open_error(const char *metric, const Layout *l, int w, int h, QmBacke
 {
     QmEngine *e;
     char *msg = NULL;
-    const int err = open_engine(&e, metric, l, w, h, be, &msg);
+    const int err = open_engine(&e, metric, NULL, l, w, h, be, &msg);
     free(msg);
     if (!err)
         qm_engine_close(&e);
     return err;
 }
 
-/* Run one engine over n frames; results in out[frame * nf + f]. */
-static int run(const char *metric, const Layout *l, int w, int h, Pic *ref,
-               Pic *dis, int n, QmBackend be, double *out, uint8_t *set,
+/* Run one engine over n frames; results in out[frame * nf + f].  features:
+ * QmSettings.features (instances with options), or NULL. */
+static int run(const char *metric, const char *features, const Layout *l, int w, int h,
+               Pic *ref, Pic *dis, int n, QmBackend be, double *out, uint8_t *set,
                unsigned *nf, double *secs)
 {
     QmEngine *e;
     char *msg = NULL;
-    int err = open_engine(&e, metric, l, w, h, be, &msg);
+    int err = open_engine(&e, metric, features, l, w, h, be, &msg);
     if (err) {
         /* a format or size the metric refuses is checked in main() */
         if (err != QM_ENOTSUP)
@@ -559,6 +586,21 @@ static const struct {
     { "adm", "adm_csf_mode=2,adm_ref_display_height=2160,adm_norm_view_dist=1.5", &plan_small },
     { "adm", "adm_csf_mode=1,adm_ref_display_height=4320,adm_enhn_gain_limit=2.7", &plan_small },
     { "adm", "adm_skip_scale0=1,adm_enhn_gain_limit=1,adm_noise_weight=0", &plan_small },
+    /* integer_adm3 of the VMAF v1 models: 3d0h, 5d0h, 1d5h_2160, 3d0h_2160 */
+    { "adm", "adm_csf_mode=2,adm_dlm_weight=0.7,adm_enhn_gain_limit=1,adm_noise_weight=0.02,"
+             "adm_min_val=0.5,adm_norm_view_dist=3,adm_ref_display_height=1080", &plan_small },
+    { "adm", "adm_csf_mode=2,adm_dlm_weight=0.7,adm_enhn_gain_limit=1,adm_noise_weight=0.02,"
+             "adm_min_val=0.5,adm_norm_view_dist=5,adm_ref_display_height=1080", &plan_small },
+    { "adm", "adm_csf_mode=2,adm_dlm_weight=0.7,adm_enhn_gain_limit=1,adm_noise_weight=0.02,"
+             "adm_min_val=0.5,adm_norm_view_dist=1.5,adm_ref_display_height=2160", &plan_small },
+    { "adm", "adm_csf_mode=2,adm_dlm_weight=0.7,adm_enhn_gain_limit=1,adm_noise_weight=0.02,"
+             "adm_min_val=0.5,adm_norm_view_dist=3,adm_ref_display_height=2160", &plan_small },
+    /* cambi of the VMAF v1 models */
+    { "cambi", "cambi_high_res_speedup=1080,cambi_vis_lum_threshold=0.06,cambi_max_val=17",
+      &plan_large },
+    /* the motion options of the v1 models: engine_combos (motion has post()) */
+    { "motion", "motion_five_frame_window=1,motion_moving_average=1,motion_max_val=18",
+      &plan_small },
     { "cambi", "cambi_topk=0.0001", &plan_large },
     { "cambi", "cambi_topk=0.05", &plan_large },
     { "cambi", "cambi_topk=1", &plan_large },
@@ -594,29 +636,36 @@ static int check_option_vector(const QmMetricDesc *d, int m, uint64_t seed, cons
     while (d->features[nf])
         nf++;
     int fails = 0;
-    const size_t nl = plan->layouts ? plan->n_layouts : N_OF(layouts);
+    /* --quick: the metric's own small sizes instead of the plan's */
+    const int *lay = quick ? quick_layouts : plan->layouts;
+    const size_t nl = quick ? N_OF(quick_layouts) : lay ? plan->n_layouts : N_OF(layouts);
+    const int (*sz)[2] = quick ? (const int (*)[2])quick_sizes : plan->sizes;
+    const size_t ns = quick ? n_quick_sizes : plan->n_sizes;
+    /* a temporal metric compares frame i with frame i - 1 or i - 2 (the
+     * five-frame window of motion): 4 frames, as many as direct_cuda() takes */
+    const int n = d->flags & QM_METRIC_SEQUENTIAL ? 4 : 2;
     for (size_t lj = 0; lj < nl; lj++) {
-        const size_t li = plan->layouts ? (size_t)plan->layouts[lj] : lj;
+        const size_t li = lay ? (size_t)lay[lj] : lj;
         const Layout *l = &layouts[li];
         if (l->chroma == QM_CHROMA_400 && !(d->flags & QM_METRIC_LUMA_ONLY))
             continue;
-        for (size_t si = 0; si < plan->n_sizes; si++) {
-            const int w = plan->sizes[si][0], h = plan->sizes[si][1];
+        for (size_t si = 0; si < ns; si++) {
+            const int w = sz[si][0], h = sz[si][1];
             if (size_skipped(d, w, h))
                 continue;
             for (size_t pi = 0; pi < plan->n_pats; pi++) {
-                const int pat = plan->pats[pi], n = 2;
+                const int pat = plan->pats[pi];
                 rng_state = seed ^ ((uint64_t)(m + 1) << 40) ^ ((uint64_t)li << 32) ^
                             ((uint64_t)si << 16) ^ ((uint64_t)salt << 8) ^
                             (uint64_t)pat ^ 0x51ED27FF2B7C1A93ULL;
-                Pic ref[2], dis[2];
+                Pic ref[4], dis[4];
                 for (int i = 0; i < n; i++) {
                     fill(&ref[i], l, w, h, PAT_RANDOM, NULL);
                     fill(&dis[i], l, w, h, pat, &ref[i]);
                 }
                 const QmMetricConfig cfg = { w, h, l->bpc, l->chroma, ov };
-                double a[2 * QM_MAX_FEATURES], b[2 * QM_MAX_FEATURES];
-                uint8_t sa[2 * QM_MAX_FEATURES] = { 0 }, sb[2 * QM_MAX_FEATURES] = { 0 };
+                double a[4 * QM_MAX_FEATURES], b[4 * QM_MAX_FEATURES];
+                uint8_t sa[4 * QM_MAX_FEATURES] = { 0 }, sb[4 * QM_MAX_FEATURES] = { 0 };
                 int ea = direct_cpu(d, &cfg, ref, dis, n, nf, a, sa);
                 int eb = direct_cuda(d, &cfg, ref, dis, n, nf, b, sb);
                 int bad = 0;
@@ -648,14 +697,15 @@ static int check_option_vector(const QmMetricDesc *d, int m, uint64_t seed, cons
 }
 
 /* Each option at each value of option_values(), the others at their
- * defaults, then the combinations of option_combos.  Metrics with
- * post()/flush() need the engine's rows of earlier frames and are left to
- * the engine runs. */
+ * defaults, then the combinations of option_combos.  Of metrics with
+ * post()/flush() (host code both backends share) only what compute() and
+ * the twin's collect() write is compared here; check_engine_options() runs
+ * the rest. */
 static int check_options(const QmMetricDesc *d, int m, uint64_t seed, double *worst,
                          int *checks, int *refused)
 {
     int fails = 0;
-    if (!d->options || !d->options[0].name || d->cpu.post || d->cpu.flush)
+    if (!d->options || !d->options[0].name)
         return 0;
     QmOptValues def;
     memset(&def, 0, sizeof(def));
@@ -705,6 +755,170 @@ static int check_options(const QmMetricDesc *d, int m, uint64_t seed, double *wo
     return fails;
 }
 
+/* Option vectors of metrics with post()/flush(), as the engine's features
+ * text ("metric=option=value:..."), run besides each option alone: the
+ * sets of the VMAF v1 models and a few mixtures. */
+static const struct {
+    const char *metric, *features;
+} engine_combos[] = {
+    /* vmaf_v1.0.16_hfr_*: keys _mffw_mmxv_18_mma */
+    { "motion", "motion=motion_five_frame_window=true:motion_moving_average=true:"
+                "motion_max_val=18" },
+    { "motion", "motion=motion_max_val=18" },  /* the other v1 models */
+    { "motion", "motion=motion_five_frame_window=true:motion_blend_factor=0.5:"
+                "motion_blend_offset=3:motion_fps_weight=1.5:motion_max_val=0.5" },
+    { "motion", "motion=motion_moving_average=true:motion_blend_factor=0.25:"
+                "motion_blend_offset=2" },
+    { "motion", "motion=motion_five_frame_window=true:motion_force_zero=true" },
+};
+
+/* Whether an engine on the CUDA backend runs every instance on the device
+ * (else the C code would be compared with itself); true where it does not
+ * open (the runs report that). */
+static bool on_device(const char *metric, const char *features, const Layout *l, int w,
+                      int h)
+{
+    QmEngine *e;
+    char *msg = NULL;
+    if (open_engine(&e, metric, features, l, w, h, QM_BACKEND_CUDA, &msg)) {
+        free(msg);
+        return true;
+    }
+    const bool dev = !qm_engine_reads_host(e);
+    qm_engine_close(&e);
+    return dev;
+}
+
+/* One features text through the engine on both backends: reference
+ * sequences of ref_pattern() (the frame-to-frame worst cases), MAX_FRAMES
+ * frames (every GPU slot reused, the five-frame window's history ring
+ * around twice), small sizes, 8, 10 (device memory) and 16 bits. */
+static int check_engine_vector(const QmMetricDesc *d, int m, uint64_t seed,
+                               const char *features, unsigned salt, double *worst,
+                               int *checks, int *refused)
+{
+    static const int pats[] = { PAT_RANDOM, PAT_ZERO, PAT_CHECKER, PAT_SAME };
+    static const int elayouts[] = { 0, 2, 6 };
+    const int (*sz)[2] = quick ? (const int (*)[2])quick_sizes : osizes;
+    const size_t ns = quick ? n_quick_sizes : N_OF(osizes);
+    int fails = 0;
+    for (size_t lj = 0; lj < N_OF(elayouts); lj++) {
+        const int li = elayouts[lj];
+        const Layout *l = &layouts[li];
+        for (size_t si = 0; si < ns; si++) {
+            const int w = sz[si][0], h = sz[si][1], n = MAX_FRAMES;
+            if (size_skipped(d, w, h))
+                continue;
+            if (!on_device(d->name, features, l, w, h)) {
+                (*checks)++;
+                fails++;
+                printf("FAIL %s \"%s\" %s %dx%d: runs on the CPU with backend=cuda\n",
+                       d->name, features, l->name, w, h);
+                continue;
+            }
+            for (size_t pi = 0; pi < N_OF(pats); pi++) {
+                const int pat = pats[pi];
+                rng_state = seed ^ ((uint64_t)(m + 1) << 40) ^ ((uint64_t)li << 32) ^
+                            ((uint64_t)si << 16) ^ ((uint64_t)salt << 8) ^ (uint64_t)pat ^
+                            0x2545F4914F6CDD1DULL;
+                Pic ref[MAX_FRAMES], dis[MAX_FRAMES];
+                for (int i = 0; i < n; i++) {
+                    const int rp = ref_pattern(pat, i);
+                    fill(&ref[i], l, w, h, rp, rp == PAT_SAME ? &ref[0] : NULL);
+                    fill(&dis[i], l, w, h, PAT_RANDOM, NULL);
+                }
+                double a[MAX_FRAMES * QM_MAX_FEATURES * 4], b[MAX_FRAMES * QM_MAX_FEATURES * 4];
+                uint8_t sa[MAX_FRAMES * QM_MAX_FEATURES * 4], sb[MAX_FRAMES * QM_MAX_FEATURES * 4];
+                unsigned nfa = 0, nfb = 0;
+                const int ea = run(d->name, features, l, w, h, ref, dis, n, QM_BACKEND_CPU, a,
+                                   sa, &nfa, NULL);
+                const int eb = run(d->name, features, l, w, h, ref, dis, n, QM_BACKEND_CUDA, b,
+                                   sb, &nfb, NULL);
+                int bad = 0;
+                if (ea == QM_ENOTSUP && eb == QM_ENOTSUP) {
+                    (*refused)++;
+                } else {
+                    (*checks)++;
+                    bad = ea || eb || nfa != nfb;
+                    if (!bad)
+                        bad = compare_frames(d, n, nfa, a, sa, b, sb, worst);
+                }
+                for (int i = 0; i < n; i++) {
+                    pic_free(&ref[i]);
+                    pic_free(&dis[i]);
+                }
+                if (bad) {
+                    fails++;
+                    printf("FAIL %s engine \"%s\" %s %dx%d %s (seed %" PRIu64 ")\n", d->name,
+                           features, l->name, w, h, pat_name[pat], seed);
+                }
+            }
+        }
+    }
+    return fails;
+}
+
+/* Metrics with post()/flush(): each option alone at the values of
+ * option_values(), then engine_combos, through the engine. */
+static int check_engine_options(const QmMetricDesc *d, int m, uint64_t seed, double *worst,
+                                int *checks, int *refused)
+{
+    int fails = 0;
+    if (!d->options || !d->options[0].name || !(d->cpu.post || d->cpu.flush))
+        return 0;
+    for (int oi = 0; d->options[oi].name; oi++) {
+        const QmOptionDesc *od = &d->options[oi];
+        double vals[16];
+        const int nv = option_values(od, vals);
+        for (int vi = 0; vi < nv; vi++) {
+            char features[160];
+            if (od->flags & QM_OPT_BOOL)
+                snprintf(features, sizeof(features), "%s=%s=%s", d->name, od->name,
+                         vals[vi] != 0 ? "true" : "false");
+            else
+                snprintf(features, sizeof(features), "%s=%s=%.17g", d->name, od->name,
+                         vals[vi]);
+            fails += check_engine_vector(d, m, seed, features, (unsigned)(oi * 16 + vi),
+                                         worst, checks, refused);
+        }
+    }
+    for (size_t ci = 0; ci < N_OF(engine_combos); ci++)
+        if (!strcmp(engine_combos[ci].metric, d->name))
+            fails += check_engine_vector(d, m, seed, engine_combos[ci].features,
+                                         (unsigned)(200 + ci), worst, checks, refused);
+    return fails;
+}
+
+/* --quick: the metric's sizes, from sizes[]: the smallest one the C
+ * reference takes (8-bit 4:2:0), then 35x19 (odd) and 64x48 where taken;
+ * a metric with a larger minimum that takes neither (CAMBI: 216x1) gets
+ * the odd 233x41 instead, where taken. */
+static void pick_quick_sizes(const QmMetricDesc *d)
+{
+    static const int extra[][2] = { { 35, 19 }, { 64, 48 }, { 233, 41 } };
+    n_quick_sizes = 0;
+    quick_first = N_OF(sizes);
+    for (size_t si = 0; si < N_OF(sizes); si++) {
+        const int w = sizes[si][0], h = sizes[si][1];
+        if (!size_skipped(d, w, h) && !open_error(d->name, &layouts[0], w, h, QM_BACKEND_CPU)) {
+            quick_sizes[n_quick_sizes][0] = w;
+            quick_sizes[n_quick_sizes][1] = h;
+            n_quick_sizes++;
+            quick_first = si;
+            break;
+        }
+    }
+    for (size_t k = 0; k < N_OF(extra); k++) {
+        const int w = extra[k][0], h = extra[k][1];
+        if (is_quick_size(w, h) || size_skipped(d, w, h) || (k == 2 && n_quick_sizes > 1) ||
+            open_error(d->name, &layouts[0], w, h, QM_BACKEND_CPU))
+            continue;
+        quick_sizes[n_quick_sizes][0] = w;
+        quick_sizes[n_quick_sizes][1] = h;
+        n_quick_sizes++;
+    }
+}
+
 int main(int argc, char **argv)
 {
     uint64_t seed = (uint64_t)time(NULL);
@@ -718,6 +932,21 @@ int main(int argc, char **argv)
             only = argv[++i];
         else if (!strcmp(argv[i], "--max-pixels") && i + 1 < argc)
             max_pixels = strtol(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "--quick"))
+            quick = true;
+    }
+    if (only) {
+        const QmMetricDesc *d = qm_metric_find(only);
+        if (!d) {
+            printf("FAIL: unknown metric '%s'\n", only);
+            return 1;
+        }
+        if (!d->cuda) {
+            /* e.g. a metric listed for the CI run before its twin exists */
+            printf("SKIP: %s has no CUDA twin (its descriptor's .cuda is NULL): nothing "
+                   "to compare\n", only);
+            return 77;
+        }
     }
     if (!qm_have_cuda()) {
         printf("SKIP: this build has no CUDA backend\n");
@@ -735,13 +964,20 @@ int main(int argc, char **argv)
         if (!d->cuda || (only && strcmp(only, d->name)))
             continue;
         double worst = 0;
+        if (quick) {
+            pick_quick_sizes(d);
+            printf("%s: --quick sizes", d->name);
+            for (size_t k = 0; k < n_quick_sizes; k++)
+                printf(" %dx%d", quick_sizes[k][0], quick_sizes[k][1]);
+            printf("\n");
+        }
         for (size_t li = 0; li < sizeof(layouts) / sizeof(layouts[0]); li++) {
             const Layout *l = &layouts[li];
             if (l->chroma == QM_CHROMA_400 && !(d->flags & QM_METRIC_LUMA_ONLY))
                 continue;
             for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
                 const int w = sizes[si][0], h = sizes[si][1];
-                if (size_skipped(d, w, h))
+                if (size_skipped(d, w, h) || (quick && si > quick_first && !is_quick_size(w, h)))
                     continue;
                 /* a geometry the C reference refuses at init() (e.g. CAMBI
                  * below 216 on both sides): the twin must refuse it with
@@ -777,8 +1013,8 @@ int main(int argc, char **argv)
                     double a[MAX_FRAMES * QM_MAX_FEATURES * 4], b[MAX_FRAMES * QM_MAX_FEATURES * 4];
                     uint8_t sa[MAX_FRAMES * QM_MAX_FEATURES * 4], sb[MAX_FRAMES * QM_MAX_FEATURES * 4];
                     unsigned nfa = 0, nfb = 0;
-                    int ea = run(d->name, l, w, h, ref, dis, n, QM_BACKEND_CPU, a, sa, &nfa, NULL);
-                    int eb = run(d->name, l, w, h, ref, dis, n, QM_BACKEND_CUDA, b, sb, &nfb, NULL);
+                    int ea = run(d->name, NULL, l, w, h, ref, dis, n, QM_BACKEND_CPU, a, sa, &nfa, NULL);
+                    int eb = run(d->name, NULL, l, w, h, ref, dis, n, QM_BACKEND_CUDA, b, sb, &nfb, NULL);
                     /* refused by both backends alike (e.g. psnr_hvs above 12
                      * bits, ciede without a chroma sample): nothing to compare */
                     const int refused = ea == QM_ENOTSUP && eb == QM_ENOTSUP;
@@ -809,6 +1045,7 @@ int main(int argc, char **argv)
             }
         }
         fails += check_options(d, m, seed, &worst, &checks, &unsupported);
+        fails += check_engine_options(d, m, seed, &worst, &checks, &unsupported);
         printf("%-16s worst |cpu - cuda| %.3g (tolerance %.3g)\n", d->name, worst,
                d->cuda_tol);
     }
