@@ -39,6 +39,8 @@ if [ "$(stat -c %s "$REF" 2>/dev/null)" != "$want" ] || [ "$(stat -c %s "$DIS" 2
   echo "rawio: wrote 2 x $NL frames of ${W}x${H} in $(awk "BEGIN { printf \"%.1f\", $(date +%s.%N) - $t0 }") s to $DIR"
 fi
 [ -n "${KEEP:-}" ] || trap 'rm -f "$REF" "$DIS"; rm -rf "$WORK"' EXIT
+# what pinning costs here, against copying (bench/hostreg.c)
+[ -x "$B/bench/qmetric-hostreg" ] && "$B/bench/qmetric-hostreg" 2048 "$DIR"
 
 # seconds of one run: name, frames, command...
 timed() {
