@@ -3,7 +3,9 @@
  * A file of `MiB` in /dev/shm (or the directory given), mapped read-only
  * private and shared, registered in 249 MiB chunks (cudaHostRegister,
  * read-only, portable) and unregistered: GB/s for one file, then for two
- * files at once (a thread each, as qmetric-yuv does); then the same bytes
+ * files at once (a thread each); how long 4 MiB uploads issued by another
+ * thread take while a file is registered (the driver serialises them: why
+ * qmetric-yuv registers on the thread that submits); then the same bytes
  * copied by the device from the registered pages (cudaMemcpy2DAsync, 1920
  * byte rows) and by one CPU thread into pinned memory, for comparison.
  * Plain C on the CUDA runtime, built with the CUDA backend
@@ -86,6 +88,43 @@ static void run(File *f, int n, int flags, const char *what)
     printf("\n");
 }
 
+/* 4 MiB uploads from pinned memory, one at a time, until *stop (or n of
+ * them when stop is NULL): their mean and worst time in microseconds. */
+static void uploads(volatile int *stop, long n, double *mean, double *worst)
+{
+    uint8_t *d, *h;
+    cudaStream_t st;
+    *mean = *worst = -1;
+    if (cudaMalloc((void **)&d, 4 << 20) || cudaMallocHost((void **)&h, 4 << 20) ||
+        cudaStreamCreate(&st))
+        return;
+    long k = 0;
+    const double t0 = now_s();
+    *worst = 0;
+    while (stop ? !*stop : k < n) {
+        const double t = now_s();
+        cudaMemcpyAsync(d, h, 4 << 20, cudaMemcpyHostToDevice, st);
+        cudaStreamSynchronize(st);
+        const double dt = (now_s() - t) * 1e6;
+        *worst = dt > *worst ? dt : *worst;
+        k++;
+    }
+    *mean = (now_s() - t0) * 1e6 / (k ? k : 1);
+    printf("  %ld uploads of 4 MiB, mean %.0f us, worst %.0f us\n", k, *mean, *worst);
+    cudaStreamDestroy(st);
+    cudaFree(d);
+    cudaFreeHost(h);
+}
+
+static volatile int reg_done;
+
+static void *reg_then_stop(void *arg)
+{
+    reg_file(arg);
+    reg_done = 1;
+    return NULL;
+}
+
 int main(int argc, char **argv)
 {
     const size_t mib = argc > 1 ? strtoul(argv[1], NULL, 0) : 2048;
@@ -120,6 +159,18 @@ int main(int argc, char **argv)
     run(f, 1, MAP_PRIVATE, "private");
     run(f, 1, MAP_SHARED, "shared");
     run(f, 2, MAP_SHARED, "shared");
+    double mean, worst;
+    printf("uploads alone:\n");
+    uploads(NULL, 2000, &mean, &worst);
+    printf("uploads while another thread registers a file:\n");
+    pthread_t th;
+    pthread_barrier_init(&start, NULL, 1);
+    f[0].flags = MAP_SHARED;
+    f[0].err = cudaSuccess;
+    pthread_create(&th, NULL, reg_then_stop, &f[0]);
+    uploads(&reg_done, 0, &mean, &worst);
+    pthread_join(th, NULL);
+    pthread_barrier_destroy(&start);
 
     /* the device's copy from registered pages against one CPU thread's */
     const size_t n = CHUNK, row = 1920, rows = n / row;

@@ -416,7 +416,7 @@ int main(int argc, char **argv)
         }
         if (more) {
             for (HostWin *hw = &wr; hw; hw = hw == &wr ? &wd : NULL) {
-                err = hostwin_progress(hw, first + got);
+                err = hostwin_need(hw, n, first + got);
                 if (err)
                     fprintf(stderr, "qmetric-yuv: warning: direct transfers stop (%s); "
                             "frames go through the staging copy\n",
@@ -492,7 +492,7 @@ int main(int argc, char **argv)
                 (unsigned long long)ts.direct, (unsigned long long)ts.staged,
                 (unsigned long long)ts.device);
         fprintf(stderr, "qmetric-yuv: registered %.1f MiB in %u ranges%s, %.3f s "
-                "registering and unregistering (a thread per file)\n", (wr.bytes + wd.bytes) / 1048576.0,
+                "registering and unregistering\n", (wr.bytes + wd.bytes) / 1048576.0,
                 wr.calls + wd.calls, use_reg ? "" : " (--no-register)", wr.secs + wd.secs);
     }
     for (unsigned i = 0; i < nf; i++)
