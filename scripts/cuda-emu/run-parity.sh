@@ -16,7 +16,7 @@ cd "$B"
 DEFS="-DQM_HAVE_CUDA -DQM_MODEL_DIR=\"$ROOT/data/models\" -DQM_VERSION=\"emu\""
 SRCS="core/engine core/registry core/json core/model core/pool core/qmlog
       cpu/cpu cpu/psnr cpu/ssim_common cpu/ssim cpu/ms_ssim cpu/psnr_hvs cpu/ciede
-      cpu/cambi cpu/vif cpu/adm cpu/motion"
+      cpu/cambi cpu/vif cpu/adm cpu/motion cpu/speed"
 CF="-O1 -std=gnu11 -ffp-contract=off -fno-trapping-math -fno-math-errno -pthread $SAN \
     -I$E -I$ROOT/core -I$ROOT/cpu -I$ROOT/cuda $DEFS"
 # nvcc includes cuda_runtime.h first in every .cu
