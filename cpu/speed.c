@@ -623,13 +623,20 @@ static void qr_decompose(const float *a, float *q, float *r, float *h,
     transpose(q, n);
 }
 
-/* X = R^-1 (Q' B); nonzero when a diagonal element of R is below 1e-6 */
-static int solve(const float *a, const float *b, float *x, int n, int m,
+void qm_speed_qr_c(const float *a, float *qr, float *work)
+{
+    const int n = QM_SPEED_N;
+    qr_decompose(a, qr, qr + n * n, work, work + n * n, n);
+}
+
+/* X = R^-1 (Q' B) with qr = Q, R of A (qm_speed_qr_c()); nonzero when a
+ * diagonal element of R is below 1e-6 */
+static int solve(const float *qr, const float *b, float *x, int n, int m,
                  float *work)
 {
-    float *q = work, *r = q + n * n, *h = r + n * n, *z = h + n * n;
-    float *qb = z + n * n;
-    qr_decompose(a, q, r, h, z, n);
+    float *q = work, *qb = q + n * n;
+    const float *r = qr + n * n;
+    memcpy(q, qr, sizeof(float) * (size_t)n * (size_t)n);
     transpose(q, n);
     matmul(qb, q, b, n, m);
     for (int i = n - 1; i >= 0; i--) {
@@ -649,8 +656,9 @@ static int solve(const float *a, const float *b, float *x, int n, int m,
 size_t qm_speed_estimate_work(const QmSpeedDims *d)
 {
     const size_t nn = QM_SPEED_N * QM_SPEED_N, nm = (size_t)QM_SPEED_N * d->nb;
-    /* cov, eigenvalues, Y, X, then solve(): Q, R, H, Z, Q'Y */
-    return nn + QM_SPEED_N + nm + nm + 4 * nn + nm;
+    /* cov, eigenvalues, Y, X, Q and R, then qm_speed_qr_c(): H, Z, or
+     * solve(): Q, Q'Y */
+    return nn + QM_SPEED_N + nm + nm + 2 * nn + QM_MAX(2 * nn, nn + nm);
 }
 
 int qm_speed_estimate_c(const QmSpeedDims *d, const float *data,
@@ -658,19 +666,20 @@ int qm_speed_estimate_c(const QmSpeedDims *d, const float *data,
                         float *work)
 {
     qm_speed_cov_c(d, data, work);
-    return qm_speed_estimate_cov_c(d, data, work, sigma_nn, entropy, variance,
-                                   work);
+    return qm_speed_estimate_cov_c(d, data, work, NULL, sigma_nn, entropy,
+                                   variance, work);
 }
 
 int qm_speed_estimate_cov_c(const QmSpeedDims *d, const float *data,
-                            const float *cov, float sigma_nn, float *entropy,
-                            float *variance, float *work)
+                            const float *cov, const float *qr, float sigma_nn,
+                            float *entropy, float *variance, float *work)
 {
     const int n = QM_SPEED_N, nb = d->nb;
     /* work's first n * n floats are the covariance's place (cov may be
      * there already) */
     float *eig = work + n * n, *y = eig + n;
-    float *x = y + (size_t)n * nb, *tmp = x + (size_t)n * nb;
+    float *x = y + (size_t)n * nb, *own_qr = x + (size_t)n * nb;
+    float *tmp = own_qr + 2 * n * n;
 
     qm_speed_eigen_c(cov, eig, n);
 
@@ -687,8 +696,13 @@ int qm_speed_estimate_cov_c(const QmSpeedDims *d, const float *data,
     for (int k = 0; k < n; k++)
         if (eig[k] < QM_SPEED_EIG_EPS)
             singular = 1;
-    if (!singular)
-        singular = solve(cov, y, x, n, nb, tmp) != 0;
+    if (!singular) {
+        if (!qr) {
+            qm_speed_qr_c(cov, own_qr, tmp);
+            qr = own_qr;
+        }
+        singular = solve(qr, y, x, n, nb, tmp) != 0;
+    }
     if (singular)
         memset(x, 0, sizeof(float) * (size_t)n * nb);
 

@@ -144,12 +144,20 @@ int qm_speed_estimate_c(const QmSpeedDims *d, const float *data,
                         float sigma_nn, float *entropy, float *variance,
                         float *work);
 
+/** Stage 5: the Householder QR decomposition of the 25x25 matrix a that
+ *  the solve of K X = Y uses: qr = Q (625 floats, row-major) then R (625);
+ *  work holds 1250 floats.  24 reflections H_k = I - 2 v v' of the partly
+ *  reduced matrix, each applied by a full 25x25 product (float sums in k
+ *  order), as libvmaf. */
+void qm_speed_qr_c(const float *a, float *qr, float *work);
+
 /** Stage 5 from a covariance matrix already computed (qm_speed_cov_c() or
- *  its CUDA twin): qm_speed_estimate_c() without its first step.  cov may
- *  be `work` itself (its first 625 floats). */
+ *  its CUDA twin) and, unless NULL, its qm_speed_qr_c(): the rest of
+ *  qm_speed_estimate_c().  cov may be `work` itself (its first 625
+ *  floats). */
 int qm_speed_estimate_cov_c(const QmSpeedDims *d, const float *data,
-                            const float *cov, float sigma_nn, float *entropy,
-                            float *variance, float *work);
+                            const float *cov, const float *qr, float sigma_nn,
+                            float *entropy, float *variance, float *work);
 
 /** Floats of `work` qm_speed_estimate_c() needs. */
 size_t qm_speed_estimate_work(const QmSpeedDims *d);

@@ -16,9 +16,12 @@
  *                           whole blocks (tw x th) into the frame's result;
  *   speed_cov_kernel        stage 5's covariance: 25 threads each form one
  *                           mean, then 325 threads each one element of the
- *                           lower triangle.
- * then one cudaMemcpyAsync of the four covariances and cut planes into the
- * slot's pinned buffer.
+ *                           lower triangle;
+ *   speed_qr_kernel         stage 5's QR decomposition of the covariance
+ *                           (qm_speed_qr_c()): 24 Householder reflections,
+ *                           each two 25x25 products, one thread per element.
+ * then one cudaMemcpyAsync of the four covariances, QR decompositions and
+ * cut planes into the slot's pinned buffer.
  *
  * Equality with the C reference.  Every sample of every stage is computed
  * by one thread with the C code's operations in the C code's order and
@@ -33,18 +36,18 @@
  * (qm_speed_bilinear_pos(), qm_speed_interp_taps()), and the filter taps
  * are the C code's.
  *
- * The linear algebra of stage 5 (eigenvalues, the QR solve, X .* Y) and
- * the log2 of the entropies and of stage 6 run on the host in collect(),
- * through the C functions themselves (qm_speed_estimate_cov_c(),
- * qm_speed_plane_score(), qm_speed_set_features()).  Why there: they are
- * short sequential float recurrences on 25x25 matrices (GSL's implicit QR
- * steps, 24 Householder reflections) with glibc's log2 on every block;
- * a one-thread device kernel would serialise the stream for milliseconds
- * per frame and use CUDA's log2, which may differ from glibc's in the last
- * bit.  On the host they cost what the C reference's own stage 5 costs and
- * are bit-identical by construction; the stream stays asynchronous (collect
- * runs after the slot's event).  So the features equal the C reference's
- * exactly (cuda_tol 0).
+ * The rest of stage 5 (the eigenvalues, the back substitution, X .* Y,
+ * the log2 of the entropies) and stage 6 run on the host in collect(),
+ * through the C functions themselves (qm_speed_estimate_cov_c() given the
+ * device's covariance and QR, qm_speed_plane_score(),
+ * qm_speed_set_features()).  Why there: the eigenvalues are a sequential
+ * float recurrence (GSL's tridiagonalisation and implicit QR steps) that a
+ * one-thread kernel would run slowly on the stream, and the entropies need
+ * glibc's log2 (CUDA's may differ in the last bit); on the host they are
+ * bit-identical by construction and cheap once the QR decomposition (about
+ * nine tenths of the C code's stage 5 at 1080p) comes from the device.
+ * The stream stays asynchronous (collect runs after the slot's event).  So
+ * the features equal the C reference's exactly (cuda_tol 0).
  *
  * Memory: the device work buffers (rescaled planes, decimated planes, the
  * result area) are shared by the slots (the stream orders the frames: a
@@ -67,6 +70,9 @@ constexpr int kJobs = 4;               /* Cb ref, Cb dis, Cr ref, Cr dis */
 constexpr int kN = QM_SPEED_N;         /* 25 */
 constexpr int kPairs = kN * (kN + 1) / 2;
 constexpr int kCovThreads = (kPairs + 31) / 32 * 32;
+constexpr int kQrThreads = (kN * kN + 31) / 32 * 32;
+/* a job's result: covariance, Q, R (kN * kN floats each), the plane */
+constexpr int kPlaneAt = 3 * kN * kN;
 constexpr int kDec = 1 << QM_SPEED_SCALES;  /* vif_dec16_s: every 16th */
 constexpr int kTaps = QM_SPEED_INTERP_TAPS;
 
@@ -80,7 +86,7 @@ struct SpeedJobs {
 struct SpeedGeo {
     int w, h, sw, sh, ow, oh, tw, th, subw, subh;
     int bpc;
-    int res_floats;   /* per job in the result: kN * kN + tw * th */
+    int res_floats;   /* per job in the result: kPlaneAt + tw * th */
 };
 
 /* Host-built tables (device pointers into one allocation). */
@@ -216,8 +222,77 @@ __global__ void speed_local_kernel(const float *__restrict__ dec, SpeedGeo g,
             v += t.blur[kv] * d[(size_t)speed_mirror(y - r + kv, g.oh) * g.ow + col];
         acc += t.blur[k] * v;
     }
-    res[(size_t)job * g.res_floats + kN * kN + (size_t)y * g.tw + x] =
+    res[(size_t)job * g.res_floats + kPlaneAt + (size_t)y * g.tw + x] =
         d[(size_t)y * g.ow + x] - acc;
+}
+
+/* Stage 5's QR decomposition of the covariance, qm_speed_qr_c(): one
+ * block per job, thread (i, j) owns element (i, j) of every 25x25 product
+ * (its sum in k order, as the C matmul forms each element); the two norms
+ * of each reflection are one thread's sums, as in C. */
+__global__ void __launch_bounds__(kQrThreads)
+speed_qr_kernel(SpeedGeo g, float *__restrict__ res)
+{
+    __shared__ float a[kN * kN], z[kN * kN], q[kN * kN], h[kN * kN];
+    __shared__ float v[kN], len;
+    float *job = res + (size_t)blockIdx.x * g.res_floats;
+    const int t = threadIdx.x, i = t / kN, j = t % kN;
+    const bool own = t < kN * kN;
+    if (own) {
+        a[t] = job[t];
+        z[t] = a[t];
+        q[t] = i == j ? 1 : 0;
+    }
+    __syncthreads();
+    for (int k = 0; k < kN - 1; k++) {
+        if (own && (i < k || j < k))
+            z[t] = i == j ? 1 : 0;
+        __syncthreads();
+        if (t < kN)
+            v[t] = z[t * kN + k];
+        __syncthreads();
+        if (t == 0) {
+            /* cpu/speed.c norm_f(): a float sum, sqrt in double */
+            float sq = 0;
+            for (int m = 0; m < kN; m++)
+                sq += v[m] * v[m];
+            const float nrm = (float)sqrt((double)sq);
+            v[k] += (a[k * kN + k] >= 0 ? 1 : -1) * nrm;
+            sq = 0;
+            for (int m = 0; m < kN; m++)
+                sq += v[m] * v[m];
+            len = (float)sqrt((double)sq);
+        }
+        __syncthreads();
+        if (t < kN)
+            v[t] = v[t] / len;
+        __syncthreads();
+        if (own) {
+            h[t] = -2 * v[i] * v[j];
+            if (i == j)
+                h[t] += 1;
+        }
+        __syncthreads();
+        float zn = 0, qn = 0;
+        if (own)
+            for (int m = 0; m < kN; m++) {
+                zn += h[i * kN + m] * z[m * kN + j];
+                qn += h[i * kN + m] * q[m * kN + j];
+            }
+        __syncthreads();
+        if (own) {
+            z[t] = zn;
+            q[t] = qn;
+        }
+        __syncthreads();
+    }
+    if (own) {
+        float r = 0;
+        for (int m = 0; m < kN; m++)
+            r += q[i * kN + m] * a[m * kN + j];
+        job[kN * kN + t] = q[j * kN + i];    /* Q is returned transposed */
+        job[2 * kN * kN + t] = r;
+    }
 }
 
 /* Stage 5's covariance, qm_speed_cov_c(): one block per job. */
@@ -226,7 +301,7 @@ speed_cov_kernel(SpeedGeo g, float *__restrict__ res)
 {
     __shared__ float mean[kN];
     float *cov = res + (size_t)blockIdx.x * g.res_floats;
-    const float *data = cov + kN * kN;
+    const float *data = cov + kPlaneAt;
     const int st = g.tw, t = threadIdx.x;
     const size_t cnt = (size_t)g.subw * (size_t)g.subh;
     if (t < kN) {
@@ -373,7 +448,7 @@ static int speed_gpu_init_(SpeedGpu *s, const QmMetricConfig *cfg, unsigned n_sl
     g->subw = d->subw;
     g->subh = d->subh;
     g->bpc = s->m.bpc;
-    g->res_floats = kN * kN + d->tw * d->th;
+    g->res_floats = kPlaneAt + d->tw * d->th;
 
     cudaStream_t cs = (cudaStream_t)st;
     err = speed_upload_tables(s, cs);
@@ -436,6 +511,7 @@ static int speed_gpu_kernels(SpeedGpu *s, const QmGpuFrame *f, cudaStream_t cs)
     speed_local_kernel<<<grid_of(g.tw, g.th, blk), blk, 0, cs>>>(s->d_dec, g, s->t,
                                                                   s->d_res);
     speed_cov_kernel<<<kJobs, kCovThreads, 0, cs>>>(g, s->d_res);
+    speed_qr_kernel<<<kJobs, kQrThreads, 0, cs>>>(g, s->d_res);
     QM_CU_TRY(cudaGetLastError());
     return 0;
 }
@@ -471,10 +547,10 @@ static int speed_gpu_collect(void *priv, unsigned slot, QmRows *out)
     for (int c = 0; c < 2; c++) {
         const float *jr = res + (size_t)(2 * c) * s->g.res_floats;
         const float *jd = jr + s->g.res_floats;
-        const int sr = qm_speed_estimate_cov_c(&cut, jr + kN * kN, jr, m->sigma_nn,
-                                               e_ref, v_ref, s->work);
-        const int sd = qm_speed_estimate_cov_c(&cut, jd + kN * kN, jd, m->sigma_nn,
-                                               e_dis, v_dis, s->work);
+        const int sr = qm_speed_estimate_cov_c(&cut, jr + kPlaneAt, jr, jr + kN * kN,
+                                               m->sigma_nn, e_ref, v_ref, s->work);
+        const int sd = qm_speed_estimate_cov_c(&cut, jd + kPlaneAt, jd, jd + kN * kN,
+                                               m->sigma_nn, e_dis, v_dis, s->work);
         score[c] = qm_speed_plane_score(&m->d, sr, sd, e_ref, v_ref, e_dis, v_dis,
                                         m->sigma_nn, m->nn_floor, m->mode);
         singular[c] = sr || sd;
