@@ -16,13 +16,18 @@
 # Environment: SIZE (1920x1080), N_SHORT (200), N_LONG (2000), REPEATS (2),
 #   THREADS (qmetric-yuv --threads, 16), DIR (/dev/shm), KEEP=1 (keep the
 #   files), VMAF (libvmaf's vmaf CLI built with CUDA: adds its line),
-#   EXTRA (more qmetric-yuv options for every run).
+#   EXTRA (more qmetric-yuv options for every run), MODEL (vmaf_v0.6.1; a
+#   model of data/models, e.g. vmaf_v1.0.16_3d0h, given to both tools),
+#   LV_EXTRA (more libvmaf options, e.g. "--gpumask 4294967295 --threads 16"
+#   for its CPU path: libvmaf's CUDA backend cannot run the v1 models),
+#   CONFIGS (default "registered staging", plus libvmaf when VMAF is set).
 set -uo pipefail
 B=${1:?usage: bench/rawio.sh BUILD_DIR}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SIZE=${SIZE:-1920x1080} W=${SIZE%x*} H=${SIZE#*x}
 NS=${N_SHORT:-200} NL=${N_LONG:-2000} REPEATS=${REPEATS:-2} THREADS=${THREADS:-16}
 DIR=${DIR:-/dev/shm}
+MODEL=${MODEL:-vmaf_v0.6.1}
 export QMETRIC_MODEL_PATH=${QMETRIC_MODEL_PATH:-$ROOT/data/models}
 REF=$DIR/qm-rawio-ref.yuv DIS=$DIR/qm-rawio-dis.yuv
 WORK=$(mktemp -d)
@@ -56,17 +61,18 @@ qm() {  # name, frames, extra options
   local name=$1 n=$2
   shift 2
   timed "$name" "$n" "$B/tools/qmetric-yuv" -r "$REF" -d "$DIS" --width "$W" --height "$H" \
-    --metrics vmaf --backend cuda --threads "$THREADS" --frames "$n" --verbose \
+    --metrics vmaf --model "$MODEL" --backend cuda --threads "$THREADS" --frames "$n" --verbose \
     -o "$WORK/$name-$n.json" ${EXTRA:-} "$@"
 }
 lv() {
   local n=$1
   timed libvmaf "$n" "$VMAF" -r "$REF" -d "$DIS" -w "$W" -h "$H" -p 420 -b 8 \
-    --model version=vmaf_v0.6.1 --frame_cnt "$n" -q --json -o "$WORK/libvmaf-$n.json"
+    --model path="$QMETRIC_MODEL_PATH/$MODEL.json":name=vmaf --frame_cnt "$n" -q --json \
+    -o "$WORK/libvmaf-$n.json" ${LV_EXTRA:-}
 }
 
-configs="registered staging"
-[ -n "${VMAF:-}" ] && configs="$configs libvmaf"
+configs=${CONFIGS:-registered staging}
+[ -n "${VMAF:-}" ] && [[ " $configs " != *" libvmaf "* ]] && configs="$configs libvmaf"
 declare -A fps
 for r in $(seq "$REPEATS"); do
   for c in $configs; do
@@ -81,7 +87,7 @@ for r in $(seq "$REPEATS"); do
   done
 done
 nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | sed 's/^/rawio: device /'
-echo "rawio: ${W}x${H} 8-bit 4:2:0 VMAF from $DIR, frames/s in the steady state ($NS and $NL frames, $REPEATS repeats, --threads $THREADS)"
+echo "rawio: ${W}x${H} 8-bit 4:2:0 VMAF ($MODEL) from $DIR, frames/s in the steady state ($NS and $NL frames, $REPEATS repeats, --threads $THREADS)"
 for c in $configs; do
   printf '%-11s %s frames/s\n' "$c" "${fps[$c]}"
   if [ "$c" != libvmaf ]; then
@@ -97,14 +103,14 @@ def vmaf(c):
         return [f["metrics"]["vmaf"] for f in json.load(open("%s/%s-%s.json" % (work, c, n)))["frames"]]
     except (OSError, ValueError, KeyError) as e:
         return None
-base = vmaf("staging")
+base = vmaf("staging") if "staging" in configs else vmaf(configs[0])
 for c in configs:
-    if c == "staging":
+    if c == ("staging" if "staging" in configs else configs[0]):
         continue
     v = vmaf(c)
     if v is None or base is None:
         print("%-11s scores: not readable" % c)
         continue
     d = max(abs(a - b) for a, b in zip(v, base)) if v else float("nan")
-    print("%-11s vs staging: %d vs %d frames, max |VMAF diff| %.3g" % (c, len(v), len(base), d))
+    print("%-11s vs qmetric: %d vs %d frames, max |VMAF diff| %.3g" % (c, len(v), len(base), d))
 PY

@@ -56,6 +56,12 @@ int qm_speed_dims(QmSpeedDims *d, int w, int h, double prescale)
     return 0;
 }
 
+int qm_speed_rescales(double prescale)
+{
+    /* libvmaf: !ALMOST_EQUAL(prescale, 1.0), i.e. |x - 1| >= 1e-3 */
+    return !(fabs(prescale - 1.0) < 1.0e-3);
+}
+
 /* ---- stage 1: samples to float (libvmaf picture_copy()) ---- */
 
 void qm_speed_to_float_c(float *dst, size_t dst_stride, const void *src,
@@ -86,6 +92,17 @@ static float mirror_f(float i, float left, float right)
     return i < left ? -i : i > right ? 2 * right - i : i;
 }
 
+void qm_speed_bilinear_pos(int i, float ratio, int n, int *i1, int *i2,
+                           float *frac)
+{
+    /* "(i + 0.5) * ratio - 0.5" is evaluated in double and stored as a
+     * float, as libvmaf's precomputed tables */
+    const float ii = (float)((i + 0.5) * ratio - 0.5);
+    *i1 = (int)mirror_f((float)floor(ii), 0, (float)(n - 1));
+    *i2 = (int)mirror_f((float)ceil(ii), 0, (float)(n - 1));
+    *frac = ii - *i1;
+}
+
 static void rescale_nearest(const float *src, int sw, int sh, float *dst,
                             int dw, int dh, size_t stride)
 {
@@ -101,8 +118,7 @@ static int rescale_bilinear(const float *src, int sw, int sh, float *dst,
                             int dw, int dh, size_t stride)
 {
     /* source columns and weights per output column, as libvmaf's
-     * precomputed table; "(x + 0.5) * ratio - 0.5" is evaluated in double
-     * and stored as a float */
+     * precomputed table */
     int *x1 = malloc(sizeof(int) * (size_t)dw * 2);
     float *dx = malloc(sizeof(float) * (size_t)dw);
     if (!x1 || !dx) {
@@ -112,18 +128,13 @@ static int rescale_bilinear(const float *src, int sw, int sh, float *dst,
     }
     int *x2 = x1 + dw;
     const float rx = (float)sw / dw;
-    for (int x = 0; x < dw; x++) {
-        const float xx = (float)((x + 0.5) * rx - 0.5);
-        x1[x] = (int)mirror_f((float)floor(xx), 0, (float)(sw - 1));
-        x2[x] = (int)mirror_f((float)ceil(xx), 0, (float)(sw - 1));
-        dx[x] = xx - x1[x];
-    }
+    for (int x = 0; x < dw; x++)
+        qm_speed_bilinear_pos(x, rx, sw, &x1[x], &x2[x], &dx[x]);
     const float ry = (float)sh / dh;
     for (int y = 0; y < dh; y++) {
-        const float yy = (float)((y + 0.5) * ry - 0.5);
-        const int y1 = (int)mirror_f((float)floor(yy), 0, (float)(sh - 1));
-        const int y2 = (int)mirror_f((float)ceil(yy), 0, (float)(sh - 1));
-        const float dy = yy - y1;
+        int y1, y2;
+        float dy;
+        qm_speed_bilinear_pos(y, ry, sh, &y1, &y2, &dy);
         const float *r1 = src + (size_t)y1 * stride;
         const float *r2 = src + (size_t)y2 * stride;
         float *o = dst + (size_t)y * stride;
@@ -161,20 +172,27 @@ static float lanczos(float x, float a)
     return 0.0;
 }
 
-/* Bicubic (radius 2) or Lanczos-4 (radius 4) at source position (x, y),
- * taps mirrored at the borders; Lanczos divides by its weight sum. */
-static float interpolate(const float *src, int sw, int sh, size_t stride,
-                         float x, float y, int lanczos4)
+int qm_speed_interp_taps(int lanczos4, int i, float ratio, float *w)
 {
     const int a = lanczos4 ? 4 : 2;
     const int lo = lanczos4 ? -4 : -1, hi = lanczos4 ? 4 : 2;
-    const int x0 = (int)floor(x), y0 = (int)floor(y);
-    const float fx = x - x0, fy = y - y0;
-    float wx[9], wy[9];
-    for (int i = lo; i <= hi; i++) {
-        wx[i - lo] = lanczos4 ? lanczos(i - fx, (float)a) : cubic(i - fx);
-        wy[i - lo] = lanczos4 ? lanczos(i - fy, (float)a) : cubic(i - fy);
-    }
+    /* the source position in double, stored as a float (as bilinear) */
+    const float pos = (float)((i + 0.5) * ratio - 0.5);
+    const int p0 = (int)floor(pos);
+    const float f = pos - p0;
+    for (int k = lo; k <= hi; k++)
+        w[k - lo] = lanczos4 ? lanczos(k - f, (float)a) : cubic(k - f);
+    return p0;
+}
+
+/* Bicubic (radius 2) or Lanczos-4 (radius 4) around source sample
+ * (x0, y0) with the taps' weights wx, wy (qm_speed_interp_taps()), taps
+ * mirrored at the borders; Lanczos divides by its weight sum. */
+static float interpolate(const float *src, int sw, int sh, size_t stride,
+                         int x0, const float *wx, int y0, const float *wy,
+                         int lanczos4)
+{
+    const int lo = lanczos4 ? -4 : -1, hi = lanczos4 ? 4 : 2;
     float v = 0.0, wsum = 0.0;
     for (int j = lo; j <= hi; j++)
         for (int i = lo; i <= hi; i++) {
@@ -204,14 +222,15 @@ int qm_speed_rescale_c(QmSpeedScaler method, const float *src, int sw,
         return rescale_bilinear(src, sw, sh, dst, dw, dh, stride);
     case QM_SPEED_BICUBIC:
     case QM_SPEED_LANCZOS4: {
+        const int l4 = method == QM_SPEED_LANCZOS4;
         const float rx = (float)sw / dw, ry = (float)sh / dh;
+        float wx[QM_SPEED_INTERP_TAPS], wy[QM_SPEED_INTERP_TAPS];
         for (int y = 0; y < dh; y++) {
-            const float yy = (float)((y + 0.5) * ry - 0.5);
+            const int y0 = qm_speed_interp_taps(l4, y, ry, wy);
             for (int x = 0; x < dw; x++) {
-                const float xx = (float)((x + 0.5) * rx - 0.5);
+                const int x0 = qm_speed_interp_taps(l4, x, rx, wx);
                 dst[(size_t)y * stride + x] =
-                    interpolate(src, sw, sh, stride, xx, yy,
-                                method == QM_SPEED_LANCZOS4);
+                    interpolate(src, sw, sh, stride, x0, wx, y0, wy, l4);
             }
         }
         return 0;
@@ -604,13 +623,20 @@ static void qr_decompose(const float *a, float *q, float *r, float *h,
     transpose(q, n);
 }
 
-/* X = R^-1 (Q' B); nonzero when a diagonal element of R is below 1e-6 */
-static int solve(const float *a, const float *b, float *x, int n, int m,
+void qm_speed_qr_c(const float *a, float *qr, float *work)
+{
+    const int n = QM_SPEED_N;
+    qr_decompose(a, qr, qr + n * n, work, work + n * n, n);
+}
+
+/* X = R^-1 (Q' B) with qr = Q, R of A (qm_speed_qr_c()); nonzero when a
+ * diagonal element of R is below 1e-6 */
+static int solve(const float *qr, const float *b, float *x, int n, int m,
                  float *work)
 {
-    float *q = work, *r = q + n * n, *h = r + n * n, *z = h + n * n;
-    float *qb = z + n * n;
-    qr_decompose(a, q, r, h, z, n);
+    float *q = work, *qb = q + n * n;
+    const float *r = qr + n * n;
+    memcpy(q, qr, sizeof(float) * (size_t)n * (size_t)n);
     transpose(q, n);
     matmul(qb, q, b, n, m);
     for (int i = n - 1; i >= 0; i--) {
@@ -630,19 +656,31 @@ static int solve(const float *a, const float *b, float *x, int n, int m,
 size_t qm_speed_estimate_work(const QmSpeedDims *d)
 {
     const size_t nn = QM_SPEED_N * QM_SPEED_N, nm = (size_t)QM_SPEED_N * d->nb;
-    /* cov, eigenvalues, Y, X, then solve(): Q, R, H, Z, Q'Y */
-    return nn + QM_SPEED_N + nm + nm + 4 * nn + nm;
+    /* cov, eigenvalues, Y, X, Q and R, then qm_speed_qr_c(): H, Z, or
+     * solve(): Q, Q'Y */
+    return nn + QM_SPEED_N + nm + nm + 2 * nn + QM_MAX(2 * nn, nn + nm);
 }
 
 int qm_speed_estimate_c(const QmSpeedDims *d, const float *data,
                         float sigma_nn, float *entropy, float *variance,
                         float *work)
 {
-    const int n = QM_SPEED_N, nb = d->nb;
-    float *cov = work, *eig = cov + n * n, *y = eig + n;
-    float *x = y + (size_t)n * nb, *tmp = x + (size_t)n * nb;
+    qm_speed_cov_c(d, data, work);
+    return qm_speed_estimate_cov_c(d, data, work, NULL, sigma_nn, entropy,
+                                   variance, work);
+}
 
-    qm_speed_cov_c(d, data, cov);
+int qm_speed_estimate_cov_c(const QmSpeedDims *d, const float *data,
+                            const float *cov, const float *qr, float sigma_nn,
+                            float *entropy, float *variance, float *work)
+{
+    const int n = QM_SPEED_N, nb = d->nb;
+    /* work's first n * n floats are the covariance's place (cov may be
+     * there already) */
+    float *eig = work + n * n, *y = eig + n;
+    float *x = y + (size_t)n * nb, *own_qr = x + (size_t)n * nb;
+    float *tmp = own_qr + 2 * n * n;
+
     qm_speed_eigen_c(cov, eig, n);
 
     /* Y[k][block]: sample k (row-major in the 5x5 block) of each block */
@@ -658,8 +696,13 @@ int qm_speed_estimate_c(const QmSpeedDims *d, const float *data,
     for (int k = 0; k < n; k++)
         if (eig[k] < QM_SPEED_EIG_EPS)
             singular = 1;
-    if (!singular)
-        singular = solve(cov, y, x, n, nb, tmp) != 0;
+    if (!singular) {
+        if (!qr) {
+            qm_speed_qr_c(cov, own_qr, tmp);
+            qr = own_qr;
+        }
+        singular = solve(qr, y, x, n, nb, tmp) != 0;
+    }
     if (singular)
         memset(x, 0, sizeof(float) * (size_t)n * nb);
 
@@ -726,14 +769,7 @@ typedef struct SpeedPlane {
 } SpeedPlane;
 
 typedef struct SpeedState {
-    int bpc;
-    int pw, ph;               /* chroma plane size */
-    double prescale, max_val;
-    QmSpeedScaler method;
-    float sigma_nn, nn_floor;
-    int mode;
-    float aa[128], blur[128];
-    int n_aa, n_blur;
+    QmSpeedParams m;
     SpeedPlane p;
 } SpeedState;
 
@@ -746,10 +782,10 @@ static void speed_close(void *priv)
     s->p.frame = s->p.work = s->p.e_ref = NULL;
 }
 
-static int speed_init(void *priv, const QmMetricConfig *cfg)
+int qm_speed_setup(QmSpeedParams *m, const QmMetricConfig *cfg)
 {
-    SpeedState *s = priv;
     const QmOptValues *o = cfg->opt;
+    memset(m, 0, sizeof(*m));
     if (cfg->chroma == QM_CHROMA_400)
         return QM_ENOTSUP;  /* chroma planes needed (libvmaf: -EINVAL) */
     if (cfg->bpc != 8 && cfg->bpc != 10 && cfg->bpc != 12 && cfg->bpc != 16)
@@ -758,22 +794,29 @@ static int speed_init(void *priv, const QmMetricConfig *cfg)
     if (wvm != floor(wvm) || wvm < 0 || wvm > 6 ||
         !qm_speed_kernelscale_ok(o->v[QM_SPEED_OPT_KERNELSCALE]))
         return QM_EINVAL;
-    s->bpc = cfg->bpc;
-    s->mode = (int)wvm;
-    s->prescale = o->v[QM_SPEED_OPT_PRESCALE];
-    s->method = (QmSpeedScaler)(int)o->v[QM_SPEED_OPT_PRESCALE_METHOD];
-    s->max_val = o->v[QM_SPEED_OPT_MAX_VAL];
-    s->sigma_nn = (float)o->v[QM_SPEED_OPT_SIGMA_NN];
-    s->nn_floor = (float)o->v[QM_SPEED_OPT_NN_FLOOR];
-    s->n_aa = qm_speed_antialias_taps(s->aa, o->v[QM_SPEED_OPT_KERNELSCALE]);
-    s->n_blur = qm_speed_blur_taps(s->blur, o->v[QM_SPEED_OPT_KERNELSCALE]);
+    m->bpc = cfg->bpc;
+    m->mode = (int)wvm;
+    m->prescale = o->v[QM_SPEED_OPT_PRESCALE];
+    m->method = (QmSpeedScaler)(int)o->v[QM_SPEED_OPT_PRESCALE_METHOD];
+    m->max_val = o->v[QM_SPEED_OPT_MAX_VAL];
+    m->sigma_nn = (float)o->v[QM_SPEED_OPT_SIGMA_NN];
+    m->nn_floor = (float)o->v[QM_SPEED_OPT_NN_FLOOR];
+    m->n_aa = qm_speed_antialias_taps(m->aa, o->v[QM_SPEED_OPT_KERNELSCALE]);
+    m->n_blur = qm_speed_blur_taps(m->blur, o->v[QM_SPEED_OPT_KERNELSCALE]);
 
     /* libvmaf init_chroma(): w / 2, h / 2 for 4:2:0, w / 2 for 4:2:2 */
-    qm_plane_size(cfg->w, cfg->h, cfg->chroma, 1, &s->pw, &s->ph);
-    SpeedPlane *p = &s->p;
-    int err = qm_speed_dims(&p->d, s->pw, s->ph, s->prescale);
+    qm_plane_size(cfg->w, cfg->h, cfg->chroma, 1, &m->pw, &m->ph);
+    return qm_speed_dims(&m->d, m->pw, m->ph, m->prescale);
+}
+
+static int speed_init(void *priv, const QmMetricConfig *cfg)
+{
+    SpeedState *s = priv;
+    int err = qm_speed_setup(&s->m, cfg);
     if (err)
         return err;
+    SpeedPlane *p = &s->p;
+    p->d = s->m.d;
     const size_t fsz = p->d.stride * p->d.rows;
     p->frame = malloc(sizeof(float) * (3 * fsz + p->d.stride));
     p->work = malloc(sizeof(float) * qm_speed_estimate_work(&p->d));
@@ -798,31 +841,60 @@ static int speed_plane_estimate(SpeedState *s, float *entropy, float *variance)
 {
     SpeedPlane *p = &s->p;
     const QmSpeedDims *d = &p->d;
-    /* ALMOST_EQUAL(prescale, 1.0): |x - 1| < 1e-3 */
-    if (!(fabs(s->prescale - 1.0) < 1.0e-3)) {
+    if (qm_speed_rescales(s->m.prescale)) {
         for (int y = 0; y < d->h; y++)
             memcpy(p->copy + (size_t)y * d->stride,
                    p->frame + (size_t)y * d->stride, sizeof(float) * (size_t)d->w);
-        const int err = qm_speed_rescale_c(s->method, p->copy, d->w, d->h,
+        const int err = qm_speed_rescale_c(s->m.method, p->copy, d->w, d->h,
                                            p->frame, d->sw, d->sh, d->stride);
         if (err)
             return err;
     }
-    qm_speed_filter_c(s->aa, s->n_aa, p->frame, p->blur, p->row, d->sw, d->sh,
+    qm_speed_filter_c(s->m.aa, s->m.n_aa, p->frame, p->blur, p->row, d->sw, d->sh,
                       d->stride);
     /* keep every 16th sample (libvmaf vif_dec16_s) */
     for (int y = 0; y < d->oh; y++)
         for (int x = 0; x < d->ow; x++)
             p->frame[(size_t)y * d->stride + x] =
                 p->blur[(size_t)(16 * y) * d->stride + (size_t)(16 * x)];
-    qm_speed_filter_c(s->blur, s->n_blur, p->frame, p->blur, p->row, d->ow,
+    qm_speed_filter_c(s->m.blur, s->m.n_blur, p->frame, p->blur, p->row, d->ow,
                       d->oh, d->stride);
     for (int y = 0; y < d->oh; y++)
         for (int x = 0; x < d->ow; x++)
             p->frame[(size_t)y * d->stride + x] -=
                 p->blur[(size_t)y * d->stride + x];
-    return qm_speed_estimate_c(d, p->frame, s->sigma_nn, entropy, variance,
+    return qm_speed_estimate_c(d, p->frame, s->m.sigma_nn, entropy, variance,
                                p->work);
+}
+
+float qm_speed_plane_score(const QmSpeedDims *d, int singular_ref,
+                           int singular_dis, const float *e_ref,
+                           const float *v_ref, const float *e_dis,
+                           const float *v_dis, float sigma_nn, float nn_floor,
+                           int mode)
+{
+    /* one side singular (rare): 0 rather than an inflated score */
+    if (!singular_ref != !singular_dis)
+        return 0.0f;
+    return qm_speed_score(d, e_ref, v_ref, e_dis, v_dis, sigma_nn, nn_floor,
+                          mode);
+}
+
+void qm_speed_set_features(QmRows *out, float u, int singular_u, float v,
+                           int singular_v, double max_val)
+{
+    float uv;
+    /* libvmaf: a plane with a singular covariance is imputed from the
+     * other one; both or neither: the mean */
+    if (singular_u && !singular_v)
+        uv = v;
+    else if (singular_v && !singular_u)
+        uv = u;
+    else
+        uv = (float)((u + v) / 2.0);
+    qm_rows_set(out, 0, QM_SPEED_FEAT_U, QM_MIN((double)u, max_val));
+    qm_rows_set(out, 0, QM_SPEED_FEAT_V, QM_MIN((double)v, max_val));
+    qm_rows_set(out, 0, QM_SPEED_FEAT_UV, QM_MIN((double)uv, max_val));
 }
 
 /* libvmaf speed_extract_score() on plane c; returns 1 when either side's
@@ -831,43 +903,30 @@ static int speed_plane(SpeedState *s, const QmFrame *f, int c, float *score)
 {
     SpeedPlane *p = &s->p;
     qm_speed_to_float_c(p->frame, p->d.stride, f->ref->data[c],
-                        f->ref->stride[c], s->pw, s->ph, s->bpc);
+                        f->ref->stride[c], s->m.pw, s->m.ph, s->m.bpc);
     const int err_ref = speed_plane_estimate(s, p->e_ref, p->v_ref);
     qm_speed_to_float_c(p->frame, p->d.stride, f->dist->data[c],
-                        f->dist->stride[c], s->pw, s->ph, s->bpc);
+                        f->dist->stride[c], s->m.pw, s->m.ph, s->m.bpc);
     const int err_dis = speed_plane_estimate(s, p->e_dis, p->v_dis);
     if (err_ref < 0 || err_dis < 0)
         return err_ref < 0 ? err_ref : err_dis;
-    /* one side singular (rare): 0 rather than an inflated score */
-    if (!err_ref != !err_dis)
-        *score = 0.0f;
-    else
-        *score = qm_speed_score(&p->d, p->e_ref, p->v_ref, p->e_dis, p->v_dis,
-                                s->sigma_nn, s->nn_floor, s->mode);
+    *score = qm_speed_plane_score(&p->d, err_ref, err_dis, p->e_ref, p->v_ref,
+                                  p->e_dis, p->v_dis, s->m.sigma_nn, s->m.nn_floor,
+                                  s->m.mode);
     return err_ref || err_dis;
 }
 
 static int speed_compute(void *priv, const QmFrame *f, QmRows *out)
 {
     SpeedState *s = priv;
-    float u, v, uv;
+    float u, v;
     const int err_u = speed_plane(s, f, 1, &u);
     if (err_u < 0)
         return err_u;
     const int err_v = speed_plane(s, f, 2, &v);
     if (err_v < 0)
         return err_v;
-    /* libvmaf: a plane with a singular covariance is imputed from the
-     * other one; both or neither: the mean */
-    if (err_u && !err_v)
-        uv = v;
-    else if (err_v && !err_u)
-        uv = u;
-    else
-        uv = (float)((u + v) / 2.0);
-    qm_rows_set(out, 0, QM_SPEED_FEAT_U, QM_MIN((double)u, s->max_val));
-    qm_rows_set(out, 0, QM_SPEED_FEAT_V, QM_MIN((double)v, s->max_val));
-    qm_rows_set(out, 0, QM_SPEED_FEAT_UV, QM_MIN((double)uv, s->max_val));
+    qm_speed_set_features(out, u, err_u, v, err_v, s->m.max_val);
     return 0;
 }
 
@@ -919,6 +978,19 @@ static const char *const *const speed_option_choices[] = {
     [QM_SPEED_OPT_WEIGHT_VAR_MODE + 1] = NULL,
 };
 
+extern const struct QmCudaFuncs qm_cuda_speed_chroma;  /* cuda/speed.cu */
+
+/* The twin computes every option vector but a prescale within 1e-3 of 1
+ * other than 1 itself: the C code (as libvmaf) then skips the rescale yet
+ * sizes the planes by the prescale, so that a plane one sample larger has
+ * a column or row that was never written; such an instance stays on the
+ * CPU. */
+static bool speed_cuda_accepts(const QmOptValues *o)
+{
+    const double ps = o->v[QM_SPEED_OPT_PRESCALE];
+    return ps == 1.0 || qm_speed_rescales(ps);
+}
+
 const QmMetricDesc qm_metric_speed_chroma = {
     .name = "speed_chroma",
     .description = "SpEED-QA on the Cb and Cr planes (VMAF v1 model input)",
@@ -932,5 +1004,9 @@ const QmMetricDesc qm_metric_speed_chroma = {
         .compute = speed_compute,
         .close = speed_close,
     },
-    .cuda = NULL,  /* no CUDA twin yet */
+    .cuda = QM_CUDA_TWIN(qm_cuda_speed_chroma),
+    .cuda_accepts = speed_cuda_accepts,
+    /* bit-exact: the twin's float and double stages follow the C order,
+     * and the linear algebra and logarithms are the C functions (collect) */
+    .cuda_tol = 0,
 };

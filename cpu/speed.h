@@ -85,6 +85,10 @@ typedef void (*QmSpeedToFloatFn)(float *dst, size_t dst_stride,
                                  const void *src, ptrdiff_t src_stride,
                                  int w, int h, int bpc);
 
+/** Whether a plane is rescaled at all: speed_prescale differs from 1 by
+ *  1e-3 or more (libvmaf's !ALMOST_EQUAL). */
+int qm_speed_rescales(double prescale);
+
 /** Stage 2: rescale src (sw x sh) to dst (dw x dh); strides in floats.
  *  Returns 0 or QM_ENOMEM. */
 typedef int (*QmSpeedRescaleFn)(QmSpeedScaler method, const float *src,
@@ -113,6 +117,21 @@ typedef int (*QmSpeedEstimateFn)(const QmSpeedDims *d, const float *data,
                                  float sigma_nn, float *entropy,
                                  float *variance, float *work);
 
+/** Stage 2, bilinear: the two source positions (mirrored into 0 .. n - 1)
+ *  and the weight of the second for destination position i, ratio =
+ *  source / destination size (libvmaf's precomputed table). */
+void qm_speed_bilinear_pos(int i, float ratio, int n, int *i1, int *i2,
+                           float *frac);
+
+/* taps of the bicubic (4) and Lanczos-4 (9) interpolators */
+#define QM_SPEED_INTERP_TAPS 9
+
+/** Stage 2, bicubic or Lanczos-4: for destination position i, ratio =
+ *  source / destination size, the weights of the taps around the source
+ *  position p (w[0] is the tap at floor(p) - 1, or floor(p) - 4 for
+ *  Lanczos); returns floor(p). */
+int qm_speed_interp_taps(int lanczos4, int i, float ratio, float *w);
+
 void qm_speed_to_float_c(float *dst, size_t dst_stride, const void *src,
                          ptrdiff_t src_stride, int w, int h, int bpc);
 int qm_speed_rescale_c(QmSpeedScaler method, const float *src, int sw,
@@ -124,6 +143,21 @@ void qm_speed_eigen_c(const float *a, float *eig, int n);
 int qm_speed_estimate_c(const QmSpeedDims *d, const float *data,
                         float sigma_nn, float *entropy, float *variance,
                         float *work);
+
+/** Stage 5: the Householder QR decomposition of the 25x25 matrix a that
+ *  the solve of K X = Y uses: qr = Q (625 floats, row-major) then R (625);
+ *  work holds 1250 floats.  24 reflections H_k = I - 2 v v' of the partly
+ *  reduced matrix, each applied by a full 25x25 product (float sums in k
+ *  order), as libvmaf. */
+void qm_speed_qr_c(const float *a, float *qr, float *work);
+
+/** Stage 5 from a covariance matrix already computed (qm_speed_cov_c() or
+ *  its CUDA twin) and, unless NULL, its qm_speed_qr_c(): the rest of
+ *  qm_speed_estimate_c().  cov may be `work` itself (its first 625
+ *  floats). */
+int qm_speed_estimate_cov_c(const QmSpeedDims *d, const float *data,
+                            const float *cov, const float *qr, float sigma_nn,
+                            float *entropy, float *variance, float *work);
 
 /** Floats of `work` qm_speed_estimate_c() needs. */
 size_t qm_speed_estimate_work(const QmSpeedDims *d);
@@ -142,6 +176,43 @@ float qm_speed_score(const QmSpeedDims *d, const float *e_ref,
                      const float *v_ref, const float *e_dis,
                      const float *v_dis, float sigma_nn, float nn_floor,
                      int weight_var_mode);
+
+/** Stage 6: a plane's score: 0 when exactly one of ref and dis had a
+ *  singular covariance, else qm_speed_score(). */
+float qm_speed_plane_score(const QmSpeedDims *d, int singular_ref,
+                           int singular_dis, const float *e_ref,
+                           const float *v_ref, const float *e_dis,
+                           const float *v_dis, float sigma_nn, float nn_floor,
+                           int weight_var_mode);
+
+struct QmRows;
+
+/** The three features of a frame from the planes' scores and whether a
+ *  side of each was singular (libvmaf's imputation of speed_chroma_uv),
+ *  clipped to max_val. */
+void qm_speed_set_features(struct QmRows *out, float u, int singular_u,
+                           float v, int singular_v, double max_val);
+
+/* What init() derives from the configuration, shared by the C reference
+ * and its CUDA twin. */
+typedef struct QmSpeedParams {
+    int bpc;
+    int pw, ph;               /* chroma plane size */
+    double prescale, max_val;
+    QmSpeedScaler method;
+    float sigma_nn, nn_floor;
+    int mode;                 /* speed_weight_var_mode */
+    float aa[128], blur[128]; /* qm_speed_antialias_taps(), _blur_taps() */
+    int n_aa, n_blur;
+    QmSpeedDims d;
+} QmSpeedParams;
+
+struct QmMetricConfig;
+
+/** The parameters of an instance: QM_ENOTSUP for input without chroma, a
+ *  bit depth libvmaf does not read or a plane too small for one block;
+ *  QM_EINVAL for an option libvmaf refuses. */
+int qm_speed_setup(QmSpeedParams *m, const struct QmMetricConfig *cfg);
 
 /* ---- the metric's feature and option indices (qm_metric_speed_chroma) */
 

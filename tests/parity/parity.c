@@ -575,6 +575,15 @@ static const int opats_large[] = { PAT_BANDS, PAT_BLOCKS, PAT_RANDOM };
 static const OptionPlan plan_large = { osizes_large, N_OF(osizes_large), olayouts_large,
                                        N_OF(olayouts_large), opats_large, N_OF(opats_large) };
 
+/* SpEED's listed values: 577x323 (4:2:0: 6 blocks; 2 at speed_prescale
+ * 0.6) and 1080p (72 blocks, 4:2:0), where the rescalers and the 16x
+ * decimation have room; realistic (noisy) and identical distortions too */
+static const int osizes_speed[][2] = { { 577, 323 }, { 1920, 1080 } };
+static const int olayouts_speed[] = { 0, 1, 2, 4, 5, 6 };  /* all but 10-bit padded, 400 */
+static const int opats_speed[] = { PAT_RANDOM, PAT_NOISY, PAT_SAME };
+static const OptionPlan plan_speed = { osizes_speed, N_OF(osizes_speed), olayouts_speed,
+                                       N_OF(olayouts_speed), opats_speed, N_OF(opats_speed) };
+
 /* Combinations of options the one-at-a-time pass cannot reach (e.g. a CSF
  * table that exists for other displays only), and values worth a run on
  * content of their own: "name=value,..." */
@@ -622,6 +631,25 @@ static const struct {
     { "cambi", "cambi_high_res_speedup=1080", &plan_large },
     { "cambi", "cambi_high_res_speedup=1080,cambi_topk=0.01", &plan_large },
     { "cambi", "cambi_high_res_speedup=1440", &plan_large },   /* not at 1080p */
+    /* speed_prescale_method: 0 nearest, 1 bilinear, 2 bicubic, 3 lanczos4;
+     * the VMAF v1 models' sets (vmaf_v1.0.16_3d0h, _5d0h, _3d0h_2160) */
+    { "speed_chroma", "speed_kernelscale=1,speed_nn_floor=0.1,speed_sigma_nn=0.19,"
+      "speed_weight_var_mode=5,speed_max_val=45", &plan_speed },
+    { "speed_chroma", "speed_nn_floor=0.1,speed_sigma_nn=0.19,speed_weight_var_mode=5,"
+      "speed_prescale=0.6,speed_prescale_method=1,speed_max_val=45", &plan_speed },
+    { "speed_chroma", "speed_nn_floor=0.1,speed_sigma_nn=0.19,speed_weight_var_mode=5,"
+      "speed_prescale=0.5,speed_prescale_method=1,speed_max_val=45", &plan_speed },
+    /* every rescaler down and up, and kernel scales libvmaf accepts (the
+     * one-at-a-time pass only reaches refused ones); 360/97: 35 taps */
+    { "speed_chroma", "speed_prescale=0.6", &plan_speed },
+    { "speed_chroma", "speed_prescale=1.5,speed_prescale_method=1", &plan_speed },
+    { "speed_chroma", "speed_prescale=0.7,speed_prescale_method=2", &plan_speed },
+    { "speed_chroma", "speed_prescale=1.3,speed_prescale_method=2", &plan_speed },
+    { "speed_chroma", "speed_prescale=0.8,speed_prescale_method=3", &plan_speed },
+    { "speed_chroma", "speed_prescale=1.7,speed_prescale_method=3", &plan_speed },
+    { "speed_chroma", "speed_kernelscale=0.5", &plan_speed },
+    { "speed_chroma", "speed_kernelscale=1.5,speed_weight_var_mode=3", &plan_speed },
+    { "speed_chroma", "speed_kernelscale=3.7113402,speed_prescale=2", &plan_speed },
 };
 
 /* One option vector through both backends' descriptors on the plan's
