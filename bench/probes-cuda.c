@@ -5,7 +5,6 @@
  * elements read the pictures in place. */
 #include <string.h>
 
-#include <gst/cuda/gstcudabufferpool.h>
 #include <gst/cuda/gstcudacontext.h>
 #include <gst/cuda/gstcudaloader.h>
 #include <gst/cuda/gstcudamemory.h>
@@ -30,25 +29,40 @@ GstObject *pb_cuda_open(int device, char *why, size_t len)
     return GST_OBJECT(ctx);
 }
 
-/* One picture copied into a buffer of the pool, then mapped for CUDA once:
+/* One CUDA memory for a picture of info, in a buffer with the video meta of
+ * the memory's own layout (its pitch, not GstVideoInfo's default).  Taken
+ * from the allocator, not a GstCudaBufferPool: 1.22's pool refused this
+ * configuration on the GPU machine ("cannot start a GstCudaBufferPool"). */
+static GstBuffer *cuda_buffer(GstCudaContext *ctx, const GstVideoInfo *info)
+{
+#if GST_CHECK_VERSION(1, 24, 0)
+    GstMemory *mem = gst_cuda_allocator_alloc(NULL, ctx, NULL, info);
+#else
+    GstMemory *mem = gst_cuda_allocator_alloc(NULL, ctx, info);
+#endif
+    if (!mem)
+        return NULL;
+    GstBuffer *b = gst_buffer_new();
+    gst_buffer_append_memory(b, mem);
+    GstCudaMemory *cm = GST_CUDA_MEMORY_CAST(mem);
+    gst_buffer_add_video_meta_full(b, GST_VIDEO_FRAME_FLAG_NONE,
+                                   GST_VIDEO_INFO_FORMAT(&cm->info),
+                                   GST_VIDEO_INFO_WIDTH(&cm->info),
+                                   GST_VIDEO_INFO_HEIGHT(&cm->info),
+                                   GST_VIDEO_INFO_N_PLANES(&cm->info),
+                                   cm->info.offset, cm->info.stride);
+    return b;
+}
+
+/* One picture copied into CUDA memory, then mapped for CUDA once:
  * GstCudaMemory copies host writes to the device at the next CUDA map, and
  * that should happen here, not in the first pass of the measurement. */
-static GstBuffer *upload(GstBufferPool *pool, const GstVideoInfo *info, GstBuffer *host)
+static GstBuffer *upload(GstCudaContext *ctx, const GstVideoInfo *info, GstBuffer *host)
 {
-    GstBuffer *b = NULL;
+    GstBuffer *b = cuda_buffer(ctx, info);
     GstVideoFrame src, dst;
-    if (gst_buffer_pool_acquire_buffer(pool, &b, NULL) != GST_FLOW_OK)
+    if (!b)
         return NULL;
-    if (!gst_buffer_get_video_meta(b)) {
-        /* the pool's pitch is the memory's, not GstVideoInfo's default */
-        GstCudaMemory *cm = GST_CUDA_MEMORY_CAST(gst_buffer_peek_memory(b, 0));
-        gst_buffer_add_video_meta_full(b, GST_VIDEO_FRAME_FLAG_NONE,
-                                       GST_VIDEO_INFO_FORMAT(&cm->info),
-                                       GST_VIDEO_INFO_WIDTH(&cm->info),
-                                       GST_VIDEO_INFO_HEIGHT(&cm->info),
-                                       GST_VIDEO_INFO_N_PLANES(&cm->info),
-                                       cm->info.offset, cm->info.stride);
-    }
     if (!gst_video_frame_map(&src, info, host, GST_MAP_READ))
         goto fail;
     if (!gst_video_frame_map(&dst, info, b, GST_MAP_WRITE)) {
@@ -69,41 +83,21 @@ fail:
 
 int pb_cuda_upload(GstObject *ctx, PbFrames *fr, char *why, size_t len)
 {
-    GstBufferPool *pool = gst_cuda_buffer_pool_new(GST_CUDA_CONTEXT(ctx));
-    GstStructure *cfg = gst_buffer_pool_get_config(pool);
-    GstCaps *caps = gst_video_info_to_caps(&fr->info);
-    int err = 0;
-
-    gst_caps_set_features(caps, 0, gst_caps_features_new(pb_cuda_feature, NULL));
-    /* no maximum: every picture of the set is held at once */
-    gst_buffer_pool_config_set_params(cfg, caps, (guint)GST_VIDEO_INFO_SIZE(&fr->info), 0, 0);
-    gst_buffer_pool_config_add_option(cfg, GST_BUFFER_POOL_OPTION_VIDEO_META);
-    gst_caps_unref(caps);
-    if (!gst_buffer_pool_set_config(pool, cfg) || !gst_buffer_pool_set_active(pool, TRUE)) {
-        snprintf(why, len, "cannot start a GstCudaBufferPool for %dx%d NV12",
-                 GST_VIDEO_INFO_WIDTH(&fr->info), GST_VIDEO_INFO_HEIGHT(&fr->info));
-        gst_object_unref(pool);
-        return -1;
-    }
-    for (int f = 0; f < fr->n && !err; f++) {
-        for (int k = 0; k < 2 && !err; k++) {
+    gst_cuda_memory_init_once();
+    for (int f = 0; f < fr->n; f++) {
+        for (int k = 0; k < 2; k++) {
             GstBuffer **slot = k ? &fr->dist[f] : &fr->ref[f];
-            GstBuffer *b = upload(pool, &fr->info, *slot);
+            GstBuffer *b = upload(GST_CUDA_CONTEXT(ctx), &fr->info, *slot);
             if (!b) {
-                snprintf(why, len, "cannot copy picture %d into CUDA memory", f);
-                err = -1;
-                break;
+                snprintf(why, len, "cannot copy picture %d (%dx%d NV12) into CUDA memory", f,
+                         GST_VIDEO_INFO_WIDTH(&fr->info), GST_VIDEO_INFO_HEIGHT(&fr->info));
+                return -1;
             }
             gst_buffer_unref(*slot);
             *slot = b;
         }
     }
-    /* every picture stays out of the pool for the whole run (shared by
-     * the probes, never written again); an inactive pool frees each buffer
-     * when it comes back instead of handing it out again */
-    gst_buffer_pool_set_active(pool, FALSE);
-    gst_object_unref(pool);
-    return err;
+    return 0;
 }
 
 GstContext *pb_cuda_context(GstObject *ctx)
