@@ -35,11 +35,16 @@ GstObject *pb_cuda_open(int device, char *why, size_t len)
  * configuration on the GPU machine ("cannot start a GstCudaBufferPool"). */
 static GstBuffer *cuda_buffer(GstCudaContext *ctx, const GstVideoInfo *info)
 {
+    /* 1.22 takes no NULL allocator: the one registered by name */
+    GstAllocator *alloc = gst_allocator_find(GST_CUDA_MEMORY_TYPE_NAME);
+    if (!alloc)
+        return NULL;
 #if GST_CHECK_VERSION(1, 24, 0)
-    GstMemory *mem = gst_cuda_allocator_alloc(NULL, ctx, NULL, info);
+    GstMemory *mem = gst_cuda_allocator_alloc(GST_CUDA_ALLOCATOR(alloc), ctx, NULL, info);
 #else
-    GstMemory *mem = gst_cuda_allocator_alloc(NULL, ctx, info);
+    GstMemory *mem = gst_cuda_allocator_alloc(GST_CUDA_ALLOCATOR(alloc), ctx, info);
 #endif
+    gst_object_unref(alloc);
     if (!mem)
         return NULL;
     GstBuffer *b = gst_buffer_new();
