@@ -59,9 +59,7 @@ typedef struct QmBackendOps {
     const char *(*device_name)(void *ctx);
     /** Enqueue one frame into slot for the instances in inst_mask, without
      *  waiting for the device.  Host pictures are no longer read once this
-     *  returns, except those in a registered range (host_register), which
-     *  the device reads itself; those and device pictures are read until
-     *  the slot is collected. */
+     *  returns; device pictures are read until the slot is collected. */
     int (*submit)(void *ctx, unsigned slot, const QmPicture *ref,
                   const QmPicture *dist, uint64_t index, uint32_t inst_mask);
     /** 1 when the slot's work has completed, 0 while it is pending after
@@ -82,23 +80,6 @@ typedef struct QmBackendOps {
      *  or NULL; and its release.  Optional (NULL where not offered). */
     void *(*device_copy)(const void *src, size_t n);
     void (*device_free)(void *p);
-    /** Register the host memory [p, p + n) (a mapped file, possibly
-     *  read-only) for direct transfers: a host picture whose planes all lie
-     *  in one registered range is read by the device from there, without
-     *  the staging copy.  0; QM_ENOTSUP when the device refuses it (logged
-     *  once at info level; such pictures are then copied as before);
-     *  QM_EINVAL for an empty range or one that overlaps a registered one.
-     *  Unlike the other calls, these two may come from any thread, at the
-     *  same time as submit/poll/collect.  Optional (NULL: not offered), as
-     *  are host_unregister and transfer_stats. */
-    int (*host_register)(void *ctx, const void *p, size_t n);
-    /** Undo host_register(ctx, p, ...), after waiting up to timeout_ms for
-     *  the transfers already queued from the range.  QM_EINVAL when p does
-     *  not start a registered range, QM_EDEVICE when the wait ran out (the
-     *  range then stays registered). */
-    int (*host_unregister)(void *ctx, const void *p, unsigned timeout_ms);
-    /** Pictures submitted so far, by the way they reached the device. */
-    void (*transfer_stats)(void *ctx, QmTransferStats *st);
 } QmBackendOps;
 
 /** The CUDA backend, or NULL in a build without it: the one place where the

@@ -1298,36 +1298,6 @@ int qm_engine_receive(QmEngine *e, QmResult *r, bool block)
     return 0;
 }
 
-/* Registration bypasses bk_enter: the backend guards its own range table,
- * so that a caller may register the next part of a file on another thread
- * while this engine's thread submits (pinning pages takes milliseconds).
- * e->bk is set at open and stays until close. */
-int qm_engine_register_host(QmEngine *e, const void *p, size_t n)
-{
-    if (!p || !n)
-        return QM_EINVAL;
-    if (!e->bk || !e->bk->host_register)
-        return 0;
-    const int r = e->bk->host_register(e->bk_ctx, p, n);
-    if (r == QM_ENOTSUP)
-        return 0;
-    return r < 0 ? r : 1;
-}
-
-int qm_engine_unregister_host(QmEngine *e, const void *p)
-{
-    if (!e->bk || !e->bk->host_unregister)
-        return 0;
-    return e->bk->host_unregister(e->bk_ctx, p, e->timeout_ms);
-}
-
-void qm_engine_transfer_stats(const QmEngine *e, QmTransferStats *st)
-{
-    memset(st, 0, sizeof(*st));
-    if (e->bk && e->bk->transfer_stats)
-        e->bk->transfer_stats(e->bk_ctx, st);
-}
-
 void qm_engine_close(QmEngine **pe)
 {
     if (!*pe)

@@ -182,39 +182,6 @@ const char *qm_engine_error(const QmEngine *e);
 
 void qm_engine_close(QmEngine **e);
 
-/* ---- host memory the device reads directly ---- */
-
-/**
- * Register [p, p + n) of host memory that pictures will come from (a mapped
- * input file, read-only mappings included), so that an accelerator backend
- * transfers pictures lying in it straight to the device, without its
- * staging copy.  Returns 1 when registered; 0 when nothing was done and
- * nothing needs undoing (the CPU backend, a backend without direct
- * transfers, or the device refused the range: said once at info level),
- * pictures from there are then taken as before; QM_EINVAL for an empty range
- * or one overlapping a registered range.  Registering pins the pages:
- * register what will be read soon, not a whole large file.  The memory must
- * stay mapped until it is unregistered (or the engine closed).  Unlike the
- * rest of the API, register/unregister may be called from another thread
- * than the one driving the engine.
- */
-int qm_engine_register_host(QmEngine *e, const void *p, size_t n);
-
-/** Undo a registration that returned 1 (p: its start), once the transfers
- *  already queued from it are done (bounded by device_timeout_ms).  0, or a
- *  negative QM_E* code (QM_EINVAL: p starts no registered range). */
-int qm_engine_unregister_host(QmEngine *e, const void *p);
-
-/** How the pictures submitted so far reached the accelerator. */
-typedef struct QmTransferStats {
-    uint64_t direct;  /* host pictures read from registered memory */
-    uint64_t staged;  /* host pictures copied into staging, then uploaded */
-    uint64_t device;  /* pictures already in device memory (read in place) */
-} QmTransferStats;
-
-/** Fill *st (all zero without an accelerator backend). */
-void qm_engine_transfer_stats(const QmEngine *e, QmTransferStats *st);
-
 /* ---- metric catalogue ---- */
 
 /** NULL-terminated list of the metric names the engine knows. */

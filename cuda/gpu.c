@@ -4,7 +4,6 @@
  * plugin loads on machines without a GPU or a driver; qm_gpu_open() then
  * fails with QM_EDEVICE and the engine falls back to the CPU.
  */
-#include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -43,29 +42,18 @@ typedef struct Slot {
 
 #define MAX_RUNS 6  /* 3 planes x 2 pictures */
 
-/* A registered host range [lo, hi) (host_register). */
-typedef struct HostRange {
-    const uint8_t *lo, *hi;
-} HostRange;
-
 struct QmGpu {
     int device;
     char name[320];
     char err[512];
     cudaStream_t st;                 /* the element's stream */
     cudaEvent_t *ev;                 /* per slot: the frame is done */
-    /* uploads of host pictures run on a stream of their own, so that frame
-     * k + 1 is transferred while the kernels of frame k run (on st, the
-     * upload waited for the previous frame's kernels); the kernels of a
-     * frame wait for its up_ev.  A slot's buffers are rewritten only after
-     * its previous frame was collected, so the upload needs no wait. */
-    cudaStream_t up;
-    cudaEvent_t *up_ev;              /* per slot: uploaded */
-    /* fork: each instance on a stream of its own, forked after the upload
-     * and joined back into st before ev (kernels of different metrics run
+    /* fork: each instance on a stream of its own, forked from st after the
+     * upload and joined back before ev (kernels of different metrics run
      * side by side; each metric's frames stay in order on its stream) */
     bool fork;
     cudaStream_t *ist;               /* per instance */
+    cudaEvent_t *up_ev;              /* per slot: uploaded */
     cudaEvent_t *inst_ev;            /* per slot and instance: finished */
     Slot *slot;
     unsigned n_slots;
@@ -76,19 +64,6 @@ struct QmGpu {
     size_t pic_bytes;                /* staging bytes reserved per picture */
     bool luma_only;                  /* no instance reads chroma */
     QmCopyPool copy;
-    /* Registered host ranges: pictures lying in one are copied by the
-     * device straight from there (cudaMemcpy2DAsync on up), not through
-     * the pinned staging.  reg_lock guards the table, the stats and the
-     * enqueueing of those copies: another thread may (un)register while
-     * the driving thread submits. */
-    pthread_mutex_t reg_lock;
-    bool reg_lock_ok;
-    HostRange *reg;
-    unsigned n_reg, cap_reg;
-    unsigned reg_flags;              /* cudaHostRegister flags for this device */
-    bool reg_supported, reg_refusal_said;
-    cudaEvent_t reg_ev;              /* unregister: the uploads queued before */
-    QmTransferStats stats;
     CUcontext ctx;                   /* shared context, or NULL */
     CtxFn push;
     CtxPopFn pop;
@@ -159,18 +134,6 @@ static int open_locked(QmGpu *g, const QmGpuSetup *s)
     snprintf(g->name, sizeof(g->name), "%s (device %d, sm_%d%d)", prop.name,
              g->device, prop.major, prop.minor);
     QM_CUDA_CHECK(g, cudaStreamCreateWithFlags(&g->st, cudaStreamNonBlocking));
-    QM_CUDA_CHECK(g, cudaStreamCreateWithFlags(&g->up, cudaStreamNonBlocking));
-    QM_CUDA_CHECK(g, cudaEventCreateWithFlags(&g->reg_ev, cudaEventDisableTiming));
-    /* input files are mapped read-only: pinning them needs the read-only
-     * flag (without it the kernel pins for writing, which a read-only
-     * mapping refuses and a private writable one would copy page by page) */
-    int reg_ok = 0, reg_ro = 0;
-    QM_CUDA_CHECK(g, cudaDeviceGetAttribute(&reg_ok, cudaDevAttrHostRegisterSupported,
-                                            g->device));
-    QM_CUDA_CHECK(g, cudaDeviceGetAttribute(&reg_ro, cudaDevAttrHostRegisterReadOnlySupported,
-                                            g->device));
-    g->reg_supported = reg_ok != 0;
-    g->reg_flags = cudaHostRegisterPortable | (reg_ro ? cudaHostRegisterReadOnly : 0);
 
     /* staging: room for the planes back to back, rows padded to 256 bytes;
      * the interleaved chroma of NV12/P010 keeps its pairs (one plane, twice
@@ -193,18 +156,16 @@ static int open_locked(QmGpu *g, const QmGpuSetup *s)
      * compare; the scores are the same either way) */
     const char *env = getenv("QMETRIC_CUDA_STREAMS");
     g->fork = g->n_inst > 1 && !(env && atoi(env) == 1);
-    g->up_ev = calloc(g->n_slots, sizeof(*g->up_ev));
-    if (!g->up_ev)
-        return QM_ENOMEM;
-    for (unsigned i = 0; i < g->n_slots; i++)
-        QM_CUDA_CHECK(g, cudaEventCreateWithFlags(&g->up_ev[i], cudaEventDisableTiming));
     if (g->fork) {
         g->ist = calloc(g->n_inst, sizeof(*g->ist));
+        g->up_ev = calloc(g->n_slots, sizeof(*g->up_ev));
         g->inst_ev = calloc((size_t)g->n_slots * g->n_inst, sizeof(*g->inst_ev));
-        if (!g->ist || !g->inst_ev)
+        if (!g->ist || !g->up_ev || !g->inst_ev)
             return QM_ENOMEM;
         for (unsigned i = 0; i < g->n_inst; i++)
             QM_CUDA_CHECK(g, cudaStreamCreateWithFlags(&g->ist[i], cudaStreamNonBlocking));
+        for (unsigned i = 0; i < g->n_slots; i++)
+            QM_CUDA_CHECK(g, cudaEventCreateWithFlags(&g->up_ev[i], cudaEventDisableTiming));
         for (unsigned i = 0; i < g->n_slots * g->n_inst; i++)
             QM_CUDA_CHECK(g, cudaEventCreateWithFlags(&g->inst_ev[i],
                                                       cudaEventDisableTiming));
@@ -267,12 +228,6 @@ static int gpu_open(void **pout, const QmGpuSetup *s, char **err)
         g->inst[i].f = s->inst[i].desc->cuda;
     }
     g->n_inst = s->n_inst;
-    if (pthread_mutex_init(&g->reg_lock, NULL)) {
-        free(g->inst);
-        free(g);
-        return QM_ENOMEM;
-    }
-    g->reg_lock_ok = true;
 
     int ret = 0;
     if (s->context) {
@@ -365,43 +320,6 @@ static void stage(QmGpu *g, Slot *sl, int which, const QmPicture *pic,
     *up = off;
 }
 
-/* Whether every run (a plane's rows) of one picture lies in a single
- * registered range (with reg_lock held).  Rows going upwards (a negative
- * stride) are left to the staging copy. */
-static bool runs_registered(const QmGpu *g, const QmCopyRun *runs, int n)
-{
-    if (!g->n_reg || !n)
-        return false;
-    for (int i = 0; i < n; i++) {
-        const QmCopyRun *r = &runs[i];
-        if (r->spitch < 0)
-            return false;
-        const uint8_t *lo = r->src;
-        const uint8_t *hi = lo + (size_t)r->spitch * (size_t)(r->rows - 1) + r->row;
-        bool in = false;
-        for (unsigned k = 0; k < g->n_reg && !in; k++)
-            in = lo >= g->reg[k].lo && hi <= g->reg[k].hi;
-        if (!in)
-            return false;
-    }
-    return true;
-}
-
-/* Enqueue on up the device's own copies of runs, from registered host
- * memory to the slot's device buffer (same layout as the staging). */
-static cudaError_t upload_direct(QmGpu *g, Slot *sl, const QmCopyRun *runs, int n)
-{
-    for (int i = 0; i < n; i++) {
-        const QmCopyRun *r = &runs[i];
-        uint8_t *dst = sl->dev + (r->dst - sl->pinned);
-        cudaError_t e = cudaMemcpy2DAsync(dst, r->dpitch, r->src, (size_t)r->spitch, r->row,
-                                          (size_t)r->rows, cudaMemcpyHostToDevice, g->up);
-        if (e)
-            return e;
-    }
-    return cudaSuccess;
-}
-
 static int gpu_submit(void *ctx, unsigned slot, const QmPicture *ref,
                       const QmPicture *dist, uint64_t index, uint32_t inst_mask)
 {
@@ -413,70 +331,39 @@ static int gpu_submit(void *ctx, unsigned slot, const QmPicture *ref,
         snprintf(g->err, sizeof(g->err), "GPU slot %u still busy", slot);
         return QM_EINVAL;
     }
-    const QmPicture *pics[2] = { ref, dist };
     QmCopyRun runs[MAX_RUNS];
-    int n_runs = 0, first[3];
+    int n_runs = 0;
     size_t up[2];
-    for (int k = 0; k < 2; k++) {
-        first[k] = n_runs;
-        stage(g, sl, k, pics[k], k ? &sl->frame.dist : &sl->frame.ref, runs, &n_runs, &up[k]);
-    }
-    first[2] = n_runs;
+    stage(g, sl, 0, ref, &sl->frame.ref, runs, &n_runs, &up[0]);
+    stage(g, sl, 1, dist, &sl->frame.dist, runs, &n_runs, &up[1]);
     sl->frame.index = index;
+    /* the slot is free (its previous frame was collected), so its staging
+     * can be written while the stream works on the other slots */
+    qm_copy_run(&g->copy, runs, n_runs);
     ctx_push(g);
-
-    /* pictures in registered memory: the device copies them itself.  The
-     * copies are enqueued under reg_lock, so that an unregister either
-     * sees them queued before its event or finds the range gone. */
-    bool direct[2] = { false, false };
-    pthread_mutex_lock(&g->reg_lock);
-    cudaError_t e = cudaSuccess;
-    for (int k = 0; k < 2 && !e; k++) {
-        const int n = first[k + 1] - first[k];
-        if ((direct[k] = runs_registered(g, runs + first[k], n)))
-            e = upload_direct(g, sl, runs + first[k], n);
-    }
-    for (int k = 0; k < 2 && !e; k++) {
-        if (pics[k]->flags & QM_PICTURE_DEVICE)
-            g->stats.device++;
-        else if (direct[k])
-            g->stats.direct++;
-        else
-            g->stats.staged++;
-    }
-    pthread_mutex_unlock(&g->reg_lock);
-    if (e) {
-        ret = fail(g, e, "cudaMemcpy2DAsync", __func__);
-        goto out;
-    }
-
-    /* the others through the staging: the slot is free (its previous frame
-     * was collected), so its staging can be written while the device works
-     * on the other slots */
     for (int k = 0; k < 2; k++) {
-        if (!up[k] || direct[k])
+        if (!up[k])
             continue;
-        qm_copy_run(&g->copy, runs + first[k], first[k + 1] - first[k]);
-        e = cudaMemcpyAsync(sl->dev + (size_t)k * g->pic_bytes,
-                            sl->pinned + (size_t)k * g->pic_bytes, up[k],
-                            cudaMemcpyHostToDevice, g->up);
+        cudaError_t e = cudaMemcpyAsync(sl->dev + (size_t)k * g->pic_bytes,
+                                        sl->pinned + (size_t)k * g->pic_bytes, up[k],
+                                        cudaMemcpyHostToDevice, g->st);
         if (e) {
             ret = fail(g, e, "cudaMemcpyAsync", __func__);
             goto out;
         }
     }
-    /* st waits too: its ev must not complete before the upload (the slot's
-     * buffers are reused once ev says the frame is done) */
-    if ((e = cudaEventRecord(g->up_ev[si], g->up)) ||
-        (e = cudaStreamWaitEvent(g->st, g->up_ev[si], 0))) {
-        ret = fail(g, e, "cudaEventRecord/cudaStreamWaitEvent", __func__);
-        goto out;
+    if (g->fork) {
+        cudaError_t e = cudaEventRecord(g->up_ev[si], g->st);
+        if (e) {
+            ret = fail(g, e, "cudaEventRecord", __func__);
+            goto out;
+        }
     }
     for (unsigned i = 0; i < g->n_inst; i++) {
         if (!(inst_mask & (1u << i)))
             continue;
         cudaStream_t cs = g->fork ? g->ist[i] : g->st;
-        e = g->fork ? cudaStreamWaitEvent(cs, g->up_ev[si], 0) : cudaSuccess;
+        cudaError_t e = g->fork ? cudaStreamWaitEvent(cs, g->up_ev[si], 0) : cudaSuccess;
         if (e) {
             ret = fail(g, e, "cudaStreamWaitEvent", __func__);
             goto out;
@@ -496,10 +383,12 @@ static int gpu_submit(void *ctx, unsigned slot, const QmPicture *ref,
             }
         }
     }
-    e = cudaEventRecord(g->ev[si], g->st);
-    if (e) {
-        ret = fail(g, e, "cudaEventRecord", __func__);
-        goto out;
+    {
+        cudaError_t e = cudaEventRecord(g->ev[si], g->st);
+        if (e) {
+            ret = fail(g, e, "cudaEventRecord", __func__);
+            goto out;
+        }
     }
     sl->mask = inst_mask;
     sl->busy = true;
@@ -574,8 +463,7 @@ static bool streams_idle(QmGpu *g, unsigned timeout_ms)
 {
     const double start = now_ms();
     for (;;) {
-        bool busy = (g->st && cudaStreamQuery(g->st) == cudaErrorNotReady) ||
-                    (g->up && cudaStreamQuery(g->up) == cudaErrorNotReady);
+        bool busy = g->st && cudaStreamQuery(g->st) == cudaErrorNotReady;
         for (unsigned i = 0; g->ist && i < g->n_inst && !busy; i++)
             busy = g->ist[i] && cudaStreamQuery(g->ist[i]) == cudaErrorNotReady;
         if (!busy)
@@ -584,149 +472,6 @@ static bool streams_idle(QmGpu *g, unsigned timeout_ms)
             return false;
         pause_after(start);
     }
-}
-
-/* The calling thread works on this backend's device: the shared context,
- * or the device chosen at open (registration may come from another thread
- * than the one that opened the backend). */
-static cudaError_t enter_device(QmGpu *g)
-{
-    if (g->ctx) {
-        ctx_push(g);
-        return cudaSuccess;
-    }
-    return cudaSetDevice(g->device);
-}
-
-/* Index of the registered range overlapping [lo, hi), or -1 (reg_lock held). */
-static int find_overlap(const QmGpu *g, const uint8_t *lo, const uint8_t *hi)
-{
-    for (unsigned k = 0; k < g->n_reg; k++)
-        if (lo < g->reg[k].hi && g->reg[k].lo < hi)
-            return (int)k;
-    return -1;
-}
-
-static int gpu_host_register(void *ctx, const void *p, size_t n)
-{
-    QmGpu *g = ctx;
-    const uint8_t *lo = p, *hi = lo + n;
-    if (!p || !n)
-        return QM_EINVAL;
-    pthread_mutex_lock(&g->reg_lock);
-    int ret = find_overlap(g, lo, hi) >= 0 ? QM_EINVAL : 0;
-    if (!ret && g->n_reg == g->cap_reg) {
-        const unsigned cap = g->cap_reg ? 2 * g->cap_reg : 8;
-        HostRange *t = realloc(g->reg, cap * sizeof(*t));
-        if (t) {
-            g->reg = t;
-            g->cap_reg = cap;
-        } else {
-            ret = QM_ENOMEM;
-        }
-    }
-    const bool supported = g->reg_supported;
-    pthread_mutex_unlock(&g->reg_lock);
-    if (ret)
-        return ret;
-
-    /* pinning takes time (the pages are faulted in and locked): without
-     * the lock, so that submit goes on meanwhile */
-    cudaError_t e = supported ? enter_device(g) : cudaErrorNotSupported;
-    if (!e)
-        e = cudaHostRegister((void *)p, n, g->reg_flags);
-    if (e) {
-        /* the runtime keeps a failed call as the thread's last error: a
-         * later kernel launch check on this thread must not see it */
-        cudaGetLastError();
-    }
-    if (supported)
-        ctx_pop(g);
-    if (e == cudaErrorHostMemoryAlreadyRegistered)
-        return QM_EINVAL;
-    pthread_mutex_lock(&g->reg_lock);
-    if (e) {
-        /* e.g. a file system that refuses long-term pins of its pages, or
-         * no read-only registration for a read-only mapping */
-        const bool say = !g->reg_refusal_said;
-        g->reg_refusal_said = true;
-        pthread_mutex_unlock(&g->reg_lock);
-        if (say && g->log) {
-            char msg[400];
-            snprintf(msg, sizeof(msg), "CUDA: host memory cannot be registered for direct "
-                     "transfers (cudaHostRegister: %s): pictures go through the staging copy",
-                     cudaGetErrorName(e));
-            g->log(g->log_opaque, QM_LOG_INFO, msg);
-        }
-        return QM_ENOTSUP;
-    }
-    g->reg[g->n_reg++] = (HostRange){ lo, hi };
-    pthread_mutex_unlock(&g->reg_lock);
-    return 0;
-}
-
-static int gpu_host_unregister(void *ctx, const void *p, unsigned timeout_ms)
-{
-    QmGpu *g = ctx;
-    cudaError_t e = enter_device(g);
-    if (e) {
-        cudaGetLastError();
-        return fail(g, e, "cudaSetDevice", __func__);
-    }
-    pthread_mutex_lock(&g->reg_lock);
-    unsigned k = 0;
-    while (k < g->n_reg && g->reg[k].lo != (const uint8_t *)p)
-        k++;
-    if (k == g->n_reg) {
-        pthread_mutex_unlock(&g->reg_lock);
-        ctx_pop(g);
-        return QM_EINVAL;
-    }
-    /* every copy from the range was enqueued under this lock: the event
-     * follows them all, and once the range is out of the table no submit
-     * reads it again */
-    const HostRange r = g->reg[k];
-    e = cudaEventRecord(g->reg_ev, g->up);
-    if (!e)
-        g->reg[k] = g->reg[--g->n_reg];
-    pthread_mutex_unlock(&g->reg_lock);
-    if (e) {
-        ctx_pop(g);
-        return fail(g, e, "cudaEventRecord", __func__);
-    }
-    const double start = now_ms();
-    while ((e = cudaEventQuery(g->reg_ev)) == cudaErrorNotReady &&
-           now_ms() - start < (double)timeout_ms)
-        pause_after(start);
-    if (e) {
-        /* not idle: the device may still read the pages, which stay pinned
-         * and registered (freed at close) */
-        pthread_mutex_lock(&g->reg_lock);
-        g->reg[g->n_reg++] = r;  /* room: it was there a moment ago */
-        pthread_mutex_unlock(&g->reg_lock);
-        ctx_pop(g);
-        if (e == cudaErrorNotReady) {
-            snprintf(g->err, sizeof(g->err), "the uploads from a registered range did not "
-                     "finish within %u ms", timeout_ms);
-            return QM_EDEVICE;
-        }
-        return fail(g, e, "cudaEventQuery", __func__);
-    }
-    e = cudaHostUnregister((void *)p);
-    ctx_pop(g);
-    if (e) {
-        cudaGetLastError();
-        return fail(g, e, "cudaHostUnregister", __func__);
-    }
-    return 0;
-}
-
-static void gpu_transfer_stats(void *ctx, QmTransferStats *st)
-{
-    QmGpu *g = ctx;
-    pthread_mutex_lock(&g->reg_lock);
-    *st = g->stats;
-    pthread_mutex_unlock(&g->reg_lock);
 }
 
 static int gpu_close(void *ctx, unsigned timeout_ms)
@@ -780,17 +525,7 @@ static void gpu_free(QmGpu *g)
             cudaStreamDestroy(g->ist[i]);
     if (g->st)
         cudaStreamDestroy(g->st);
-    if (g->up)
-        cudaStreamDestroy(g->up);
-    if (g->reg_ev)
-        cudaEventDestroy(g->reg_ev);
-    /* ranges the caller left registered (the device is idle) */
-    for (unsigned k = 0; k < g->n_reg; k++)
-        cudaHostUnregister((void *)g->reg[k].lo);
     ctx_pop(g);
-    if (g->reg_lock_ok)
-        pthread_mutex_destroy(&g->reg_lock);
-    free(g->reg);
     free(g->slot);
     free(g->ev);
     free(g->ist);
@@ -836,9 +571,6 @@ static const QmBackendOps cuda_backend = {
     .error = gpu_error,
     .device_copy = gpu_device_copy,
     .device_free = gpu_device_free,
-    .host_register = gpu_host_register,
-    .host_unregister = gpu_host_unregister,
-    .transfer_stats = gpu_transfer_stats,
 };
 
 const QmBackendOps *qm_backend_cuda(void)

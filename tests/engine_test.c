@@ -15,10 +15,7 @@
  *   4. many frames in flight: every backend slot used;
  *   5. a failing submit and a failing collect: an error naming it;
  *   6. a stuck device: flush and close give up after the bound;
- *   7. "all" on inputs some metrics cannot take (tiny, GRAY, 16-bit);
- *   8. host memory registration: a no-op on the CPU backend and with a
- *      backend that does not offer it (scores unchanged), passed through to
- *      one that does (refusal, unregister's bound, transfer counts).
+ *   7. "all" on inputs some metrics cannot take (tiny, GRAY, 16-bit).
  * A watchdog turns a hang into a failure.  Exit status: 0 pass, 1 fail.
  */
 #include <pthread.h>
@@ -42,7 +39,6 @@
 typedef struct Pic {
     QmPicture p;
     uint8_t *buf;
-    size_t size;
 } Pic;
 
 static uint64_t rng_state = 0x2545F4914F6CDD1Dull;
@@ -72,7 +68,6 @@ static void pic_make(Pic *pic, int w, int h, int bpc, QmChroma chroma, unsigned 
         total += (size_t)pic->p.stride[k] * (size_t)ph;
     }
     pic->buf = malloc(total);
-    pic->size = total;
     rng_state ^= seed * 0x9E3779B97F4A7C15ull + 1;
     /* a smooth ramp plus noise, so that every feature is non-trivial */
     for (int k = 0; k < qm_n_planes(chroma); k++) {
@@ -105,29 +100,10 @@ static struct FakeCfg {
 
 static struct FakeStats {
     unsigned n_slots, max_busy, violations, submits, collects;
-    QmTransferStats transfers;  /* by where submit found the pictures */
     int closed;             /* 1 idle, -1 abandoned */
     pthread_mutex_t lock;
     int inside;             /* callers inside the backend */
 } fake_stats;
-
-/* Host ranges registered with the fake (fake_reg_ops): it reads nothing
- * differently, it only counts the pictures lying in one. */
-static struct FakeReg {
-    const uint8_t *lo[4 * NF], *hi[4 * NF];
-    unsigned n, unregistered;
-    bool refuse;             /* answer QM_ENOTSUP, as a device that cannot pin */
-    unsigned last_timeout;   /* unregister's bound */
-} fake_reg;
-
-static bool fake_registered(const QmPicture *p)
-{
-    const uint8_t *d = p->data[0];
-    for (unsigned k = 0; k < fake_reg.n; k++)
-        if (d >= fake_reg.lo[k] && d < fake_reg.hi[k])
-            return true;
-    return false;
-}
 
 typedef struct FakeSlot {
     bool busy;
@@ -230,15 +206,6 @@ static int fake_submit(void *ctx, unsigned slot, const QmPicture *ref,
     if (busy > fake_stats.max_busy)
         fake_stats.max_busy = busy;
     fake_stats.submits++;
-    const QmPicture *pics[2] = { ref, dist };
-    for (int k = 0; k < 2; k++) {
-        if (pics[k]->flags & QM_PICTURE_DEVICE)
-            fake_stats.transfers.device++;
-        else if (fake_registered(pics[k]))
-            fake_stats.transfers.direct++;
-        else
-            fake_stats.transfers.staged++;
-    }
     /* the host pictures are read now: like a staging copy, nothing later */
     memset(sl->set, 0, (size_t)f->stride * f->n_inst);
     for (unsigned i = 0; i < f->n_inst; i++) {
@@ -356,58 +323,6 @@ static const QmBackendOps fake_ops = {
     .error = fake_error,
 };
 
-/* Registration is not guarded by enter()/leave(): the engine passes it
- * through from any thread (these tests call it from the driving one). */
-static int fake_host_register(void *ctx, const void *p, size_t n)
-{
-    (void)ctx;
-    if (fake_reg.refuse)
-        return QM_ENOTSUP;
-    if (fake_reg.n == 4 * NF)
-        return QM_ENOMEM;
-    fake_reg.lo[fake_reg.n] = p;
-    fake_reg.hi[fake_reg.n++] = (const uint8_t *)p + n;
-    return 0;
-}
-
-static int fake_host_unregister(void *ctx, const void *p, unsigned timeout_ms)
-{
-    (void)ctx;
-    fake_reg.last_timeout = timeout_ms;
-    for (unsigned k = 0; k < fake_reg.n; k++) {
-        if (fake_reg.lo[k] == p) {
-            fake_reg.n--;
-            fake_reg.lo[k] = fake_reg.lo[fake_reg.n];
-            fake_reg.hi[k] = fake_reg.hi[fake_reg.n];
-            fake_reg.unregistered++;
-            return 0;
-        }
-    }
-    return QM_EINVAL;
-}
-
-static void fake_transfer_stats(void *ctx, QmTransferStats *st)
-{
-    (void)ctx;
-    *st = fake_stats.transfers;
-}
-
-/* The fake with direct transfers offered. */
-static const QmBackendOps fake_reg_ops = {
-    .name = "fake",
-    .can_run = fake_can_run,
-    .open = fake_open,
-    .device_name = fake_name,
-    .submit = fake_submit,
-    .poll = fake_poll,
-    .collect = fake_collect,
-    .close = fake_close,
-    .error = fake_error,
-    .host_register = fake_host_register,
-    .host_unregister = fake_host_unregister,
-    .transfer_stats = fake_transfer_stats,
-};
-
 static void fake_reset(void)
 {
     memset(&fake_cfg, 0, sizeof(fake_cfg));
@@ -415,8 +330,6 @@ static void fake_reset(void)
     fake_stats.n_slots = fake_stats.max_busy = fake_stats.violations = 0;
     fake_stats.submits = fake_stats.collects = 0;
     fake_stats.closed = 0;
-    memset(&fake_stats.transfers, 0, sizeof(fake_stats.transfers));
-    memset(&fake_reg, 0, sizeof(fake_reg));
 }
 
 /* ---- runs ---- */
@@ -467,16 +380,6 @@ static double now_s(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-/* run_engine() registers every picture buffer with the engine when
- * reg_ops is set (through that backend; &fake_ops: one without the
- * operation), and records what the engine answered. */
-static const QmBackendOps *reg_ops;
-static struct RegSeen {
-    int reg_min, reg_max;      /* qm_engine_register_host() answers */
-    int unreg_min, unreg_max;  /* qm_engine_unregister_host() answers */
-    QmTransferStats stats;     /* qm_engine_transfer_stats() before close */
-} reg_seen;
-
 /* Submit NF pairs (receiving as it goes), flush, receive the rest. */
 static void run_engine(Run *run, const char *metrics, int threads, unsigned subsample,
                        QmBackend backend, bool receive_late)
@@ -499,18 +402,11 @@ static void run_engine(Run *run, const char *metrics, int threads, unsigned subs
     s.device_timeout_ms = 300;
     QmEngine *e;
     char *msg = NULL;
-    run->err = qm_engine_open_with(&e, &s, reg_ops ? reg_ops : &fake_ops, &msg);
+    run->err = qm_engine_open_with(&e, &s, &fake_ops, &msg);
     if (run->err) {
         printf("open: %s\n", msg);
         free(msg);
         return;
-    }
-    reg_seen = (struct RegSeen){ 1000, -1000, 1000, -1000, { 0, 0, 0 } };
-    for (int i = 0; reg_ops && i < 2 * NF; i++) {
-        const Pic *pc = i < NF ? &ref[i] : &dist[i - NF];
-        const int r = qm_engine_register_host(e, pc->buf, pc->size);
-        reg_seen.reg_min = r < reg_seen.reg_min ? r : reg_seen.reg_min;
-        reg_seen.reg_max = r > reg_seen.reg_max ? r : reg_seen.reg_max;
     }
     run->nfeat = qm_engine_n_features(e);
     for (unsigned k = 0; k < run->nfeat && k < 64; k++)
@@ -529,13 +425,6 @@ static void run_engine(Run *run, const char *metrics, int threads, unsigned subs
         take(e, run, &r);
     if (!run->err && err != QM_EOF)
         run->err = err;
-    qm_engine_transfer_stats(e, &reg_seen.stats);
-    for (int i = 0; reg_ops && i < 2 * NF; i++) {
-        const Pic *pc = i < NF ? &ref[i] : &dist[i - NF];
-        const int u = qm_engine_unregister_host(e, pc->buf);
-        reg_seen.unreg_min = u < reg_seen.unreg_min ? u : reg_seen.unreg_min;
-        reg_seen.unreg_max = u > reg_seen.unreg_max ? u : reg_seen.unreg_max;
-    }
     qm_engine_close(&e);
     for (int i = 0; i < NF; i++)
         if (run->frames[i].released > 1)
@@ -880,74 +769,6 @@ static void test_all_supported(void)
     free(msg);
 }
 
-/* qm_engine_register_host() and friends: nothing happens where nothing
- * reads registered memory, and the scores never depend on it. */
-static void test_register(void)
-{
-    const char *metrics = "vmaf,psnr";
-    Run plain, cpu, dev, refused;
-    run_engine(&plain, metrics, 2, 1, QM_BACKEND_CPU, false);
-
-    /* the CPU backend: 0 (nothing registered, nothing to undo) */
-    reg_ops = &fake_reg_ops;
-    fake_reset();
-    run_engine(&cpu, metrics, 2, 1, QM_BACKEND_CPU, false);
-    check_same(&plain, &cpu, "registered, CPU backend");
-    CHECK(reg_seen.reg_min == 0 && reg_seen.reg_max == 0 && reg_seen.unreg_min == 0 &&
-          reg_seen.unreg_max == 0, "CPU backend: register %d..%d, unregister %d..%d",
-          reg_seen.reg_min, reg_seen.reg_max, reg_seen.unreg_min, reg_seen.unreg_max);
-    CHECK(reg_seen.stats.direct + reg_seen.stats.staged + reg_seen.stats.device == 0,
-          "CPU backend: transfers counted");
-    CHECK(fake_reg.n == 0, "CPU backend: the backend saw %u ranges", fake_reg.n);
-    run_free(&cpu);
-
-    /* a backend without the operation: 0 as well */
-    reg_ops = &fake_ops;
-    fake_reset();
-    fake_cfg.take = "vif,adm,motion";
-    run_engine(&cpu, metrics, 2, 1, QM_BACKEND_CUDA, false);
-    check_same(&plain, &cpu, "registered, backend without it");
-    CHECK(reg_seen.reg_min == 0 && reg_seen.reg_max == 0 && reg_seen.unreg_max == 0,
-          "backend without it: register %d..%d", reg_seen.reg_min, reg_seen.reg_max);
-    run_free(&cpu);
-
-    /* passed through: every picture read from registered memory */
-    reg_ops = &fake_reg_ops;
-    fake_reset();
-    fake_cfg.take = "vif,adm,motion";
-    run_engine(&dev, metrics, 2, 1, QM_BACKEND_CUDA, false);
-    check_same(&plain, &dev, "registered, backend with it");
-    CHECK(reg_seen.reg_min == 1 && reg_seen.reg_max == 1, "register %d..%d",
-          reg_seen.reg_min, reg_seen.reg_max);
-    CHECK(reg_seen.stats.direct == 2 * NF && reg_seen.stats.staged == 0,
-          "transfers: %llu direct, %llu staged", (unsigned long long)reg_seen.stats.direct,
-          (unsigned long long)reg_seen.stats.staged);
-    CHECK(reg_seen.unreg_min == 0 && reg_seen.unreg_max == 0 &&
-          fake_reg.unregistered == 2 * NF && fake_reg.n == 0,
-          "unregister %d..%d, %u undone, %u left", reg_seen.unreg_min, reg_seen.unreg_max,
-          fake_reg.unregistered, fake_reg.n);
-    CHECK(fake_reg.last_timeout == 300, "unregister bounded by %u ms, not the engine's 300",
-          fake_reg.last_timeout);
-
-    /* refused (a file system that cannot pin): 0, and the pictures are
-     * taken as before; unregistering what was not registered is refused */
-    fake_reset();
-    fake_cfg.take = "vif,adm,motion";
-    fake_reg.refuse = true;
-    run_engine(&refused, metrics, 2, 1, QM_BACKEND_CUDA, false);
-    check_same(&plain, &refused, "registration refused");
-    CHECK(reg_seen.reg_min == 0 && reg_seen.reg_max == 0, "refused: register %d..%d",
-          reg_seen.reg_min, reg_seen.reg_max);
-    CHECK(reg_seen.stats.staged == 2 * NF && reg_seen.stats.direct == 0,
-          "refused: %llu staged", (unsigned long long)reg_seen.stats.staged);
-    CHECK(reg_seen.unreg_min == QM_EINVAL, "refused: unregister answered %d",
-          reg_seen.unreg_min);
-    reg_ops = NULL;
-    run_free(&plain);
-    run_free(&dev);
-    run_free(&refused);
-}
-
 static void on_alarm(int sig)
 {
     (void)sig;
@@ -968,7 +789,6 @@ int main(void)
     test_errors();
     test_stuck();
     test_all_supported();
-    test_register();
     printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
     return failures ? 1 : 0;
 }

@@ -7,18 +7,12 @@
  *       [--model NAME|PATH[,..]] [--threads N] [--subsample N] \
  *       [--frames N] [--backend cpu|cuda|auto] [-o OUT] [--format json|csv|xml]
  *       [--start N] [--partial FILE] [--count-frames]
- *       [--no-register] [--register-limit MIB] [--verbose]
  *
  * Chunked scoring: --start N --frames M scores frames N .. N+M-1 of a
  * longer title exactly as a whole run scores them (the engine also sees up
  * to QM_CHUNK_CONTEXT frames before and its look-ahead after, unreported),
  * and --partial writes them at full precision for qmetric-merge, which
  * joins the chunks into the log a whole run writes.
- *
- * With the CUDA backend, mapped input files are registered with the engine
- * (qm_engine_register_host) a window at a time (hostwin.h), so that the
- * device copies their frames itself instead of the engine's staging
- * threads; --no-register keeps the staging copy (to compare the two).
  *
  * Files hold frames back to back in the standard planar layout: chroma
  * planes ceil(w/2) wide (4:2:0 and 4:2:2) and ceil(h/2) high (4:2:0), rows
@@ -34,7 +28,6 @@
 #include <time.h>
 
 #include "qm.h"
-#include "hostwin.h"
 #include "partial.h"
 #include "qmlog.h"
 
@@ -53,13 +46,6 @@ static void usage(FILE *f)
         "  --partial FILE                   also write the chunk at full precision\n"
         "                                   for qmetric-merge\n"
         "  --count-frames                   print the number of whole frame pairs and exit\n"
-        "  --no-register                    backend cuda: copy input files through the\n"
-        "                                   engine's staging instead of registering them\n"
-        "                                   for direct transfers\n"
-        "  --register-limit MIB             bytes of each file registered at once\n"
-        "                                   (default 1024)\n"
-        "  --verbose                        engine messages, and how pictures reached\n"
-        "                                   the device\n"
         "  --list                           list the metrics and exit\n");
 }
 
@@ -128,11 +114,7 @@ static int source_open(Source *src, FILE *f, size_t frame)
     src->f = f;
     src->frame = frame;
     if (!fstat(fileno(f), &st) && S_ISREG(st.st_mode) && st.st_size > 0) {
-        /* shared, not private: both read the same pages, but pinning a
-         * private mapping's pages for the device (qm_engine_register_host)
-         * ran at 1.3 GB/s on an H100 host against 13 GB/s shared (tmpfs,
-         * 2026-11-25) */
-        void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fileno(f), 0);
+        void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fileno(f), 0);
         if (m != MAP_FAILED) {
             madvise(m, (size_t)st.st_size, MADV_SEQUENTIAL);
             src->map = m;
@@ -187,14 +169,6 @@ static int option_value(const NameValue *t, const char *option, const char *name
     return -1;
 }
 
-/* --verbose: the engine's messages down to info level. */
-static void log_stderr(void *opaque, int level, const char *msg)
-{
-    (void)opaque;
-    if (level <= QM_LOG_INFO)
-        fprintf(stderr, "qmetric-yuv: %s\n", msg);
-}
-
 static double now_s(void)
 {
     struct timespec ts;
@@ -207,8 +181,7 @@ int main(int argc, char **argv)
     const char *ref_path = NULL, *dis_path = NULL, *out_path = NULL;
     const char *format = "json", *partial_path = NULL;
     uint64_t start = 0;
-    bool count_only = false, reg = true, verbose = false;
-    size_t reg_limit = HOSTWIN_DEFAULT_LIMIT;
+    bool count_only = false;
     int w = 0, h = 0, bpc = 8;
     long max_frames = -1;
     QmSettings s;
@@ -216,7 +189,7 @@ int main(int argc, char **argv)
     s.chroma = QM_CHROMA_420;
 
     enum { O_W = 256, O_H, O_PF, O_BD, O_MET, O_MOD, O_THR, O_SUB, O_FR, O_BE,
-           O_FMT, O_LIST, O_START, O_PARTIAL, O_COUNT, O_NOREG, O_REGLIM, O_VERBOSE };
+           O_FMT, O_LIST, O_START, O_PARTIAL, O_COUNT };
     static const struct option opts[] = {
         { "reference", required_argument, 0, 'r' },
         { "distorted", required_argument, 0, 'd' },
@@ -236,9 +209,6 @@ int main(int argc, char **argv)
         { "start", required_argument, 0, O_START },
         { "partial", required_argument, 0, O_PARTIAL },
         { "count-frames", no_argument, 0, O_COUNT },
-        { "no-register", no_argument, 0, O_NOREG },
-        { "register-limit", required_argument, 0, O_REGLIM },
-        { "verbose", no_argument, 0, O_VERBOSE },
         { "help", no_argument, 0, 'h' },
         { 0, 0, 0, 0 },
     };
@@ -289,18 +259,6 @@ int main(int argc, char **argv)
         }
         case O_PARTIAL: partial_path = optarg; break;
         case O_COUNT: count_only = true; break;
-        case O_NOREG: reg = false; break;
-        case O_REGLIM: {
-            char *end;
-            const long v = strtol(optarg, &end, 10);
-            if (*end || v <= 0 || v > (1L << 30)) {
-                fprintf(stderr, "qmetric-yuv: bad --register-limit %s\n", optarg);
-                return 2;
-            }
-            reg_limit = (size_t)v << 20;
-            break;
-        }
-        case O_VERBOSE: verbose = true; break;
         case O_LIST:
             for (const char *const *n = qm_metric_names(); *n; n++)
                 printf("%-14s %s\n", *n, qm_metric_describe(*n));
@@ -321,8 +279,6 @@ int main(int argc, char **argv)
     s.w = w;
     s.h = h;
     s.bpc = bpc;
-    if (verbose)
-        s.log = log_stderr;
 
     FILE *fr = fopen(ref_path, "rb"), *fd = fopen(dis_path, "rb");
     if (!fr || !fd) {
@@ -372,9 +328,6 @@ int main(int argc, char **argv)
         return 2;
     }
     QmPool *pools = calloc(nf, sizeof(*pools));
-    /* the device reads mapped files itself (no window: nothing to do) */
-    const bool use_reg = reg && qm_engine_backend(e) == QM_BACKEND_CUDA;
-    HostWin wr, wd;
 
     /* A chunk: the engine starts QM_CHUNK_CONTEXT frames early (on a
      * multiple of the subsample step, so that the same frames are computed
@@ -393,9 +346,6 @@ int main(int argc, char **argv)
         fprintf(stderr, "qmetric-yuv: warning: --start %llu is past the end of the input\n",
                 (unsigned long long)start);
 
-    /* registered from the first frame fed to the engine to the last */
-    hostwin_init(&wr, e, use_reg ? sr.map : NULL, sr.size, l.frame, first, feed_end, reg_limit);
-    hostwin_init(&wd, e, use_reg ? sd.map : NULL, sd.size, l.frame, first, feed_end, reg_limit);
     double t0 = now_s();
     uint64_t got = 0, reported = 0;
     int rc = 0, out_err = 0;
@@ -415,13 +365,6 @@ int main(int argc, char **argv)
             }
         }
         if (more) {
-            for (HostWin *hw = &wr; hw; hw = hw == &wr ? &wd : NULL) {
-                err = hostwin_need(hw, n, first + got);
-                if (err)
-                    fprintf(stderr, "qmetric-yuv: warning: direct transfers stop (%s); "
-                            "frames go through the staging copy\n",
-                            qm_engine_error(e) ? qm_engine_error(e) : qm_strerror(err));
-            }
             QmPicture pr, pd;
             make_pic(&pr, rb, w, h, bpc, s.chroma, &l);
             make_pic(&pd, db, w, h, bpc, s.chroma, &l);
@@ -482,19 +425,6 @@ int main(int argc, char **argv)
         rc = 2;
     }
     fprintf(stderr, "qmetric-yuv: %llu frames, %.2f fps\n", (unsigned long long)reported, fps);
-    hostwin_close(&wr);
-    hostwin_close(&wd);
-    if (verbose && qm_engine_backend(e) == QM_BACKEND_CUDA) {
-        QmTransferStats ts;
-        qm_engine_transfer_stats(e, &ts);
-        fprintf(stderr, "qmetric-yuv: pictures to the device: %llu direct from registered "
-                "memory, %llu through staging, %llu already in device memory\n",
-                (unsigned long long)ts.direct, (unsigned long long)ts.staged,
-                (unsigned long long)ts.device);
-        fprintf(stderr, "qmetric-yuv: registered %.1f MiB in %u ranges%s, %.3f s "
-                "registering and unregistering\n", (wr.bytes + wd.bytes) / 1048576.0,
-                wr.calls + wd.calls, use_reg ? "" : " (--no-register)", wr.secs + wd.secs);
-    }
     for (unsigned i = 0; i < nf; i++)
         qm_pool_clear(&pools[i]);
     qm_engine_close(&e);

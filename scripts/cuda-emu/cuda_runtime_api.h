@@ -7,22 +7,16 @@
 extern "C" {
 #endif
 typedef enum cudaError { cudaSuccess = 0, cudaErrorInvalidValue = 1, cudaErrorInsufficientDriver = 35,
-                         cudaErrorNoDevice = 100, cudaErrorNotReady = 600,
-                         cudaErrorHostMemoryAlreadyRegistered = 712,
-                         cudaErrorHostMemoryNotRegistered = 713,
-                         cudaErrorNotSupported = 801 } cudaError_t;
+                         cudaErrorNoDevice = 100, cudaErrorNotReady = 600 } cudaError_t;
 typedef struct CUstream_st *cudaStream_t;
 typedef struct CUevent_st *cudaEvent_t;
 enum cudaMemcpyKind { cudaMemcpyHostToHost, cudaMemcpyHostToDevice,
                       cudaMemcpyDeviceToHost, cudaMemcpyDeviceToDevice };
-enum cudaDeviceAttr { cudaDevAttrMultiProcessorCount = 16, cudaDevAttrHostRegisterSupported = 99,
-                      cudaDevAttrHostRegisterReadOnlySupported = 113 };
+enum cudaDeviceAttr { cudaDevAttrMultiProcessorCount = 16 };
 enum cudaDriverEntryPointQueryResult { cudaDriverEntryPointSuccess = 0 };
 #define cudaStreamNonBlocking 1
 #define cudaEventDisableTiming 2
 #define cudaEnableDefault 0
-#define cudaHostRegisterPortable 1
-#define cudaHostRegisterReadOnly 8
 struct cudaDeviceProp { char name[256]; int major, minor, multiProcessorCount; };
 cudaError_t cudaMalloc(void **p, size_t n);
 cudaError_t cudaMallocHost(void **p, size_t n);
@@ -30,10 +24,6 @@ cudaError_t cudaFree(void *p);
 cudaError_t cudaFreeHost(void *p);
 cudaError_t cudaMemcpyAsync(void *d, const void *s, size_t n, enum cudaMemcpyKind k, cudaStream_t st);
 cudaError_t cudaMemcpy(void *d, const void *s, size_t n, enum cudaMemcpyKind k);
-cudaError_t cudaMemcpy2DAsync(void *d, size_t dpitch, const void *s, size_t spitch, size_t w,
-                              size_t h, enum cudaMemcpyKind k, cudaStream_t st);
-cudaError_t cudaHostRegister(void *p, size_t n, unsigned flags);
-cudaError_t cudaHostUnregister(void *p);
 cudaError_t cudaMemsetAsync(void *d, int v, size_t n, cudaStream_t st);
 cudaError_t cudaGetLastError(void);
 cudaError_t cudaGetDevice(int *d);
@@ -59,9 +49,6 @@ cudaError_t cudaGetDriverEntryPointByVersion(const char *sym, void **fn, unsigne
                                              enum cudaDriverEntryPointQueryResult *q);
 extern int emu_sms;
 extern long emu_errors;
-/* registered host ranges, for tests: cudaHostRegister calls that succeeded,
- * ranges still registered, host-to-device 2D copies read from them */
-extern long emu_host_registers, emu_host_registered, emu_host_direct_copies;
 #ifdef __cplusplus
 }
 #endif
