@@ -55,6 +55,7 @@
 #include <gst/video/video.h>
 
 #include "qmbench.h"
+#include "qmbench-gst.h"
 
 typedef struct Opts {
     int frames, warmup, distinct, repeats, threads;
@@ -439,26 +440,6 @@ static void run_once(int v, bool with_qmetric, const char *metrics, const char *
 
 /* ---- main ---- */
 
-static bool find_qmetric(void)
-{
-    GstPluginFeature *f = gst_registry_lookup_feature(gst_registry_get(), "qmetric");
-#ifdef QM_BUILD_PLUGIN_DIR
-    if (!f && g_file_test(QM_BUILD_PLUGIN_DIR, G_FILE_TEST_IS_DIR)) {
-        gst_registry_scan_path(gst_registry_get(), QM_BUILD_PLUGIN_DIR);
-        f = gst_registry_lookup_feature(gst_registry_get(), "qmetric");
-    }
-#endif
-    if (!f)
-        return false;
-    GstPlugin *p = gst_plugin_feature_get_plugin(f);
-    if (p) {
-        printf("# qmetric plugin: %s\n", gst_plugin_get_filename(p)
-                                         ? gst_plugin_get_filename(p) : "?");
-        gst_object_unref(p);
-    }
-    gst_object_unref(f);
-    return true;
-}
 
 static void json_str(FILE *f, const char *s)
 {
@@ -569,7 +550,7 @@ int main(int argc, char **argv)
     if (!variants)
         variants = o.ref_file || o.dist_file ? "system,cuda,decode-cuda,decode-system"
                                              : "system,cuda";
-    if (!find_qmetric()) {
+    if (!qb_find_qmetric()) {
         fprintf(stderr, "no qmetric element: set GST_PLUGIN_PATH to the build's gst/qmetric\n");
         return 1;
     }

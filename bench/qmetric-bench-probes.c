@@ -98,6 +98,7 @@
 
 #include "probes.h"
 #include "qmbench.h"
+#include "qmbench-gst.h"
 
 static void usage(FILE *f)
 {
@@ -123,26 +124,6 @@ static void usage(FILE *f)
         "  See the comment at the top of bench/qmetric-bench-probes.c.\n");
 }
 
-static bool find_qmetric(void)
-{
-    GstPluginFeature *f = gst_registry_lookup_feature(gst_registry_get(), "qmetric");
-#ifdef QM_BUILD_PLUGIN_DIR
-    if (!f && g_file_test(QM_BUILD_PLUGIN_DIR, G_FILE_TEST_IS_DIR)) {
-        gst_registry_scan_path(gst_registry_get(), QM_BUILD_PLUGIN_DIR);
-        f = gst_registry_lookup_feature(gst_registry_get(), "qmetric");
-    }
-#endif
-    if (!f)
-        return false;
-    GstPlugin *p = gst_plugin_feature_get_plugin(f);
-    if (p) {
-        printf("# qmetric plugin: %s\n", gst_plugin_get_filename(p)
-                                         ? gst_plugin_get_filename(p) : "?");
-        gst_object_unref(p);
-    }
-    gst_object_unref(f);
-    return true;
-}
 
 /* Whether qmetric's sink pads accept CUDA memory (a build with the CUDA
  * backend and GStreamer's CUDA library). */
@@ -373,7 +354,7 @@ int main(int argc, char **argv)
         return 2;
     }
 
-    if (!find_qmetric()) {
+    if (!qb_find_qmetric()) {
         fprintf(stderr, "no qmetric element: set GST_PLUGIN_PATH to the build's gst/qmetric\n");
         return 1;
     }

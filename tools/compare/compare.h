@@ -217,6 +217,8 @@ void qmc_check_input(App *app, Side *s, const char *arg);
 
 /* pipeline.c */
 gboolean qmc_find_qmetric(void);
+/* Whether a decodebin pad carries video (its caps, else what it can do). */
+gboolean qmc_pad_is_video(GstPad *pad);
 /* The format both streams are compared in, for a reference decoded as ref. */
 GstVideoFormat qmc_compare_format(GstElement *qm, GstVideoFormat ref);
 /* The element's configuration from the options (metrics, model, pool, ...). */

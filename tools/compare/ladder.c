@@ -334,15 +334,9 @@ static void on_element_added(GstBin *bin, GstBin *sub, GstElement *e, gpointer d
 static void on_pad_added(GstElement *dec, GstPad *pad, gpointer data)
 {
     Rend *r = data;
-    GstCaps *caps = gst_pad_get_current_caps(pad);
     GstPad *sink;
-    gboolean video;
 
-    if (!caps)
-        caps = gst_pad_query_caps(pad, NULL);
-    video = g_str_has_prefix(gst_structure_get_name(gst_caps_get_structure(caps, 0)), "video/");
-    gst_caps_unref(caps);
-    if (!video || r->linked)
+    if (!qmc_pad_is_video(pad) || r->linked)
         return;
     sink = gst_element_get_static_pad(r->convert, "sink");
     if (gst_pad_link(pad, sink) == GST_PAD_LINK_OK)

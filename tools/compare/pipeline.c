@@ -260,19 +260,24 @@ static GstPadProbeReturn flow_probe(GstPad *pad, GstPadProbeInfo *info, gpointer
     return GST_PAD_PROBE_OK;
 }
 
-static void on_pad_added(GstElement *dec, GstPad *pad, gpointer data)
+gboolean qmc_pad_is_video(GstPad *pad)
 {
-    Side *s = data;
     GstCaps *caps = gst_pad_get_current_caps(pad);
-    GstPad *sink;
     gboolean video;
 
     if (!caps)
         caps = gst_pad_query_caps(pad, NULL);
-    video = g_str_has_prefix(gst_structure_get_name(gst_caps_get_structure(caps, 0)),
-                             "video/");
+    video = g_str_has_prefix(gst_structure_get_name(gst_caps_get_structure(caps, 0)), "video/");
     gst_caps_unref(caps);
-    if (!video || s->linked)
+    return video;
+}
+
+static void on_pad_added(GstElement *dec, GstPad *pad, gpointer data)
+{
+    Side *s = data;
+    GstPad *sink;
+
+    if (!qmc_pad_is_video(pad) || s->linked)
         return; /* audio, subtitles, a second video stream: not compared */
     sink = gst_element_get_static_pad(s->convert, "sink");
     if (gst_pad_link(pad, sink) == GST_PAD_LINK_OK)
