@@ -5,6 +5,8 @@
 #ifndef QMBENCH_H
 #define QMBENCH_H
 
+#include <stdio.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -42,5 +44,9 @@ double qb_median(double *v, int n);
 
 /** CLOCK_MONOTONIC in seconds. */
 double qb_now(void);
+
+/** s as a JSON string (quotes and backslashes escaped, control characters
+ *  left out; NULL as ""). */
+void qb_json_str(FILE *f, const char *s);
 
 #endif /* QMBENCH_H */

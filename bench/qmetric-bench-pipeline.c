@@ -440,19 +440,6 @@ static void run_once(int v, bool with_qmetric, const char *metrics, const char *
 
 /* ---- main ---- */
 
-
-static void json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; s && *s; s++) {
-        if (*s == '"' || *s == '\\')
-            fputc('\\', f);
-        if ((unsigned char)*s >= 0x20)
-            fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
 static void json_runs(FILE *f, const char *key, const double *v, int n)
 {
     fprintf(f, ", \"%s\": [", key);
@@ -589,11 +576,11 @@ int main(int argc, char **argv)
         fprintf(jf, "{\"frames\": %d, \"warmup\": %d, \"distinct\": %d, \"repeats\": %d, "
                 "\"threads\": %d, \"decoder\": ", o.frames, o.warmup, o.distinct, o.repeats,
                 o.threads);
-        json_str(jf, o.decoder);
+        qb_json_str(jf, o.decoder);
         fprintf(jf, ", \"ref_file\": ");
-        json_str(jf, o.ref_file ? o.ref_file : "");
+        qb_json_str(jf, o.ref_file ? o.ref_file : "");
         fprintf(jf, ", \"dist_file\": ");
-        json_str(jf, o.dist_file ? o.dist_file : "");
+        qb_json_str(jf, o.dist_file ? o.dist_file : "");
         fprintf(jf, ", \"results\": [\n");
     }
     int first = 1;
@@ -609,7 +596,7 @@ int main(int argc, char **argv)
             if (jf) {
                 fprintf(jf, "%s  {\"variant\": \"%s\", \"skipped\": ", first ? "" : ",\n",
                         vname[v]);
-                json_str(jf, why);
+                qb_json_str(jf, why);
                 fprintf(jf, "}");
                 first = 0;
             }
@@ -655,7 +642,7 @@ int main(int argc, char **argv)
                         json_runs(jf, "fps_runs", runs_b, o.repeats);
                     } else {
                         fprintf(jf, ", \"error\": ");
-                        json_str(jf, bwhy);
+                        qb_json_str(jf, bwhy);
                     }
                     fprintf(jf, "}");
                     first = 0;
@@ -684,9 +671,9 @@ int main(int argc, char **argv)
                             fprintf(jf, "%s  {\"variant\": \"%s\", \"size\": \"%s\", "
                                     "\"bits\": \"%s\", \"metrics\": ", first ? "" : ",\n",
                                     vname[v], size_l, bits_l);
-                            json_str(jf, M[mi]);
+                            qb_json_str(jf, M[mi]);
                             fprintf(jf, ", \"metric_list\": ");
-                            json_str(jf, list);
+                            qb_json_str(jf, list);
                             fprintf(jf, ", \"backend\": \"%s\", \"threads\": %d, "
                                     "\"frames\": %" G_GUINT64_FORMAT ", \"scored\": %"
                                     G_GUINT64_FORMAT, BE[ei], o.threads, nframes, scored);
@@ -695,7 +682,7 @@ int main(int argc, char **argv)
                                 json_runs(jf, "fps_runs", runs_q, o.repeats);
                             } else {
                                 fprintf(jf, ", \"error\": ");
-                                json_str(jf, why);
+                                qb_json_str(jf, why);
                             }
                             if (base > 0)
                                 fprintf(jf, ", \"baseline_fps\": %.2f", base);

@@ -158,18 +158,6 @@ static bool decoder_exists(const char *desc, char *why, size_t len)
     return true;
 }
 
-static void json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; s && *s; s++) {
-        if (*s == '"' || *s == '\\')
-            fputc('\\', f);
-        if ((unsigned char)*s >= 0x20)
-            fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
 /* a JSON number, or null for NaN */
 static void json_num(FILE *f, const char *key, double v, const char *fmt)
 {
@@ -191,7 +179,7 @@ static void json_run(FILE *f, const PbResult *r)
     fprintf(f, "{\"probes\": %d, \"ok\": %s", r->probes, r->why[0] ? "false" : "true");
     if (r->why[0]) {
         fprintf(f, ", \"error\": ");
-        json_str(f, r->why);
+        qb_json_str(f, r->why);
     }
     fprintf(f, ", \"realtime\": %s, \"pushed\": %" G_GUINT64_FORMAT ", \"scored\": %"
             G_GUINT64_FORMAT ", \"scored_ratio\": %.6f, \"summaries\": %d, \"summary_frames\": %"
@@ -218,7 +206,7 @@ static void json_run(FILE *f, const PbResult *r)
     else
         fprintf(f, ", \"gpu\": null");
     fprintf(f, ", \"feature\": ");
-    json_str(f, r->feature);
+    qb_json_str(f, r->feature);
     json_num(f, "score_mean", r->score_mean, "%.6f");
     fprintf(f, ", \"score_compared\": %" G_GUINT64_FORMAT, r->score_compared);
     json_num(f, "score_maxdiff", r->score_compared ? r->score_maxdiff : NAN, "%.3g");
@@ -421,11 +409,11 @@ int main(int argc, char **argv)
                 "\"warmup_s\": %g, \"distinct\": %d, \"dist_source\": \"%s\", \"decoder\": ",
                 backend, width, height, o.fps, o.duration, o.warmup, distinct,
                 o.dist == PB_DIST_DECODE ? "decode" : "memory");
-        json_str(jf, o.dist == PB_DIST_DECODE ? o.decoder : "");
+        qb_json_str(jf, o.dist == PB_DIST_DECODE ? o.decoder : "");
         fprintf(jf, ", \"h264\": ");
-        json_str(jf, h264 ? h264 : "");
+        qb_json_str(jf, h264 ? h264 : "");
         fprintf(jf, ", \"metrics\": ");
-        json_str(jf, o.metrics);
+        qb_json_str(jf, o.metrics);
         fprintf(jf, ", \"threads\": %d, \"feeders\": %d, \"phase\": \"%s\", \"lookahead\": %d, "
                 "\"pair_latency_ms\": %.3f, "
                 "\"criterion\": {\"scored_ratio_min\": 0.995, \"latency_growth_max_ms\": %.4f, "
@@ -493,7 +481,7 @@ int main(int argc, char **argv)
     if (jf) {
         fprintf(jf, "\n], \"max_keeps_up_probes\": %d, \"max_realtime_probes\": %d, "
                 "\"gpu_name\": ", best_up, best);
-        json_str(jf, gpu_name);
+        qb_json_str(jf, gpu_name);
         fprintf(jf, "}\n");
         fclose(jf);
     }

@@ -214,17 +214,6 @@ static void missing_twins(const char *list, char *out, size_t len)
     qb_free_list(v);
 }
 
-static void json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\')
-            fputc('\\', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
 static void usage(void)
 {
     fprintf(stderr,
@@ -386,9 +375,9 @@ int main(int argc, char **argv)
                             if (jf) {
                                 fprintf(jf, "%s  {\"size\": \"%s\", \"bits\": %s, \"metrics\": ",
                                         first ? "" : ",\n", S[si], B[bi]);
-                                json_str(jf, M[mi]);
+                                qb_json_str(jf, M[mi]);
                                 fprintf(jf, ", \"metric_list\": ");
-                                json_str(jf, m);
+                                qb_json_str(jf, m);
                                 fprintf(jf, ", \"backend\": \"%s\", \"input\": \"%s\", "
                                         "\"threads\": %d, \"fps\": %.2f, \"fps_runs\": [",
                                         BE[ei], IN[ii], th, med);

@@ -376,31 +376,16 @@ count_handoff (GstElement * sink, GstBuffer * buf, GstPad * pad, gpointer user)
   g_atomic_int_inc ((gint *) user);
 }
 
-/* Live, 30 fps reference and the same frames through videorate at 15 fps:
- * every pair true, every other reference frame unmatched (drop-only: no
- * closing duplicate at 1 s).  A live comparison ends at the first EOS: the
- * distorted branch is held 10 ms a frame (150 ms in all, inside the
- * latency) so that its EOS comes after every reference frame has arrived,
- * else the last reference frames could still be upstream when it ends and
- * the count below would race. */
-GST_START_TEST (test_live_rates)
+/* Plays a live pipeline to EOS: the number of "qmetric" messages and of
+ * those with PSNR at its cap (true pairs), and a copy of the summary. */
+static GstStructure *
+run_live (GstElement * pipe, guint * n_scores, guint * n_true)
 {
-  GstElement *pipe = gst_parse_launch ("videotestsrc is-live=true "
-      "pattern=ball num-buffers=30 ! video/x-raw,format=I420,width=32,"
-      "height=24,framerate=30/1 ! tee name=t "
-      "t. ! queue ! q.ref_sink "
-      "t. ! queue ! videorate drop-only=true ! video/x-raw,framerate=15/1 ! "
-      "identity sleep-time=10000 ! q.dist_sink "
-      "qmetric name=q metrics=psnr latency=200000000 ! "
-      "fakesink name=sink sync=false signal-handoffs=true", NULL);
   GstBus *bus = gst_element_get_bus (pipe);
-  GstElement *sink = gst_bin_get_by_name (GST_BIN (pipe), "sink");
   GstStructure *sum = NULL;
-  guint n_scores = 0, n_true = 0, n_out = 0;
-  guint64 pairs = 0, uref = 0, udist = 0;
   gboolean done = FALSE;
 
-  g_signal_connect (sink, "handoff", G_CALLBACK (count_handoff), &n_out);
+  *n_scores = *n_true = 0;
   gst_element_set_state (pipe, GST_STATE_PLAYING);
   while (!done) {
     GstMessage *m = gst_bus_timed_pop_filtered (bus, 30 * GST_SECOND,
@@ -414,15 +399,42 @@ GST_START_TEST (test_live_rates)
       fail_unless (GST_MESSAGE_TYPE (m) == GST_MESSAGE_EOS, "error");
       done = TRUE;
     } else if (gst_structure_has_name (s, "qmetric")) {
-      n_scores++;
-      n_true += gst_structure_get_double (s, "psnr_y", &v) && v == PSNR_CAP;
+      (*n_scores)++;
+      *n_true += gst_structure_get_double (s, "psnr_y", &v) && v == PSNR_CAP;
     } else if (gst_structure_has_name (s, "qmetric-summary")) {
       sum = gst_structure_copy (s);
     }
     gst_message_unref (m);
   }
   gst_element_set_state (pipe, GST_STATE_NULL);
+  gst_object_unref (bus);
   fail_unless (sum != NULL);
+  return sum;
+}
+
+/* Live, 30 fps reference and the same frames through videorate at 15 fps:
+ * every pair true, every other reference frame unmatched (drop-only: no
+ * closing duplicate at 1 s).  The distorted branch is held 10 ms a frame
+ * (150 ms in all, inside the latency), so the reference pad ends first and
+ * the comparison must wait for the distorted pad's last frames (before
+ * that wait this failed 6 runs in 32 under load). */
+GST_START_TEST (test_live_rates)
+{
+  GstElement *pipe = gst_parse_launch ("videotestsrc is-live=true "
+      "pattern=ball num-buffers=30 ! video/x-raw,format=I420,width=32,"
+      "height=24,framerate=30/1 ! tee name=t "
+      "t. ! queue ! q.ref_sink "
+      "t. ! queue ! videorate drop-only=true ! video/x-raw,framerate=15/1 ! "
+      "identity sleep-time=10000 ! q.dist_sink "
+      "qmetric name=q metrics=psnr latency=200000000 ! "
+      "fakesink name=sink sync=false signal-handoffs=true", NULL);
+  GstElement *sink = gst_bin_get_by_name (GST_BIN (pipe), "sink");
+  GstStructure *sum = NULL;
+  guint n_scores = 0, n_true = 0, n_out = 0;
+  guint64 pairs = 0, uref = 0, udist = 0;
+
+  g_signal_connect (sink, "handoff", G_CALLBACK (count_handoff), &n_out);
+  sum = run_live (pipe, &n_scores, &n_true);
   gst_structure_get_uint64 (sum, "pairs", &pairs);
   gst_structure_get_uint64 (sum, "unmatched-reference", &uref);
   gst_structure_get_uint64 (sum, "unmatched-distorted", &udist);
@@ -437,7 +449,6 @@ GST_START_TEST (test_live_rates)
   fail_unless_equals_uint64 (pairs + udist, n_out);
   gst_structure_free (sum);
   gst_object_unref (sink);
-  gst_object_unref (bus);
   gst_object_unref (pipe);
 }
 
@@ -511,42 +522,20 @@ GST_START_TEST (test_live_partner_after_eos)
       "identity sync=true ts-offset=60000000 ! q.dist_sink "
       "qmetric name=q metrics=psnr latency=200000000 ! fakesink sync=false",
       NULL);
-  GstBus *bus = gst_element_get_bus (pipe);
   GstStructure *sum = NULL;
-  guint n_true = 0;
+  guint n_scores, n_true;
   guint64 pairs = 0, uref = 0, udist = 0;
-  gboolean done = FALSE;
 
-  gst_element_set_state (pipe, GST_STATE_PLAYING);
-  while (!done) {
-    GstMessage *m = gst_bus_timed_pop_filtered (bus, 30 * GST_SECOND,
-        GST_MESSAGE_EOS | GST_MESSAGE_ERROR | GST_MESSAGE_ELEMENT);
-    const GstStructure *s;
-    gdouble v;
-
-    fail_unless (m != NULL, "timeout");
-    s = gst_message_get_structure (m);
-    if (GST_MESSAGE_TYPE (m) != GST_MESSAGE_ELEMENT) {
-      fail_unless (GST_MESSAGE_TYPE (m) == GST_MESSAGE_EOS, "error");
-      done = TRUE;
-    } else if (gst_structure_has_name (s, "qmetric")) {
-      n_true += gst_structure_get_double (s, "psnr_y", &v) && v == PSNR_CAP;
-    } else if (gst_structure_has_name (s, "qmetric-summary")) {
-      sum = gst_structure_copy (s);
-    }
-    gst_message_unref (m);
-  }
-  gst_element_set_state (pipe, GST_STATE_NULL);
-  fail_unless (sum != NULL);
+  sum = run_live (pipe, &n_scores, &n_true);
   gst_structure_get_uint64 (sum, "pairs", &pairs);
   gst_structure_get_uint64 (sum, "unmatched-reference", &uref);
   gst_structure_get_uint64 (sum, "unmatched-distorted", &udist);
   fail_unless_equals_uint64 (pairs, 15);
+  fail_unless_equals_int (n_scores, 15);
   fail_unless_equals_int (n_true, 15);
   fail_unless_equals_uint64 (uref, 0);
   fail_unless_equals_uint64 (udist, 0);
   gst_structure_free (sum);
-  gst_object_unref (bus);
   gst_object_unref (pipe);
 }
 
