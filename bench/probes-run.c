@@ -339,8 +339,15 @@ static void figures(Run *run, int warm, PbResult *r)
             if (!isnan(p->score[k])) {
                 score_sum += p->score[k];
                 nscore++;
-                if (run->o->single && k + D < run->o->n_single &&
-                    !isnan(run->o->single[k])) {
+                /* VMAF's motion reads the neighbouring pairs: where one
+                 * of them was unmatched in either run, the engine compared
+                 * other frames and the scores may differ legitimately */
+                const double *s1 = run->o->single;
+                const bool neighbours = k >= 1 && k + 1 < run->frames &&
+                    k + 1 < run->o->n_single && !isnan(p->score[k - 1]) &&
+                    !isnan(p->score[k + 1]) && s1 && !isnan(s1[k - 1]) &&
+                    !isnan(s1[k + 1]);
+                if (s1 && k + D < run->o->n_single && !isnan(s1[k]) && neighbours) {
                     r->score_maxdiff = MAX(r->score_maxdiff,
                                            fabs(p->score[k] - run->o->single[k]));
                     r->score_compared++;

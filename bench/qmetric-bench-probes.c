@@ -79,8 +79,10 @@
  *
  * Results equal single-instance results: first, one probe runs alone (at
  * most 3 s); every probe of every run is then compared with its scores,
- * frame by frame (same frame index, same pictures); the largest absolute
- * difference is reported (--no-single-check skips this).
+ * frame by frame (same frame index, same pictures), where the frame and
+ * both its neighbours were scored in both runs (VMAF's motion reads the
+ * neighbouring pairs; an unmatched one changes it legitimately); the
+ * largest absolute difference is reported (--no-single-check skips this).
  *
  * Without a GPU (no driver, no device, or a build without GStreamer's CUDA
  * library) --backend cuda prints why and exits 77.  --backend cpu runs the
