@@ -135,9 +135,9 @@ typedef struct
   GstVideoInfo info[PAIR_QUEUE_MAX];
   guint n;
   gint n_shared;                /* n, for the watchdog thread (atomic) */
-  GstClockTime prev_t;          /* last frame's running time */
-  gint64 last_t, last_dur;      /* pair time and duration of the last frame
-                                 * taken, or -1 (live end of comparison) */
+  GstClockTime prev_t;          /* last timed frame's running time */
+  gint64 last_dur;              /* and its duration, or -1 (live end of
+                                 * comparison) */
 } QmPadQueue;
 
 struct _GstQmetric
@@ -1399,7 +1399,7 @@ queue_clear (QmPadQueue * q)
   q->n = 0;
   g_atomic_int_set (&q->n_shared, 0);
   q->prev_t = GST_CLOCK_TIME_NONE;
-  q->last_t = q->last_dur = -1;
+  q->last_dur = -1;
 }
 
 /* Remove the head of pad i's queue; the caller owns the buffer. */
@@ -1527,7 +1527,6 @@ pull_frame (GstQmetric * self, guint i, gint64 deadline, gboolean * error)
   f->discont = GST_BUFFER_IS_DISCONT (buf);
   if (f->t >= 0) {
     q->prev_t = f->t;
-    q->last_t = f->t;
     q->last_dur = f->dur;
   }
   q->info[q->n] = i == QM_PAIR_REF ? self->ref_info : self->dist_info;
@@ -1986,7 +1985,7 @@ live_end_time (GstQmetric * self, guint i)
   const QmPadQueue *q = &self->pq[i];
   gint64 span = q->last_dur > 0 ? q->last_dur : 0;
 
-  if (q->last_t < 0)
+  if (!GST_CLOCK_TIME_IS_VALID (q->prev_t))
     return -1;
   GST_OBJECT_LOCK (self);
   if (GST_CLOCK_TIME_IS_VALID (self->pairing_tolerance)
@@ -1994,7 +1993,7 @@ live_end_time (GstQmetric * self, guint i)
       && (gint64) self->pairing_tolerance > span)
     span = (gint64) self->pairing_tolerance;
   GST_OBJECT_UNLOCK (self);
-  return q->last_t + span;
+  return (gint64) q->prev_t + span;
 }
 
 /* Live, once one pad has ended: whether the other pad can still bring a
@@ -2020,7 +2019,8 @@ live_may_end (GstQmetric * self, gint64 deadline)
   end = live_end_time (self, ended);
   if (end < 0 || (deadline != QM_PAIR_NO_DEADLINE && deadline >= end))
     return TRUE;
-  if (self->pq[other].last_t > end)
+  if (GST_CLOCK_TIME_IS_VALID (self->pq[other].prev_t) &&
+      (gint64) self->pq[other].prev_t > end)
     return TRUE;
   if ((head = gst_aggregator_pad_peek_buffer (pad_of (self, other)))) {
     gint64 t = to_pair_time (buffer_running_time (pad_of (self, other), head));
