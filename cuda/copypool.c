@@ -21,82 +21,127 @@ static void copy_rows(const QmCopyRun *runs, int n_runs, int r0, int r1)
     }
 }
 
-static void copy_part(QmCopyPool *cp, unsigned k)
+static void copy_part(void *arg, unsigned k, unsigned parts)
 {
-    const int r0 = (int)((int64_t)cp->total_rows * k / cp->parts);
-    const int r1 = (int)((int64_t)cp->total_rows * (k + 1) / cp->parts);
+    QmCopyPool *cp = arg;
+    const int r0 = (int)((int64_t)cp->total_rows * k / parts);
+    const int r1 = (int)((int64_t)cp->total_rows * (k + 1) / parts);
     copy_rows(cp->runs, cp->n_runs, r0, r1);
 }
 
-static void *copy_thread(void *arg)
+struct FjStart {
+    QmForkJoin *fj;
+    unsigned part;
+};
+
+static void *fj_thread(void *arg)
 {
-    QmCopyPool *cp = arg;
-    pthread_mutex_lock(&cp->lock);
-    const unsigned k = 1 + cp->pending++;  /* this thread's part */
-    pthread_cond_signal(&cp->done);
-    uint64_t seen = cp->gen;
+    struct FjStart *st = arg;
+    QmForkJoin *fj = st->fj;
+    const unsigned k = st->part;
+    pthread_mutex_lock(&fj->lock);
+    uint64_t seen = fj->gen;
+    fj->pending++;                    /* started: the caller may go on */
+    pthread_cond_signal(&fj->done);
     for (;;) {
-        while (cp->gen == seen && !cp->quit)
-            pthread_cond_wait(&cp->go, &cp->lock);
-        if (cp->quit)
+        while (fj->gen == seen && !fj->quit)
+            pthread_cond_wait(&fj->go, &fj->lock);
+        if (fj->quit)
             break;
-        seen = cp->gen;
-        pthread_mutex_unlock(&cp->lock);
-        copy_part(cp, k);
-        pthread_mutex_lock(&cp->lock);
-        if (--cp->pending == 0)
-            pthread_cond_signal(&cp->done);
+        seen = fj->gen;
+        pthread_mutex_unlock(&fj->lock);
+        fj->fn(fj->arg, k, fj->parts);
+        pthread_mutex_lock(&fj->lock);
+        if (--fj->pending == 0)
+            pthread_cond_signal(&fj->done);
     }
-    pthread_mutex_unlock(&cp->lock);
+    pthread_mutex_unlock(&fj->lock);
     return NULL;
+}
+
+void qm_fork_join_start(QmForkJoin *fj, unsigned threads)
+{
+    struct FjStart st[QM_COPY_MAX_THREADS];
+    fj->parts = 1;
+    if (threads <= 1 || pthread_mutex_init(&fj->lock, NULL))
+        return;
+    if (pthread_cond_init(&fj->go, NULL)) {
+        pthread_mutex_destroy(&fj->lock);
+        return;
+    }
+    if (pthread_cond_init(&fj->done, NULL)) {
+        pthread_cond_destroy(&fj->go);
+        pthread_mutex_destroy(&fj->lock);
+        return;
+    }
+    fj->inited = true;
+    if (threads > QM_COPY_MAX_THREADS)
+        threads = QM_COPY_MAX_THREADS;
+    pthread_mutex_lock(&fj->lock);
+    for (unsigned i = 0; i + 1 < threads; i++) {
+        st[i].fj = fj;
+        st[i].part = 1 + i;
+        if (pthread_create(&fj->th[i], NULL, fj_thread, &st[i]))
+            break;
+        fj->n_th++;
+    }
+    /* each thread has read its start (st lives on this stack) */
+    while (fj->pending < fj->n_th)
+        pthread_cond_wait(&fj->done, &fj->lock);
+    fj->pending = 0;
+    pthread_mutex_unlock(&fj->lock);
+    fj->parts = 1 + fj->n_th;
+}
+
+void qm_fork_join_stop(QmForkJoin *fj)
+{
+    if (!fj->inited)
+        return;
+    pthread_mutex_lock(&fj->lock);
+    fj->quit = true;
+    pthread_cond_broadcast(&fj->go);
+    pthread_mutex_unlock(&fj->lock);
+    for (unsigned i = 0; i < fj->n_th; i++)
+        pthread_join(fj->th[i], NULL);
+    pthread_cond_destroy(&fj->go);
+    pthread_cond_destroy(&fj->done);
+    pthread_mutex_destroy(&fj->lock);
+    fj->n_th = 0;
+    fj->parts = 1;
+    fj->inited = false;
+}
+
+void qm_fork_join_run(QmForkJoin *fj, QmPartFn fn, void *arg)
+{
+    if (fj->parts <= 1) {
+        fn(arg, 0, 1);
+        return;
+    }
+    pthread_mutex_lock(&fj->lock);
+    fj->fn = fn;
+    fj->arg = arg;
+    fj->pending = fj->n_th;
+    fj->gen++;
+    pthread_cond_broadcast(&fj->go);
+    pthread_mutex_unlock(&fj->lock);
+    fn(arg, 0, fj->parts);
+    pthread_mutex_lock(&fj->lock);
+    while (fj->pending)
+        pthread_cond_wait(&fj->done, &fj->lock);
+    pthread_mutex_unlock(&fj->lock);
 }
 
 void qm_copy_pool_start(QmCopyPool *cp, unsigned threads)
 {
-    cp->parts = 1;
-    if (threads <= 1 || pthread_mutex_init(&cp->lock, NULL))
-        return;
-    if (pthread_cond_init(&cp->go, NULL)) {
-        pthread_mutex_destroy(&cp->lock);
-        return;
-    }
-    if (pthread_cond_init(&cp->done, NULL)) {
-        pthread_cond_destroy(&cp->go);
-        pthread_mutex_destroy(&cp->lock);
-        return;
-    }
-    cp->inited = true;
+    qm_fork_join_start(&cp->fj, threads);
+    cp->parts = cp->fj.parts;
     cp->min_bytes = (size_t)1 << 20;
-    if (threads > QM_COPY_MAX_THREADS)
-        threads = QM_COPY_MAX_THREADS;
-    pthread_mutex_lock(&cp->lock);
-    for (unsigned i = 0; i + 1 < threads; i++) {
-        if (pthread_create(&cp->th[i], NULL, copy_thread, cp))
-            break;
-        cp->n_th++;
-    }
-    /* each thread takes its part number on start */
-    while (cp->pending < cp->n_th)
-        pthread_cond_wait(&cp->done, &cp->lock);
-    cp->pending = 0;
-    pthread_mutex_unlock(&cp->lock);
-    cp->parts = 1 + cp->n_th;
 }
 
 void qm_copy_pool_stop(QmCopyPool *cp)
 {
-    if (!cp->inited)
-        return;
-    pthread_mutex_lock(&cp->lock);
-    cp->quit = true;
-    pthread_cond_broadcast(&cp->go);
-    pthread_mutex_unlock(&cp->lock);
-    for (unsigned i = 0; i < cp->n_th; i++)
-        pthread_join(cp->th[i], NULL);
-    pthread_cond_destroy(&cp->go);
-    pthread_cond_destroy(&cp->done);
-    pthread_mutex_destroy(&cp->lock);
-    cp->inited = false;
+    qm_fork_join_stop(&cp->fj);
+    cp->parts = 1;
 }
 
 /* Small pictures are copied by the caller alone: waking threads would cost
@@ -113,17 +158,8 @@ void qm_copy_run(QmCopyPool *cp, const QmCopyRun *runs, int n_runs)
         copy_rows(runs, n_runs, 0, rows);
         return;
     }
-    pthread_mutex_lock(&cp->lock);
     cp->runs = runs;
     cp->n_runs = n_runs;
     cp->total_rows = rows;
-    cp->pending = cp->n_th;
-    cp->gen++;
-    pthread_cond_broadcast(&cp->go);
-    pthread_mutex_unlock(&cp->lock);
-    copy_part(cp, 0);
-    pthread_mutex_lock(&cp->lock);
-    while (cp->pending)
-        pthread_cond_wait(&cp->done, &cp->lock);
-    pthread_mutex_unlock(&cp->lock);
+    qm_fork_join_run(&cp->fj, copy_part, cp);
 }

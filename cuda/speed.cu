@@ -55,12 +55,11 @@
  * kernels); only the pinned results are per slot.
  */
 #include <math.h>
-#include <pthread.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common.cuh"
+#include "copypool.h"
 
 extern "C" {
 #include "speed.h"
@@ -351,42 +350,19 @@ typedef struct SpeedGpu {
     float *blocks;    /* host: [job] entropies, variances (nb each) */
     size_t work_floats;
     /* collect()'s four estimates (Cb ref, Cb dis, Cr ref, Cr dis) are
-     * independent: jobs 1-3 run on these threads while the collecting
-     * thread runs job 0.  On the host that stage is most of SpEED's cost
-     * per frame (about 78 us a plane and side at 1080p on the development
-     * machine), and the engine collects one frame at a time. */
-    pthread_t th[kJobs - 1];
-    int n_th;
-    pthread_mutex_t mu;
-    pthread_cond_t go, done;
-    bool sync_ok;     /* mu, go and done initialised */
-    unsigned gen, pending;
-    bool quit;
-    unsigned slot;    /* the slot of the current round */
+     * independent: they run as the parts of a fork-join (copypool.h).  On
+     * the host that stage is most of SpEED's cost per frame (about 78 us a
+     * plane and side at 1080p on the development machine), and the engine
+     * collects one frame at a time. */
+    QmForkJoin fj;
+    unsigned slot;    /* the slot of the current collect() */
     int singular[kJobs];
 } SpeedGpu;
-
-static void speed_workers_stop(SpeedGpu *s)
-{
-    if (!s->sync_ok)
-        return;
-    pthread_mutex_lock(&s->mu);
-    s->quit = true;
-    pthread_cond_broadcast(&s->go);
-    pthread_mutex_unlock(&s->mu);
-    for (int i = 0; i < s->n_th; i++)
-        pthread_join(s->th[i], NULL);
-    s->n_th = 0;
-    pthread_mutex_destroy(&s->mu);
-    pthread_cond_destroy(&s->go);
-    pthread_cond_destroy(&s->done);
-    s->sync_ok = false;
-}
 
 static void speed_gpu_close(void *priv)
 {
     SpeedGpu *s = (SpeedGpu *)priv;
-    speed_workers_stop(s);
+    qm_fork_join_stop(&s->fj);
     cudaFree(s->d_tab);
     cudaFree(s->d_scaled);
     cudaFree(s->d_dec);
@@ -458,8 +434,6 @@ static int speed_upload_tables(SpeedGpu *s, cudaStream_t cs)
     return 0;
 }
 
-static void speed_workers_start(SpeedGpu *s);
-
 static int speed_gpu_init_(SpeedGpu *s, const QmMetricConfig *cfg, unsigned n_slots,
                            QmStream st)
 {
@@ -502,7 +476,7 @@ static int speed_gpu_init_(SpeedGpu *s, const QmMetricConfig *cfg, unsigned n_sl
     s->blocks = (float *)malloc(sizeof(float) * kJobs * 2 * (size_t)d->nb);
     if (!s->work || !s->blocks)
         return QM_ENOMEM;
-    speed_workers_start(s);
+    qm_fork_join_start(&s->fj, kJobs);
     return 0;
 }
 
@@ -585,60 +559,11 @@ static void speed_estimate_job(SpeedGpu *s, int j)
                                              s->work + (size_t)j * s->work_floats);
 }
 
-static void *speed_worker(void *arg)
+/* A fork-join part: the estimates part, part + parts, ... */
+static void speed_estimate_part(void *arg, unsigned part, unsigned parts)
 {
-    SpeedGpu *s = (SpeedGpu *)((void **)arg)[0];
-    const int j = (int)(intptr_t)((void **)arg)[1];
-    free(arg);
-    unsigned seen = 0;
-    pthread_mutex_lock(&s->mu);
-    for (;;) {
-        while (s->gen == seen && !s->quit)
-            pthread_cond_wait(&s->go, &s->mu);
-        if (s->quit)
-            break;
-        seen = s->gen;
-        pthread_mutex_unlock(&s->mu);
-        speed_estimate_job(s, j);
-        pthread_mutex_lock(&s->mu);
-        if (--s->pending == 0)
-            pthread_cond_signal(&s->done);
-    }
-    pthread_mutex_unlock(&s->mu);
-    return NULL;
-}
-
-/* Threads for jobs 1-3; with fewer (a failed pthread_create) collect()
- * runs the rest itself. */
-static void speed_workers_start(SpeedGpu *s)
-{
-    s->n_th = 0;
-    s->gen = s->pending = 0;
-    s->quit = false;
-    if (pthread_mutex_init(&s->mu, NULL))
-        return;
-    if (pthread_cond_init(&s->go, NULL)) {
-        pthread_mutex_destroy(&s->mu);
-        return;
-    }
-    if (pthread_cond_init(&s->done, NULL)) {
-        pthread_cond_destroy(&s->go);
-        pthread_mutex_destroy(&s->mu);
-        return;
-    }
-    s->sync_ok = true;
-    for (int j = 1; j < kJobs; j++) {
-        void **arg = (void **)malloc(2 * sizeof(void *));
-        if (!arg)
-            break;
-        arg[0] = s;
-        arg[1] = (void *)(intptr_t)j;
-        if (pthread_create(&s->th[s->n_th], NULL, speed_worker, arg)) {
-            free(arg);
-            break;
-        }
-        s->n_th++;
-    }
+    for (unsigned j = part; j < (unsigned)kJobs; j += parts)
+        speed_estimate_job((SpeedGpu *)arg, (int)j);
 }
 
 /* Stage 5's linear algebra and stage 6 on the host, with the C functions
@@ -649,22 +574,7 @@ static int speed_gpu_collect(void *priv, unsigned slot, QmRows *out)
     const QmSpeedParams *m = &s->m;
     const size_t nb = (size_t)m->d.nb;
     s->slot = slot;
-    if (s->n_th > 0) {
-        pthread_mutex_lock(&s->mu);
-        s->pending = (unsigned)s->n_th;
-        s->gen++;
-        pthread_cond_broadcast(&s->go);
-        pthread_mutex_unlock(&s->mu);
-    }
-    speed_estimate_job(s, 0);
-    for (int j = 1 + s->n_th; j < kJobs; j++)
-        speed_estimate_job(s, j);
-    if (s->n_th > 0) {
-        pthread_mutex_lock(&s->mu);
-        while (s->pending > 0)
-            pthread_cond_wait(&s->done, &s->mu);
-        pthread_mutex_unlock(&s->mu);
-    }
+    qm_fork_join_run(&s->fj, speed_estimate_part, s);
     float score[2];
     int singular[2];
     for (int c = 0; c < 2; c++) {
