@@ -590,6 +590,18 @@ static int cpu_init_insts(QmEngine *e)
             if (!in->priv[k])
                 return QM_ENOMEM;
             int err = in->d->cpu.init(in->priv[k], &cfg);
+            if (err == QM_ENOTSUP) {
+                /* a size or depth the metric refuses with these option
+                 * values (SpEED's prescale and 16x decimation must leave a
+                 * 5x5 block, say): name the input, not just "not supported" */
+                set_error(e, "%s cannot run on %dx%d %d-bit %s input with its "
+                          "options (the picture is too small or too deep for "
+                          "them)", in->d->name, e->s.w, e->s.h, e->s.bpc,
+                          chroma_name(e->s.chroma));
+                free(in->priv[k]);
+                in->priv[k] = NULL;
+                return err;
+            }
             if (err) {
                 set_error(e, "%s: initialisation failed: %s", in->d->name,
                           qm_strerror(err));
