@@ -716,6 +716,20 @@ static void test_all_supported(void)
                          "needs at least 33x33 pictures, the input is 16x16"),
           "%s", msg ? msg : "");
     free(msg);
+    /* a model's option values can refuse a size the defaults accept: the
+     * 5d0h model's SpEED prescale (0.6) leaves no 5x5 block at 320x240 */
+    {
+        QmSettings s;
+        qm_settings_default(&s, 320, 240, 8, QM_CHROMA_420);
+        s.metrics = "vmaf";
+        s.models = "vmaf_v1.0.16_5d0h";
+        QmEngine *e;
+        msg = NULL;
+        CHECK(qm_engine_open(&e, &s, &msg) == QM_ENOTSUP, "5d0h at 320x240 opened");
+        CHECK(msg && strstr(msg, "speed_chroma cannot run on 320x240 8-bit 4:2:0 input "
+                            "with its options"), "%s", msg ? msg : "");
+        free(msg);
+    }
     /* the element's default list (not set by the user) is a wish: at 16x16
      * VMAF is left out with a warning and PSNR and SSIM are computed */
     default_list = true;
