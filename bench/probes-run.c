@@ -305,13 +305,31 @@ static double cpu_seconds(void)
            u.ru_stime.tv_usec * 1e-6;
 }
 
+/* Why pair k of probe p has no score, from what reached the element's
+ * pads (on_arrival's stamps). */
+static void classify_loss(Run *run, const Probe *p, int k, PbResult *r)
+{
+    const gint64 ref = p->arr[0][k], dis = p->arr[1][k];
+    if (!ref)
+        r->lost_no_ref++;
+    else if (!dis)
+        r->lost_no_dist++;
+    else if (dis - ref > (gint64)run->o->pair_latency) {
+        r->lost_late++;
+        r->lost_lag_max_ms = MAX(r->lost_lag_max_ms, (dis - ref) / 1e6);
+    } else
+        r->lost_in_time++;
+    if (k < run->o->fps)
+        r->lost_first_s++;
+}
+
 static void figures(Run *run, int warm, PbResult *r)
 {
     const int D = run->o->lookahead;
     const guint64 cap = (guint64)run->n * run->frames;
     double *lat = g_new(double, cap), *ready = g_new(double, cap), *e2e = g_new(double, cap);
-    double *head = g_new(double, cap), *tail = g_new(double, cap);
-    guint64 nl = 0, nr = 0, ne = 0, nscore = 0, nh = 0, nt = 0;
+    double *head = g_new(double, cap), *tail = g_new(double, cap), *lag = g_new(double, cap);
+    guint64 nlag = 0, nl = 0, nr = 0, ne = 0, nscore = 0, nh = 0, nt = 0;
     /* the first and the last second of the window: a growing latency is a
      * backlog, a probe that does not keep pace */
     const int end = run->frames - D, sec = MAX(1, MIN(run->o->fps, (end - warm) / 2));
@@ -329,6 +347,10 @@ static void figures(Run *run, int warm, PbResult *r)
                 first_push = MIN(first_push, p->push[0][k]);
             if (p->msg[k])
                 last_msg = MAX(last_msg, p->msg[k]);
+            if (p->arr[0][k] && p->arr[1][k])
+                lag[nlag++] = (double)MAX(0, p->arr[1][k] - p->arr[0][k]);
+            if (!p->msg[k])
+                classify_loss(run, p, k, r);
         }
         /* the window: after the warm-up, and not the last D frames, which
          * are scored at EOS without their look-ahead */
@@ -379,6 +401,8 @@ static void figures(Run *run, int warm, PbResult *r)
     percentiles(lat, nl, &r->lat);
     percentiles(ready, nr, &r->ready);
     percentiles(e2e, ne, &r->e2e);
+    percentiles(lag, nlag, &r->lag);
+    g_free(lag);
     PbLat h, t;
     percentiles(head, nh, &h);
     percentiles(tail, nt, &t);

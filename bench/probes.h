@@ -132,6 +132,12 @@ typedef struct PbResult {
     guint64 score_compared;     /* scores compared with one probe alone */
     double score_maxdiff;
     double lat_head_ms, lat_tail_ms;  /* median latency, first and last second */
+    /* pairs without a score, by what reached the element: a buffer missing
+     * on a pad; both, the distorted one later than the element's latency
+     * allows; both in time (a fault: nothing may be lost that way) */
+    guint64 lost_no_ref, lost_no_dist, lost_late, lost_in_time, lost_first_s;
+    double lost_lag_max_ms;     /* of the late ones: distorted - reference arrival */
+    PbLat lag;                  /* distorted - reference arrival, every pair with both */
     bool keeps_up;              /* scored, no backlog growth, pacing on time */
     bool realtime;              /* keeps up and p99 "ready" < the budget */
     double *scores;             /* probe 0's scores by frame (n_scores), for --single */

@@ -193,6 +193,12 @@ static void json_run(FILE *f, const PbResult *r)
     json_lat(f, "latency", &r->lat);
     json_lat(f, "ready", &r->ready);
     json_lat(f, "e2e", &r->e2e);
+    json_lat(f, "arrival_lag", &r->lag);
+    fprintf(f, ", \"lost\": {\"no_reference\": %" G_GUINT64_FORMAT ", \"no_distorted\": %"
+            G_GUINT64_FORMAT ", \"distorted_late\": %" G_GUINT64_FORMAT ", \"in_time\": %"
+            G_GUINT64_FORMAT ", \"first_second\": %" G_GUINT64_FORMAT ", \"late_max_ms\": %.3f}",
+            r->lost_no_ref, r->lost_no_dist, r->lost_late, r->lost_in_time, r->lost_first_s,
+            r->lost_lag_max_ms);
     fprintf(f, ", \"keeps_up\": %s, \"latency_first_s_p50_ms\": %.4f, "
             "\"latency_last_s_p50_ms\": %.4f", r->keeps_up ? "true" : "false", r->lat_head_ms,
             r->lat_tail_ms);
@@ -242,6 +248,14 @@ static void print_row(const PbResult *r)
         printf("       (%" G_GUINT64_FORMAT " messages before their look-ahead arrived, %"
                G_GUINT64_FORMAT " pushes late, worst %.2f ms)\n", r->early, r->late_pushes,
                r->push_late_max_ms);
+    if (r->lost_no_ref + r->lost_no_dist + r->lost_late + r->lost_in_time)
+        printf("       unscored pairs: %" G_GUINT64_FORMAT " without the reference, %"
+               G_GUINT64_FORMAT " without the distorted frame, %" G_GUINT64_FORMAT
+               " distorted later than the latency (worst %.1f ms), %" G_GUINT64_FORMAT
+               " both in time; %" G_GUINT64_FORMAT " in the first second. Arrival lag "
+               "distorted - reference p50/p99/max %.2f/%.2f/%.2f ms\n", r->lost_no_ref,
+               r->lost_no_dist, r->lost_late, r->lost_lag_max_ms, r->lost_in_time,
+               r->lost_first_s, r->lag.p50, r->lag.p99, r->lag.max);
     fflush(stdout);
 }
 
