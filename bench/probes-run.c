@@ -42,6 +42,8 @@ typedef struct PadTag {
 struct Probe {
     GstElement *src[2], *q;
     GstClockTime phase;         /* offset of this probe's frames in the period */
+    GstClockTime latency;       /* the element's live latency (its deadline past a
+                                 * frame's running time), queried at the end */
     gint64 *push[2], *arr[2], *msg;
     double *score;
     guint64 n_msg;
@@ -310,13 +312,17 @@ static double cpu_seconds(void)
 static void classify_loss(Run *run, const Probe *p, int k, PbResult *r)
 {
     const gint64 ref = p->arr[0][k], dis = p->arr[1][k];
+    /* the element gives up on a partner once the clock passes the frame's
+     * running time plus its latency: compare each arrival with that */
+    const gint64 due = run->t0 + (gint64)(run->start + (GstClockTime)k * run->period + p->phase);
+    const gint64 late = MAX(ref - due, dis - due);
     if (!ref)
         r->lost_no_ref++;
     else if (!dis)
         r->lost_no_dist++;
-    else if (dis - ref > (gint64)run->o->pair_latency) {
+    else if (GST_CLOCK_TIME_IS_VALID(p->latency) && late > (gint64)p->latency) {
         r->lost_late++;
-        r->lost_lag_max_ms = MAX(r->lost_lag_max_ms, (dis - ref) / 1e6);
+        r->lost_lag_max_ms = MAX(r->lost_lag_max_ms, late / 1e6);
     } else
         r->lost_in_time++;
     if (k < run->o->fps)
@@ -571,6 +577,15 @@ bool pb_run(const PbOpts *o, PbFrames *fr, GstObject *cuda_ctx, int n, PbResult 
             r->late_pushes += fd[i].late;
             r->push_late_max_ms = MAX(r->push_late_max_ms, fd[i].late_max / 1e6);
         }
+    }
+    for (int j = 0; j < n && started; j++) {
+        GstQuery *q = gst_query_new_latency();
+        GstClockTime min = GST_CLOCK_TIME_NONE;
+        gboolean live = FALSE;
+        if (gst_element_query(run.p[j].q, q))
+            gst_query_parse_latency(q, &live, &min, NULL);
+        run.p[j].latency = live ? min : GST_CLOCK_TIME_NONE;
+        gst_query_unref(q);
     }
     if (ok) {
         /* a live comparison ends at the first pad's EOS: let the distorted

@@ -133,10 +133,10 @@ typedef struct PbResult {
     double score_maxdiff;
     double lat_head_ms, lat_tail_ms;  /* median latency, first and last second */
     /* pairs without a score, by what reached the element: a buffer missing
-     * on a pad; both, the distorted one later than the element's latency
-     * allows; both in time (a fault: nothing may be lost that way) */
+     * on a pad; both, one later than the element's live latency past the
+     * frame's running time; both in time (a fault: nothing may be lost so) */
     guint64 lost_no_ref, lost_no_dist, lost_late, lost_in_time, lost_first_s;
-    double lost_lag_max_ms;     /* of the late ones: distorted - reference arrival */
+    double lost_lag_max_ms;     /* of the late ones: the later arrival - running time */
     PbLat lag;                  /* distorted - reference arrival, every pair with both */
     bool keeps_up;              /* scored, no backlog growth, pacing on time */
     bool realtime;              /* keeps up and p99 "ready" < the budget */

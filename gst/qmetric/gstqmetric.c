@@ -204,6 +204,11 @@ struct _GstQmetric
   gboolean wd_running;
   gint64 last_data_us[2];       /* monotonic time of each pad's last buffer */
   gboolean finished;
+  /* a flushing seek sent upstream and not yet flushed through (atomic):
+   * between the flush-start downstream (which lets our pushes return at
+   * once) and the flush upstream, the frames still queued are on their way
+   * out and are dropped, not scored */
+  gint seek_flushing;
   /* the summary's segment: which one (0 = the first since start, +1 for
    * each flush after a summary), the flushes inside it, and the stream
    * times of its first and last compared pairs */
@@ -239,6 +244,7 @@ static GstFlowReturn gst_qmetric_aggregate (GstAggregator * agg,
 static void gst_qmetric_set_context (GstElement * element,
     GstContext * context);
 static gboolean gst_qmetric_src_query (GstAggregator * agg, GstQuery * query);
+static gboolean gst_qmetric_src_event (GstAggregator * agg, GstEvent * event);
 static GstClockTime gst_qmetric_get_next_time (GstAggregator * agg);
 static GstPadProbeReturn data_probe (GstPad * pad, GstPadProbeInfo * info,
     gpointer user);
@@ -471,6 +477,7 @@ gst_qmetric_class_init (GstQmetricClass * klass)
 
   element_class->set_context = GST_DEBUG_FUNCPTR (gst_qmetric_set_context);
   agg_class->src_query = GST_DEBUG_FUNCPTR (gst_qmetric_src_query);
+  agg_class->src_event = GST_DEBUG_FUNCPTR (gst_qmetric_src_event);
   agg_class->start = GST_DEBUG_FUNCPTR (gst_qmetric_start);
   agg_class->stop = GST_DEBUG_FUNCPTR (gst_qmetric_stop);
   agg_class->flush = GST_DEBUG_FUNCPTR (gst_qmetric_flush);
@@ -1005,7 +1012,9 @@ collect (GstQmetric * self, gboolean wait)
   gboolean post;
   int err;
 
-  if (!self->engine)
+  /* results that come in while a flushing seek is under way belong to
+   * frames the flush discards */
+  if (!self->engine || g_atomic_int_get (&self->seek_flushing))
     return GST_FLOW_OK;
   GST_OBJECT_LOCK (self);
   post = self->post_messages;
@@ -1880,7 +1889,16 @@ compare_pair (GstQmetric * self, GstBuffer * rbuf, GstBuffer * dbuf,
   if (err == QM_EAGAIN) {
     /* results are taken after every submit; this only happens if the
      * engine's ring is full of look-ahead: take them and try again */
-    drain (self, TRUE);
+    GstFlowReturn ret = drain (self, TRUE);
+    /* a push that failed (flushing: a seek is under way) ends this call,
+     * as it ends aggregate(); the pair goes with the flush, unscored.
+     * Carrying on here once made the element score every frame queued
+     * before the seek reached upstream (the CUDA backend, whose ring fills
+     * with frames waiting for results, took this path on every seek) */
+    if (ret != GST_FLOW_OK || g_atomic_int_get (&self->seek_flushing)) {
+      p->done = TRUE;
+      return ret;
+    }
     err = qm_engine_submit (self->engine, &p->ref.pic, &p->dist.pic, p);
   }
   if (err) {
@@ -1910,7 +1928,7 @@ pair_queued (GstQmetric * self, gint64 deadline, gboolean done_all)
       (gint64) MIN (self->pairing_tolerance, G_MAXINT64) : -1;
   GST_OBJECT_UNLOCK (self);
 
-  while (ret == GST_FLOW_OK) {
+  while (ret == GST_FLOW_OK && !g_atomic_int_get (&self->seek_flushing)) {
     QmPairInput in;
     QmPairDecision d;
     gboolean error = FALSE, pulled;
@@ -2042,6 +2060,16 @@ gst_qmetric_aggregate (GstAggregator * agg, gboolean timeout)
 
   if (self->finished)
     return GST_FLOW_EOS;
+  if (g_atomic_int_get (&self->seek_flushing)) {
+    /* GstAggregator's finish_buffer drops what we push while it flushes
+     * and says OK: without this the frames queued before the seek reached
+     * upstream would be scored as fast as they come, into the summary */
+    guint i;
+    for (i = 0; i < 2; i++)
+      while (gst_aggregator_pad_drop_buffer (i ? self->dist_pad :
+              self->ref_pad));
+    return GST_FLOW_OK;
+  }
   self->agg_latency = latency;
   check_rates (self);
   deadline = live_deadline (self);
@@ -2269,6 +2297,7 @@ gst_qmetric_start (GstAggregator * agg)
   self->pad_diff_warned = 0;
   self->segment = 0;
   self->foreign_ctx_warned = FALSE;
+  g_atomic_int_set (&self->seek_flushing, 0);
   /* a bad window property fails the start before the watchdog thread is
    * made: GstAggregator does not call stop() after a failed start, and the
    * thread would outlive the element (ASan: heap-use-after-free in
@@ -2345,6 +2374,26 @@ gst_qmetric_src_query (GstAggregator * agg, GstQuery * query)
   return GST_AGGREGATOR_CLASS (parent_class)->src_query (agg, query);
 }
 
+static gboolean
+gst_qmetric_src_event (GstAggregator * agg, GstEvent * event)
+{
+  GstQmetric *self = GST_QMETRIC (agg);
+  gboolean flushing = FALSE, ret;
+
+  if (GST_EVENT_TYPE (event) == GST_EVENT_SEEK) {
+    GstSeekFlags flags;
+    gst_event_parse_seek (event, NULL, NULL, &flags, NULL, NULL, NULL, NULL);
+    flushing = (flags & GST_SEEK_FLAG_FLUSH) != 0;
+  }
+  if (flushing)
+    g_atomic_int_set (&self->seek_flushing, 1);
+  ret = GST_AGGREGATOR_CLASS (parent_class)->src_event (agg, event);
+  /* a seek that failed upstream flushes nothing: score again */
+  if (flushing && !ret)
+    g_atomic_int_set (&self->seek_flushing, 0);
+  return ret;
+}
+
 static GstFlowReturn
 gst_qmetric_flush (GstAggregator * agg)
 {
@@ -2363,6 +2412,7 @@ gst_qmetric_flush (GstAggregator * agg)
   } else {
     self->flushes++;
   }
+  g_atomic_int_set (&self->seek_flushing, 0);
   return GST_FLOW_OK;
 }
 
