@@ -55,6 +55,15 @@ struct QmGpu {
     cudaStream_t *ist;               /* per instance */
     cudaEvent_t *up_ev;              /* per slot: uploaded */
     cudaEvent_t *inst_ev;            /* per slot and instance: finished */
+    /* QMETRIC_CUDA_TIMES=1 (fork only): where a frame's time goes, without
+     * a profiler.  Per instance: the host time of its collect() and the
+     * span of its work on its stream (start event after the upload to its
+     * done event; it includes waiting for SMs the other streams hold),
+     * summed here and printed per frame to stderr at close */
+    bool times;
+    cudaEvent_t *start_ev;           /* per slot and instance */
+    double *host_us, *span_us;       /* per instance */
+    uint64_t timed;                  /* frames collected */
     Slot *slot;
     unsigned n_slots;
     GpuInst *inst;
@@ -166,8 +175,19 @@ static int open_locked(QmGpu *g, const QmGpuSetup *s)
             QM_CUDA_CHECK(g, cudaStreamCreateWithFlags(&g->ist[i], cudaStreamNonBlocking));
         for (unsigned i = 0; i < g->n_slots; i++)
             QM_CUDA_CHECK(g, cudaEventCreateWithFlags(&g->up_ev[i], cudaEventDisableTiming));
+        const char *t = getenv("QMETRIC_CUDA_TIMES");
+        g->times = t && atoi(t) == 1;
+        if (g->times) {
+            g->start_ev = calloc((size_t)g->n_slots * g->n_inst, sizeof(*g->start_ev));
+            g->host_us = calloc(g->n_inst, sizeof(*g->host_us));
+            g->span_us = calloc(g->n_inst, sizeof(*g->span_us));
+            if (!g->start_ev || !g->host_us || !g->span_us)
+                return QM_ENOMEM;
+            for (unsigned i = 0; i < g->n_slots * g->n_inst; i++)
+                QM_CUDA_CHECK(g, cudaEventCreateWithFlags(&g->start_ev[i], 0));
+        }
         for (unsigned i = 0; i < g->n_slots * g->n_inst; i++)
-            QM_CUDA_CHECK(g, cudaEventCreateWithFlags(&g->inst_ev[i],
+            QM_CUDA_CHECK(g, cudaEventCreateWithFlags(&g->inst_ev[i], g->times ? 0 :
                                                       cudaEventDisableTiming));
     }
 
@@ -364,6 +384,8 @@ static int gpu_submit(void *ctx, unsigned slot, const QmPicture *ref,
             continue;
         cudaStream_t cs = g->fork ? g->ist[i] : g->st;
         cudaError_t e = g->fork ? cudaStreamWaitEvent(cs, g->up_ev[si], 0) : cudaSuccess;
+        if (!e && g->times)
+            e = cudaEventRecord(g->start_ev[(size_t)si * g->n_inst + i], cs);
         if (e) {
             ret = fail(g, e, "cudaStreamWaitEvent", __func__);
             goto out;
@@ -451,8 +473,19 @@ static int gpu_collect(void *ctx, unsigned slot, uint64_t index, double *row,
         r.index = index;
         r.v[0] = row + g->inst[i].in.base;
         r.set[0] = set + g->inst[i].in.base;
+        const double t0 = g->times ? now_ms() : 0;
         ret = g->inst[i].f->collect(g->inst[i].priv, slot % g->n_slots, &r);
+        if (g->times) {
+            const size_t k = (size_t)(slot % g->n_slots) * g->n_inst + i;
+            float ms = 0;
+            g->host_us[i] += (now_ms() - t0) * 1e3;
+            ctx_push(g);
+            if (cudaEventElapsedTime(&ms, g->start_ev[k], g->inst_ev[k]) == cudaSuccess)
+                g->span_us[i] += ms * 1e3;
+            ctx_pop(g);
+        }
     }
+    g->timed += g->times;
     sl->busy = false;
     return ret;
 }
@@ -474,11 +507,24 @@ static bool streams_idle(QmGpu *g, unsigned timeout_ms)
     }
 }
 
+static void print_times(const QmGpu *g)
+{
+    if (!g->times || !g->timed)
+        return;
+    fprintf(stderr, "qmetric CUDA, per frame over %llu frames (collect on the host; span on "
+            "the stream):", (unsigned long long)g->timed);
+    for (unsigned i = 0; i < g->n_inst; i++)
+        fprintf(stderr, " %s %.1f / %.1f us;", g->inst[i].in.desc->name,
+                g->host_us[i] / g->timed, g->span_us[i] / g->timed);
+    fprintf(stderr, "\n");
+}
+
 static int gpu_close(void *ctx, unsigned timeout_ms)
 {
     QmGpu *g = ctx;
     if (!g)
         return 0;
+    print_times(g);
     qm_copy_pool_stop(&g->copy);
     ctx_push(g);
     bool idle = streams_idle(g, timeout_ms);
@@ -520,6 +566,9 @@ static void gpu_free(QmGpu *g)
     for (unsigned i = 0; g->inst_ev && i < g->n_slots * g->n_inst; i++)
         if (g->inst_ev[i])
             cudaEventDestroy(g->inst_ev[i]);
+    for (unsigned i = 0; g->start_ev && i < g->n_slots * g->n_inst; i++)
+        if (g->start_ev[i])
+            cudaEventDestroy(g->start_ev[i]);
     for (unsigned i = 0; g->ist && i < g->n_inst; i++)
         if (g->ist[i])
             cudaStreamDestroy(g->ist[i]);
@@ -531,6 +580,9 @@ static void gpu_free(QmGpu *g)
     free(g->ist);
     free(g->up_ev);
     free(g->inst_ev);
+    free(g->start_ev);
+    free(g->host_us);
+    free(g->span_us);
     free(g->inst);
     free(g);
 }

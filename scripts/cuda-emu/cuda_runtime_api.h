@@ -42,6 +42,7 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned flags);
 cudaError_t cudaEventQuery(cudaEvent_t e);
 cudaError_t cudaEventSynchronize(cudaEvent_t e);
 cudaError_t cudaEventDestroy(cudaEvent_t e);
+cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t a, cudaEvent_t b);
 const char *cudaGetErrorName(cudaError_t e);
 const char *cudaGetErrorString(cudaError_t e);
 cudaError_t cudaGetDriverEntryPointByVersion(const char *sym, void **fn, unsigned v,

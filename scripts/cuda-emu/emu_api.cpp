@@ -29,6 +29,8 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t, cudaEvent_t, unsigned) { return cu
 cudaError_t cudaEventQuery(cudaEvent_t) { return cudaSuccess; }
 cudaError_t cudaEventSynchronize(cudaEvent_t) { return cudaSuccess; }
 cudaError_t cudaEventDestroy(cudaEvent_t e) { free(e); return cudaSuccess; }
+/* the emulator runs a stream's work at launch: no time passes between events */
+cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t, cudaEvent_t) { *ms = 0; return cudaSuccess; }
 const char *cudaGetErrorName(cudaError_t) { return "emuError"; }
 const char *cudaGetErrorString(cudaError_t) { return "emulated error"; }
 cudaError_t cudaGetDriverEntryPointByVersion(const char *, void **fn, unsigned, unsigned long long, cudaDriverEntryPointQueryResult *) { *fn = nullptr; return cudaErrorInvalidValue; }
