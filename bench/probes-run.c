@@ -307,6 +307,18 @@ static double cpu_seconds(void)
            u.ru_stime.tv_usec * 1e-6;
 }
 
+/* A live element's latency (min), or GST_CLOCK_TIME_NONE. */
+static GstClockTime element_latency(GstElement *e)
+{
+    GstQuery *q = gst_query_new_latency();
+    GstClockTime min = GST_CLOCK_TIME_NONE;
+    gboolean live = FALSE;
+    if (gst_element_query(e, q))
+        gst_query_parse_latency(q, &live, &min, NULL);
+    gst_query_unref(q);
+    return live ? min : GST_CLOCK_TIME_NONE;
+}
+
 /* Why pair k of probe p has no score, from what reached the element's
  * pads (on_arrival's stamps). */
 static void classify_loss(Run *run, const Probe *p, int k, PbResult *r)
@@ -323,8 +335,19 @@ static void classify_loss(Run *run, const Probe *p, int k, PbResult *r)
     else if (GST_CLOCK_TIME_IS_VALID(p->latency) && late > (gint64)p->latency) {
         r->lost_late++;
         r->lost_lag_max_ms = MAX(r->lost_lag_max_ms, late / 1e6);
-    } else
+    } else {
+        if (r->n_in_time < (int)G_N_ELEMENTS(r->in_time)) {
+            typeof(r->in_time[0]) *x = &r->in_time[r->n_in_time++];
+            x->probe = (int)(p - run->p);
+            x->frame = k;
+            x->ref_ms = (ref - due) / 1e6;
+            x->dist_ms = (dis - due) / 1e6;
+            x->latency_ms = GST_CLOCK_TIME_IS_VALID(p->latency) ? p->latency / 1e6 : -1;
+            x->prev = k > 0 && p->msg[k - 1];
+            x->next = k + 1 < run->frames && p->msg[k + 1];
+        }
         r->lost_in_time++;
+    }
     if (k < run->o->fps)
         r->lost_first_s++;
 }
@@ -578,15 +601,8 @@ bool pb_run(const PbOpts *o, PbFrames *fr, GstObject *cuda_ctx, int n, PbResult 
             r->push_late_max_ms = MAX(r->push_late_max_ms, fd[i].late_max / 1e6);
         }
     }
-    for (int j = 0; j < n && started; j++) {
-        GstQuery *q = gst_query_new_latency();
-        GstClockTime min = GST_CLOCK_TIME_NONE;
-        gboolean live = FALSE;
-        if (gst_element_query(run.p[j].q, q))
-            gst_query_parse_latency(q, &live, &min, NULL);
-        run.p[j].latency = live ? min : GST_CLOCK_TIME_NONE;
-        gst_query_unref(q);
-    }
+    for (int j = 0; j < n && started; j++)
+        run.p[j].latency = element_latency(run.p[j].q);
     if (ok) {
         /* a live comparison ends at the first pad's EOS: let the distorted
          * side's last frames (a decoder holds some) reach the element first */

@@ -138,6 +138,10 @@ typedef struct PbResult {
     guint64 lost_no_ref, lost_no_dist, lost_late, lost_in_time, lost_first_s;
     double lost_lag_max_ms;     /* of the late ones: the later arrival - running time */
     PbLat lag;                  /* distorted - reference arrival, every pair with both */
+    /* the first in-time losses, for a closer look: probe, frame, each
+     * buffer's arrival past the frame's running time, the element's latency */
+    struct { int probe, frame; double ref_ms, dist_ms, latency_ms; bool prev, next; } in_time[16];
+    int n_in_time;
     bool keeps_up;              /* scored, no backlog growth, pacing on time */
     bool realtime;              /* keeps up and p99 "ready" < the budget */
     double *scores;             /* probe 0's scores by frame (n_scores), for --single */

@@ -195,10 +195,19 @@ static void json_run(FILE *f, const PbResult *r)
     json_lat(f, "e2e", &r->e2e);
     json_lat(f, "arrival_lag", &r->lag);
     fprintf(f, ", \"lost\": {\"no_reference\": %" G_GUINT64_FORMAT ", \"no_distorted\": %"
-            G_GUINT64_FORMAT ", \"distorted_late\": %" G_GUINT64_FORMAT ", \"in_time\": %"
+            G_GUINT64_FORMAT ", \"late\": %" G_GUINT64_FORMAT ", \"in_time\": %"
             G_GUINT64_FORMAT ", \"first_second\": %" G_GUINT64_FORMAT ", \"late_max_ms\": %.3f}",
             r->lost_no_ref, r->lost_no_dist, r->lost_late, r->lost_in_time, r->lost_first_s,
             r->lost_lag_max_ms);
+    fprintf(f, ", \"lost_in_time_first\": [");
+    for (int i = 0; i < r->n_in_time; i++)
+        fprintf(f, "%s{\"probe\": %d, \"frame\": %d, \"reference_ms\": %.3f, "
+                "\"distorted_ms\": %.3f, \"latency_ms\": %.3f, \"previous_scored\": %s, "
+                "\"next_scored\": %s}", i ? ", " : "", r->in_time[i].probe,
+                r->in_time[i].frame, r->in_time[i].ref_ms, r->in_time[i].dist_ms,
+                r->in_time[i].latency_ms, r->in_time[i].prev ? "true" : "false",
+                r->in_time[i].next ? "true" : "false");
+    fprintf(f, "]");
     fprintf(f, ", \"keeps_up\": %s, \"latency_first_s_p50_ms\": %.4f, "
             "\"latency_last_s_p50_ms\": %.4f", r->keeps_up ? "true" : "false", r->lat_head_ms,
             r->lat_tail_ms);
@@ -251,11 +260,11 @@ static void print_row(const PbResult *r)
     if (r->lost_no_ref + r->lost_no_dist + r->lost_late + r->lost_in_time)
         printf("       unscored pairs: %" G_GUINT64_FORMAT " without the reference, %"
                G_GUINT64_FORMAT " without the distorted frame, %" G_GUINT64_FORMAT
-               " later than the element's latency (worst %.1f ms past the running time), %" G_GUINT64_FORMAT
-               " both in time; %" G_GUINT64_FORMAT " in the first second. Arrival lag "
-               "distorted - reference p50/p99/max %.2f/%.2f/%.2f ms\n", r->lost_no_ref,
-               r->lost_no_dist, r->lost_late, r->lost_lag_max_ms, r->lost_in_time,
-               r->lost_first_s, r->lag.p50, r->lag.p99, r->lag.max);
+               " later than the element's latency (worst %.1f ms past the running time), %"
+               G_GUINT64_FORMAT " both in time; %" G_GUINT64_FORMAT " in the first second. "
+               "Arrival lag distorted - reference p50/p99/max %.2f/%.2f/%.2f ms\n",
+               r->lost_no_ref, r->lost_no_dist, r->lost_late, r->lost_lag_max_ms,
+               r->lost_in_time, r->lost_first_s, r->lag.p50, r->lag.p99, r->lag.max);
     fflush(stdout);
 }
 

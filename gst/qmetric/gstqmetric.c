@@ -759,31 +759,70 @@ valid_utf8 (const gchar * s)
   return g_utf8_make_valid (s ? s : "", -1);
 }
 
+/* The engine's settings for pictures described by info, from the
+ * properties (the strings are the caller's to g_free) */
+static void
+fill_settings (GstQmetric * self, QmSettings * s, const GstVideoInfo * info)
+{
+  const GstQmetricFormat *f =
+      gst_qmetric_format_lookup (GST_VIDEO_INFO_FORMAT (info));
+
+  qm_settings_default (s, GST_VIDEO_INFO_WIDTH (info),
+      GST_VIDEO_INFO_HEIGHT (info), f->bpc, f->chroma);
+  GST_OBJECT_LOCK (self);
+  s->metrics = g_strdup (self->metrics);
+  s->metrics_are_default = !self->metrics_set;
+  s->models = g_strdup (self->model);
+  s->features = g_strdup (self->features);
+  s->n_threads = self->threads;
+  s->subsample = self->subsample;
+  s->disable_clip = self->disable_clip;
+  s->enable_transform = self->enable_transform;
+  s->backend = self->backend;
+  s->cuda_device = self->cuda_device_id;
+  GST_OBJECT_UNLOCK (self);
+}
+
+static void
+clear_settings (QmSettings * s)
+{
+  g_free ((gchar *) s->metrics);
+  g_free ((gchar *) s->models);
+  g_free ((gchar *) s->features);
+}
+
+/* A frame's scores wait for the look-ahead (motion needs the next frame):
+ * a live pipeline must know that the element holds that many frames, and
+ * it waits that much longer for partners.  Set once the caps give both
+ * pads' format and the rate, before the first frame: set at the first
+ * pair, the frames before the pipeline's latency was recomputed had a
+ * shorter wait than the ones after (seen in qmetric-bench-probes as pairs
+ * lost in the first second). */
+static void
+announce_lookahead (GstQmetric * self, const GstVideoInfo * info,
+    unsigned delay)
+{
+  GstClockTime lat;
+
+  if (delay == 0 || GST_VIDEO_INFO_FPS_N (info) <= 0)
+    return;
+  lat = gst_util_uint64_scale_int (GST_SECOND * delay,
+      GST_VIDEO_INFO_FPS_D (info), GST_VIDEO_INFO_FPS_N (info));
+  gst_aggregator_set_latency (GST_AGGREGATOR (self), lat, lat);
+}
+
 static gboolean
 open_engine (GstQmetric * self, GstClockTime rt)
 {
   QmSettings s;
-  const GstQmetricFormat *f =
-      gst_qmetric_format_lookup (GST_VIDEO_INFO_FORMAT (&self->pair_dist_info));
   gchar *log_location;
   QmLogFormat log_format;
   char *err = NULL;
   guint i;
   int ret;
 
-  qm_settings_default (&s, GST_VIDEO_INFO_WIDTH (&self->pair_dist_info),
-      GST_VIDEO_INFO_HEIGHT (&self->pair_dist_info), f->bpc, f->chroma);
+  fill_settings (self, &s, &self->pair_dist_info);
   GST_OBJECT_LOCK (self);
-  s.metrics = g_strdup (self->metrics);
-  s.metrics_are_default = !self->metrics_set;
-  s.models = g_strdup (self->model);
-  s.features = g_strdup (self->features);
-  s.n_threads = self->threads;
-  s.subsample = self->subsample;
-  s.disable_clip = self->disable_clip;
-  s.enable_transform = self->enable_transform;
-  s.backend = self->backend;
-  s.cuda_device = self->cuda_device_id;
   s.cuda_context = gst_qmetric_cuda_handle (self->cuda_ctx);
   log_location = g_strdup (self->log_location);
   log_format = self->log_format;
@@ -794,9 +833,7 @@ open_engine (GstQmetric * self, GstClockTime rt)
   s.release_opaque = self;
 
   ret = qm_engine_open (&self->engine, &s, &err);
-  g_free ((gchar *) s.metrics);
-  g_free ((gchar *) s.models);
-  g_free ((gchar *) s.features);
+  clear_settings (&s);
   if (ret) {
     gchar *why = valid_utf8 (err ? err : qm_strerror (ret));
     GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS,
@@ -821,15 +858,9 @@ open_engine (GstQmetric * self, GstClockTime rt)
       "GPU (CUDA)" : "CPU", qm_engine_n_features (self->engine),
       qm_engine_delay (self->engine));
 
-  /* a frame's scores wait for the look-ahead (motion needs the next
-   * frame): a live pipeline must know it holds that many frames */
-  if (qm_engine_delay (self->engine) > 0 &&
-      GST_VIDEO_INFO_FPS_N (&self->pair_dist_info) > 0) {
-    GstClockTime lat = gst_util_uint64_scale_int (GST_SECOND *
-        qm_engine_delay (self->engine), GST_VIDEO_INFO_FPS_D (&self->pair_dist_info),
-        GST_VIDEO_INFO_FPS_N (&self->pair_dist_info));
-    gst_aggregator_set_latency (GST_AGGREGATOR (self), lat, lat);
-  }
+  /* usually announced at the caps already (the same value: no message) */
+  announce_lookahead (self, &self->pair_dist_info,
+      qm_engine_delay (self->engine));
 
   if (self->n_features == 0) {
     self->n_features = qm_engine_n_features (self->engine);
@@ -2200,6 +2231,20 @@ gst_qmetric_sink_event (GstAggregator * agg, GstAggregatorPad * pad,
             gst_video_format_to_string (GST_VIDEO_INFO_FORMAT (&info)));
       }
       check_pad_differences (self);
+      /* at the first pad's caps: the other pad (a decoder, say) may send
+       * its caps only with its first frame, later than the first
+       * reference frame's wait would have ended without the look-ahead */
+      if (!self->engine && gst_qmetric_format_lookup (GST_VIDEO_INFO_FORMAT
+              (&info))) {
+        QmSettings s;
+        unsigned delay = 0;
+        fill_settings (self, &s, &info);
+        /* a plan that fails here fails again, with its message, at the
+         * first pair */
+        if (qm_settings_lookahead (&s, &delay) == 0)
+          announce_lookahead (self, &info, delay);
+        clear_settings (&s);
+      }
       if (is_dist)
         gst_aggregator_set_src_caps (agg, caps);
       gst_event_unref (event);

@@ -541,6 +541,64 @@ GST_START_TEST (test_live_partner_after_eos)
 
 GST_END_TEST;
 
+/* The look-ahead VMAF needs (one frame) is part of the element's latency
+ * as soon as both pads have caps, before any frame: the first frames wait
+ * for their partners as long as the later ones (issue 13: before, it was
+ * added at the first pair, and pairs of the first second were lost in
+ * qmetric-bench-probes although in time for the later latency). */
+GST_START_TEST (test_live_lookahead_at_caps)
+{
+  GstElement *pipe = gst_parse_launch ("appsrc name=r is-live=true "
+      "format=time ! q.ref_sink appsrc name=d is-live=true format=time ! "
+      "q.dist_sink qmetric name=q metrics=vmaf latency=10000000 ! "
+      "fakesink sync=false async=false", NULL);
+  const gchar *names[] = { "r", "d" };
+  GstElement *q = gst_bin_get_by_name (GST_BIN (pipe), "q");
+  GstClockTime min_before = 0, min_after = 0;
+  gboolean live = FALSE;
+  GstQuery *query;
+  guint i;
+
+  fail_unless (gst_element_set_state (pipe, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE);
+  query = gst_query_new_latency ();
+  fail_unless (gst_element_query (q, query));
+  gst_query_parse_latency (query, &live, &min_before, NULL);
+  gst_query_unref (query);
+  for (i = 0; i < 2; i++) {
+    GstElement *src = gst_bin_get_by_name (GST_BIN (pipe), names[i]);
+    GstPad *pad = gst_element_get_static_pad (src, "src");
+    GstCaps *caps = gst_caps_from_string ("video/x-raw,format=I420,"
+        "width=64,height=48,framerate=25/1");
+    GstSegment seg;
+    gst_segment_init (&seg, GST_FORMAT_TIME);
+    fail_unless (gst_pad_push_event (pad, gst_event_new_stream_start (i ?
+                "d" : "r")));
+    fail_unless (gst_pad_push_event (pad, gst_event_new_caps (caps)));
+    fail_unless (gst_pad_push_event (pad, gst_event_new_segment (&seg)));
+    gst_caps_unref (caps);
+    gst_object_unref (pad);
+    gst_object_unref (src);
+  }
+  /* GstAggregator hands the caps to the element from its own thread */
+  for (i = 0; i < 200 && min_after != 50 * GST_MSECOND; i++) {
+    g_usleep (5000);
+    query = gst_query_new_latency ();
+    fail_unless (gst_element_query (q, query));
+    gst_query_parse_latency (query, &live, &min_after, NULL);
+    gst_query_unref (query);
+  }
+  fail_unless (live);
+  /* the latency property, then that plus one frame at 25 fps */
+  fail_unless_equals_uint64 (min_before, 10 * GST_MSECOND);
+  fail_unless_equals_uint64 (min_after, 50 * GST_MSECOND);
+  gst_element_set_state (pipe, GST_STATE_NULL);
+  gst_object_unref (q);
+  gst_object_unref (pipe);
+}
+
+GST_END_TEST;
+
 static Suite *
 pairing_suite (void)
 {
@@ -561,6 +619,7 @@ pairing_suite (void)
   tcase_add_test (tc, test_live_rates);
   tcase_add_test (tc, test_live_late);
   tcase_add_test (tc, test_live_partner_after_eos);
+  tcase_add_test (tc, test_live_lookahead_at_caps);
   return s;
 }
 
