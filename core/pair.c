@@ -123,13 +123,17 @@ static QmPairDecision decide_by_time(const QmPairState *s,
     expired = in->deadline != QM_PAIR_NO_DEADLINE && X->t <= in->deadline;
     tol = qm_pair_tolerance(in->tolerance, X->dur, QM_PAIR_NO_TIME);
 
+    /* the deadline ends the wait for frames still to come, not for ones
+     * that have come: a partner that is here is looked at first (a live
+     * element that gets to its queues late would otherwise give up heads
+     * whose partners arrived in time) */
     if (in->n[q] == 0) {
-        if (in->done[q] || expired)
+        if (in->done[q] || (expired && !in->more[q]))
             return unmatched(p, QM_PAIR_BY_TIME, QM_PAIR_NO_PARTNER, tol);
         return wait_for(q, QM_PAIR_BY_TIME, tol);
     }
     j = nearest(s, in, q, X->t, &complete);
-    if (!complete && !in->done[q] && !expired)
+    if (!complete && !in->done[q] && (!expired || in->more[q]))
         return wait_for(q, QM_PAIR_BY_TIME, tol);
     if (j == NONE_FOUND)
         return unmatched(p, QM_PAIR_BY_TIME, QM_PAIR_NO_PARTNER, tol);
@@ -146,7 +150,7 @@ static QmPairDecision decide_by_time(const QmPairState *s,
     /* X's nearest is Y: is X also Y's nearest, or is a later frame of X's
      * input nearer to Y? */
     i = nearest(s, in, p, Y->t, &complete);
-    if (!complete && !in->done[p] && !expired)
+    if (!complete && !in->done[p] && (!expired || in->more[p]))
         return wait_for(p, QM_PAIR_BY_TIME, tol);
     if (i != 0)
         return unmatched(p, QM_PAIR_BY_TIME, QM_PAIR_TAKEN, tol);

@@ -82,6 +82,8 @@ typedef struct QmPairInput {
     int64_t deadline;           /* frames with t <= deadline waited long
                                  * enough (live); QM_PAIR_NO_DEADLINE */
     int64_t tolerance;          /* >= 0: override; < 0: derived */
+    int more[2];                /* frames have arrived that are not queued
+                                 * yet: an expired head waits for them */
 } QmPairInput;
 
 /* What the decision remembers of frames already taken. */

@@ -82,6 +82,7 @@ static Result run(const Script *sc, size_t cap, int64_t tolerance)
                 in.done[p] = n[p] >= cap || next[p] >= sc->n[p];
             in.deadline = QM_PAIR_NO_DEADLINE;
             in.tolerance = tolerance;
+            in.more[0] = in.more[1] = 0;    /* no deadline: never read */
             d = qm_pair_decide(&st, &in);
             if (d.action == QM_PAIR_WAIT)
                 break;
@@ -327,7 +328,7 @@ static void test_deadline(void)
 {
     QmPairFrame r[1] = { { 0, 40000000, QM_PAIR_NO_OFFSET, 0 } };
     QmPairInput in = { { r, NULL }, { 1, 0 }, { 0, 0 }, QM_PAIR_NO_DEADLINE,
-                       -1 };
+                       -1, { 0, 0 } };
     QmPairState st;
     QmPairDecision d;
 
@@ -341,6 +342,36 @@ static void test_deadline(void)
     d = qm_pair_decide(&st, &in);
     CHECK(d.action == QM_PAIR_DROP_REF && d.reason == QM_PAIR_NO_PARTNER,
           "past the deadline: %d %d", d.action, d.reason);
+    /* past the deadline, with a distorted frame arrived but not queued yet
+     * (the element got to its queues late): it is looked at first, and
+     * paired although the deadline has passed */
+    in.more[1] = 1;
+    d = qm_pair_decide(&st, &in);
+    CHECK(d.action == QM_PAIR_WAIT && d.need == QM_PAIR_DIST,
+          "partner arrived: %d need %d", d.action, d.need);
+    {
+        QmPairFrame dq[1] = { { 1000000, 40000000, QM_PAIR_NO_OFFSET, 0 } };
+        in.f[1] = dq;
+        in.n[1] = 1;
+        in.more[1] = 0;
+        d = qm_pair_decide(&st, &in);
+        CHECK(d.action == QM_PAIR_MATCH, "partner queued: %d", d.action);
+    }
+    /* a later frame of the reference input may also have arrived: nearer
+     * to the distorted frame, it is looked at before deciding */
+    {
+        QmPairFrame dq[1] = { { 10000000, 40000000, QM_PAIR_NO_OFFSET, 0 } };
+        in.f[1] = dq;
+        in.deadline = 50000000;
+        in.more[0] = 1;
+        d = qm_pair_decide(&st, &in);
+        CHECK(d.action == QM_PAIR_WAIT && d.need == QM_PAIR_REF,
+              "a nearer reference may be here: %d need %d", d.action, d.need);
+        in.more[0] = 0;
+        d = qm_pair_decide(&st, &in);
+        CHECK(d.action == QM_PAIR_MATCH, "none: the queued heads pair: %d",
+              d.action);
+    }
 }
 
 static void test_tolerance(void)

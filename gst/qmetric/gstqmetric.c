@@ -1973,6 +1973,7 @@ pair_queued (GstQmetric * self, gint64 deadline, gboolean done_all)
       in.done[i] = done_all || self->pq[i].n >= PAIR_QUEUE_MAX ||
           (gst_aggregator_pad_is_eos (pad) &&
           !gst_aggregator_pad_has_buffer (pad));
+      in.more[i] = !in.done[i] && gst_aggregator_pad_has_buffer (pad);
     }
     in.deadline = deadline;
     in.tolerance = tol;
