@@ -219,6 +219,9 @@ void qmc_check_input(App *app, Side *s, const char *arg);
 gboolean qmc_find_qmetric(void);
 /* Whether a decodebin pad carries video (its caps, else what it can do). */
 gboolean qmc_pad_is_video(GstPad *pad);
+/* Drop the events that reach a filter after --frames put its output at EOS
+ * (they would fail there and stop the decoder with a flow error). */
+void qmc_drop_events_after_eos(GstElement *filter);
 /* The format both streams are compared in, for a reference decoded as ref. */
 GstVideoFormat qmc_compare_format(GstElement *qm, GstVideoFormat ref);
 /* The element's configuration from the options (metrics, model, pool, ...). */

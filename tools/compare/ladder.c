@@ -394,6 +394,7 @@ static void build_input(App *app, Rend *r, const char *kind)
     gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM,
                       flow_probe, r, NULL);
     gst_object_unref(pad);
+    qmc_drop_events_after_eos(r->filter);
 }
 
 static void link_pads(GstElement *a, const char *apad, GstElement *b, const char *bpad)

@@ -260,6 +260,29 @@ static GstPadProbeReturn flow_probe(GstPad *pad, GstPadProbeInfo *info, gpointer
     return GST_PAD_PROBE_OK;
 }
 
+/* After --frames, flow_probe has put the filter's source pad at EOS.  An
+ * event the decoder still sends (a tag, say) fails there, the filter
+ * answers FALSE, and upstream turns that into a flow error: "Internal data
+ * stream error" from decodebin's multiqueue, now and then with Matroska
+ * H.264 and --frames.  Such events are dropped before the filter. */
+static GstPadProbeReturn after_eos_probe(GstPad *pad, GstPadProbeInfo *info, gpointer data)
+{
+    GstPad *src = data;
+    const GstEventType t = GST_EVENT_TYPE(GST_PAD_PROBE_INFO_EVENT(info));
+    (void)pad;
+    if (GST_PAD_IS_EOS(src) && t != GST_EVENT_FLUSH_START && t != GST_EVENT_FLUSH_STOP)
+        return GST_PAD_PROBE_DROP;
+    return GST_PAD_PROBE_OK;
+}
+
+void qmc_drop_events_after_eos(GstElement *filter)
+{
+    GstPad *sink = gst_element_get_static_pad(filter, "sink");
+    gst_pad_add_probe(sink, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, after_eos_probe,
+                      gst_element_get_static_pad(filter, "src"), gst_object_unref);
+    gst_object_unref(sink);
+}
+
 gboolean qmc_pad_is_video(GstPad *pad)
 {
     GstCaps *caps = gst_pad_get_current_caps(pad);
@@ -399,6 +422,7 @@ static void build_side(App *app, Side *s)
     gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM,
                       flow_probe, s, NULL);
     gst_object_unref(pad);
+    qmc_drop_events_after_eos(s->filter);
 
     if (s->raw) {
         GstElement *parse = qmc_raw_source(app, GST_BIN(app->pipeline), s->uri,
