@@ -39,7 +39,9 @@ static void usage(FILE *f)
         "  --bitdepth 8..16                 (default 8)\n"
         "  --metrics LIST                   comma-separated (default all)\n"
         "  --model NAME|PATH[,...]          VMAF model(s) (default vmaf_v0.6.1)\n"
-        "  --threads N  --subsample N  --frames N\n"
+        "  --threads N                      (default 1; with --backend cuda, one per\n"
+        "                                   core: up to 4 of them copy frames to the GPU)\n"
+        "  --subsample N  --frames N\n"
         "  --backend cpu|cuda|auto          (default cpu)\n"
         "  -o FILE  --format json|csv|xml   (default: JSON on stdout)\n"
         "  --start N                        first frame to score (with --frames: a chunk)\n"
@@ -182,6 +184,7 @@ int main(int argc, char **argv)
     const char *format = "json", *partial_path = NULL;
     uint64_t start = 0;
     bool count_only = false;
+    bool threads_set = false;
     int w = 0, h = 0, bpc = 8;
     long max_frames = -1;
     QmSettings s;
@@ -233,7 +236,7 @@ int main(int argc, char **argv)
         case O_BD: bpc = atoi(optarg); break;
         case O_MET: s.metrics = optarg; break;
         case O_MOD: s.models = optarg; break;
-        case O_THR: s.n_threads = atoi(optarg); break;
+        case O_THR: s.n_threads = atoi(optarg); threads_set = true; break;
         case O_SUB: s.subsample = (unsigned)atoi(optarg); break;
         case O_FR: max_frames = atol(optarg); break;
         case O_BE: {
@@ -271,6 +274,12 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    /* libvmaf's CLI runs one thread unless told; on the GPU one thread left
+     * the staging copy to a single core (VMAF v1 from raw 1080p: 101 % CPU,
+     * 900 frames in 2.26 s on an H100; v0.6.1 with --threads 16: 2,063
+     * frames/s), so a CUDA run uses the cores unless told */
+    if (!threads_set && s.backend == QM_BACKEND_CUDA)
+        s.n_threads = 0;
     int fmt = qm_log_format_from_string(format);
     if (fmt < 0) {
         fprintf(stderr, "qmetric-yuv: bad --format %s\n", format);
