@@ -793,11 +793,10 @@ clear_settings (QmSettings * s)
 
 /* A frame's scores wait for the look-ahead (motion needs the next frame):
  * a live pipeline must know that the element holds that many frames, and
- * it waits that much longer for partners.  Set once the caps give both
- * pads' format and the rate, before the first frame: set at the first
- * pair, the frames before the pipeline's latency was recomputed had a
- * shorter wait than the ones after (seen in qmetric-bench-probes as pairs
- * lost in the first second). */
+ * it waits that much longer for partners.  Set at the first caps with a
+ * rate, before the first frame: set at the first pair, the frames before
+ * the pipeline's latency was recomputed had a shorter wait than the ones
+ * after (seen in qmetric-bench-probes as pairs lost in the first second). */
 static void
 announce_lookahead (GstQmetric * self, const GstVideoInfo * info,
     unsigned delay)
