@@ -66,6 +66,12 @@ struct Run {
     char feature[64];           /* the first score of the messages */
 };
 
+/* Running time (and PTS) of frame k of probe p. */
+static GstClockTime frame_time(const Run *run, const Probe *p, int k)
+{
+    return run->start + (GstClockTime)k * run->period + p->phase;
+}
+
 /* Frame index of a running time of probe p, or -1 when outside the run. */
 static int frame_of(const Run *run, const Probe *p, GstClockTime t)
 {
@@ -103,7 +109,7 @@ static gpointer feed(gpointer data)
     for (int k = 0; k < run->frames && !g_atomic_int_get(&run->stop); k++) {
         for (int j = f->id; j < run->n; j += f->count) {
             Probe *p = &run->p[j];
-            const GstClockTime pts = run->start + (GstClockTime)k * run->period + p->phase;
+            const GstClockTime pts = frame_time(run, p, k);
             const gint64 due = run->t0 + (gint64)pts;
             sleep_until(due);
             const gint64 late = pb_now_ns() - due;
@@ -326,7 +332,7 @@ static void classify_loss(Run *run, const Probe *p, int k, PbResult *r)
     const gint64 ref = p->arr[0][k], dis = p->arr[1][k];
     /* the element gives up on a partner once the clock passes the frame's
      * running time plus its latency: compare each arrival with that */
-    const gint64 due = run->t0 + (gint64)(run->start + (GstClockTime)k * run->period + p->phase);
+    const gint64 due = run->t0 + (gint64)frame_time(run, p, k);
     const gint64 late = MAX(ref - due, dis - due);
     if (!ref)
         r->lost_no_ref++;
