@@ -106,6 +106,16 @@ static QmPairDecision wait_for(int need, QmPairMode mode, int64_t tol)
     return d;
 }
 
+/* Whether a frame of input q may still come, or has come unqueued, for a
+ * head that is (or is not) past the deadline.  The deadline ends the wait
+ * for frames still to come, not for ones that have come: a partner that
+ * is here is looked at first (a live element that gets to its queues late
+ * would otherwise give up heads whose partners arrived in time). */
+static int may_wait(const QmPairInput *in, int q, int expired)
+{
+    return !in->done[q] && (!expired || in->more[q]);
+}
+
 static QmPairDecision decide_by_time(const QmPairState *s,
                                      const QmPairInput *in)
 {
@@ -123,17 +133,13 @@ static QmPairDecision decide_by_time(const QmPairState *s,
     expired = in->deadline != QM_PAIR_NO_DEADLINE && X->t <= in->deadline;
     tol = qm_pair_tolerance(in->tolerance, X->dur, QM_PAIR_NO_TIME);
 
-    /* the deadline ends the wait for frames still to come, not for ones
-     * that have come: a partner that is here is looked at first (a live
-     * element that gets to its queues late would otherwise give up heads
-     * whose partners arrived in time) */
     if (in->n[q] == 0) {
-        if (in->done[q] || (expired && !in->more[q]))
+        if (!may_wait(in, q, expired))
             return unmatched(p, QM_PAIR_BY_TIME, QM_PAIR_NO_PARTNER, tol);
         return wait_for(q, QM_PAIR_BY_TIME, tol);
     }
     j = nearest(s, in, q, X->t, &complete);
-    if (!complete && !in->done[q] && (!expired || in->more[q]))
+    if (!complete && may_wait(in, q, expired))
         return wait_for(q, QM_PAIR_BY_TIME, tol);
     if (j == NONE_FOUND)
         return unmatched(p, QM_PAIR_BY_TIME, QM_PAIR_NO_PARTNER, tol);
@@ -150,7 +156,7 @@ static QmPairDecision decide_by_time(const QmPairState *s,
     /* X's nearest is Y: is X also Y's nearest, or is a later frame of X's
      * input nearer to Y? */
     i = nearest(s, in, p, Y->t, &complete);
-    if (!complete && !in->done[p] && (!expired || in->more[p]))
+    if (!complete && may_wait(in, p, expired))
         return wait_for(p, QM_PAIR_BY_TIME, tol);
     if (i != 0)
         return unmatched(p, QM_PAIR_BY_TIME, QM_PAIR_TAKEN, tol);
