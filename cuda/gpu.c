@@ -56,13 +56,17 @@ struct QmGpu {
     cudaEvent_t *up_ev;              /* per slot: uploaded */
     cudaEvent_t *inst_ev;            /* per slot and instance: finished */
     /* QMETRIC_CUDA_TIMES=1 (fork only): where a frame's time goes, without
-     * a profiler.  Per instance: the host time of its collect() and the
-     * span of its work on its stream (start event after the upload to its
-     * done event; it includes waiting for SMs the other streams hold),
-     * summed here and printed per frame to stderr at close */
+     * a profiler.  Per instance: the host time of its submit() (the
+     * launches) and of its collect(), and the span of its work on its
+     * stream (start event after the upload to its done event; it includes
+     * waiting for SMs the other streams hold); the host time of whole
+     * submissions; summed here and printed per frame to stderr at close */
     bool times;
     cudaEvent_t *start_ev;           /* per slot and instance */
     double *host_us, *span_us;       /* per instance */
+    double *launch_us;               /* per instance: host time of submit() */
+    double submit_us;                /* host time of whole gpu_submit() calls */
+    uint64_t submitted;
     uint64_t timed;                  /* frames collected */
     Slot *slot;
     unsigned n_slots;
@@ -181,7 +185,8 @@ static int open_locked(QmGpu *g, const QmGpuSetup *s)
             g->start_ev = calloc((size_t)g->n_slots * g->n_inst, sizeof(*g->start_ev));
             g->host_us = calloc(g->n_inst, sizeof(*g->host_us));
             g->span_us = calloc(g->n_inst, sizeof(*g->span_us));
-            if (!g->start_ev || !g->host_us || !g->span_us)
+            g->launch_us = calloc(g->n_inst, sizeof(*g->launch_us));
+            if (!g->start_ev || !g->host_us || !g->span_us || !g->launch_us)
                 return QM_ENOMEM;
             for (unsigned i = 0; i < g->n_slots * g->n_inst; i++)
                 QM_CUDA_CHECK(g, cudaEventCreateWithFlags(&g->start_ev[i], 0));
@@ -340,6 +345,13 @@ static void stage(QmGpu *g, Slot *sl, int which, const QmPicture *pic,
     *up = off;
 }
 
+static double now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
+
 static int gpu_submit(void *ctx, unsigned slot, const QmPicture *ref,
                       const QmPicture *dist, uint64_t index, uint32_t inst_mask)
 {
@@ -351,6 +363,7 @@ static int gpu_submit(void *ctx, unsigned slot, const QmPicture *ref,
         snprintf(g->err, sizeof(g->err), "GPU slot %u still busy", slot);
         return QM_EINVAL;
     }
+    const double t_sub = g->times ? now_ms() : 0;
     QmCopyRun runs[MAX_RUNS];
     int n_runs = 0;
     size_t up[2];
@@ -390,7 +403,10 @@ static int gpu_submit(void *ctx, unsigned slot, const QmPicture *ref,
             ret = fail(g, e, "cudaStreamWaitEvent", __func__);
             goto out;
         }
+        const double t0 = g->times ? now_ms() : 0;
         ret = g->inst[i].f->submit(g->inst[i].priv, &sl->frame, si, (QmStream)cs);
+        if (g->times)
+            g->launch_us[i] += (now_ms() - t0) * 1e3;
         if (ret) {
             e = cudaGetLastError();
             if (e)
@@ -414,16 +430,13 @@ static int gpu_submit(void *ctx, unsigned slot, const QmPicture *ref,
     }
     sl->mask = inst_mask;
     sl->busy = true;
+    if (g->times) {
+        g->submit_us += (now_ms() - t_sub) * 1e3;
+        g->submitted++;
+    }
 out:
     ctx_pop(g);
     return ret;
-}
-
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
 }
 
 /* A pause between two queries of work that is not done: yield for the
@@ -511,12 +524,14 @@ static void print_times(const QmGpu *g)
 {
     if (!g->times || !g->timed)
         return;
-    fprintf(stderr, "qmetric CUDA, per frame over %llu frames (collect on the host; span on "
-            "the stream):", (unsigned long long)g->timed);
+    fprintf(stderr, "qmetric CUDA, per frame over %llu frames (host time of submit() / "
+            "host time of collect() / span on the stream):", (unsigned long long)g->timed);
     for (unsigned i = 0; i < g->n_inst; i++)
-        fprintf(stderr, " %s %.1f / %.1f us;", g->inst[i].in.desc->name,
+        fprintf(stderr, " %s %.1f / %.1f / %.1f us;", g->inst[i].in.desc->name,
+                g->submitted ? g->launch_us[i] / g->submitted : 0.0,
                 g->host_us[i] / g->timed, g->span_us[i] / g->timed);
-    fprintf(stderr, "\n");
+    fprintf(stderr, " whole submit %.1f us\n",
+            g->submitted ? g->submit_us / g->submitted : 0.0);
 }
 
 static int gpu_close(void *ctx, unsigned timeout_ms)
@@ -583,6 +598,7 @@ static void gpu_free(QmGpu *g)
     free(g->start_ev);
     free(g->host_us);
     free(g->span_us);
+    free(g->launch_us);
     free(g->inst);
     free(g);
 }
