@@ -14,9 +14,9 @@
  *                           rescale);
  *   speed_local_kernel      stage 4 on the decimated plane, written cut to
  *                           whole blocks (tw x th) into the frame's result;
- *   speed_cov_kernel        stage 5's covariance: 25 threads each form one
- *                           mean, then 325 threads each one element of the
- *                           lower triangle;
+ *   speed_cov_kernel        stage 5's covariance: in each of six blocks a
+ *                           job, 25 threads form the means, then each thread
+ *                           one element of the lower triangle (325);
  *   speed_qr_kernel         stage 5's QR decomposition of the covariance
  *                           (qm_speed_qr_c()): 24 Householder reflections,
  *                           each two 25x25 products, one thread per element.
@@ -46,8 +46,10 @@
  * glibc's log2 (CUDA's may differ in the last bit); on the host they are
  * bit-identical by construction and cheap once the QR decomposition (about
  * nine tenths of the C code's stage 5 at 1080p) comes from the device.
- * The stream stays asynchronous (collect runs after the slot's event).  So
- * the features equal the C reference's exactly (cuda_tol 0).
+ * The stream stays asynchronous: a host function after the copy of the
+ * results posts the four estimates to worker threads, and collect() (after
+ * the slot's event) waits for them.  So the features equal the C
+ * reference's exactly (cuda_tol 0).
  *
  * Memory: the device work buffers (rescaled planes, decimated planes, the
  * result area) are shared by the slots (the stream orders the frames: a
@@ -59,7 +61,7 @@
 #include <string.h>
 
 #include "common.cuh"
-#include "copypool.h"
+#include "jobqueue.h"
 
 extern "C" {
 #include "speed.h"
@@ -70,7 +72,8 @@ namespace {
 constexpr int kJobs = 4;               /* Cb ref, Cb dis, Cr ref, Cr dis */
 constexpr int kN = QM_SPEED_N;         /* 25 */
 constexpr int kPairs = kN * (kN + 1) / 2;
-constexpr int kCovThreads = (kPairs + 31) / 32 * 32;
+constexpr int kCovBlock = 64;   /* threads of a block of the covariance */
+constexpr int kCovBlocks = (kPairs + kCovBlock - 1) / kCovBlock;  /* per job */
 constexpr int kQrThreads = (kN * kN + 31) / 32 * 32;
 /* a job's result: covariance, Q, R (kN * kN floats each), the plane */
 constexpr int kPlaneAt = 3 * kN * kN;
@@ -296,41 +299,51 @@ speed_qr_kernel(SpeedGeo g, float *__restrict__ res)
     }
 }
 
-/* Stage 5's covariance, qm_speed_cov_c(): one block per job. */
-__global__ void __launch_bounds__(kCovThreads)
+/* Stage 5's covariance, qm_speed_cov_c(): blocks of kCovBlock threads,
+ * kCovBlocks of them per job (blockIdx.y), a thread per element of the
+ * lower triangle.  Each element is one long sequential double sum (C
+ * order), so the time is that chain's latency: spread over many SMs, not
+ * four blocks (one per job: 94 us at 1080p, against about a tenth).  Every
+ * block forms the job's 25 means itself (the same float sums) rather than
+ * waiting on another kernel. */
+__global__ void __launch_bounds__(kCovBlock)
 speed_cov_kernel(SpeedGeo g, float *__restrict__ res)
 {
     __shared__ float mean[kN];
-    float *cov = res + (size_t)blockIdx.x * g.res_floats;
-    const float *data = cov + kPlaneAt;
+    float *cov = res + (size_t)blockIdx.y * g.res_floats;
+    const float *__restrict__ data = cov + kPlaneAt;
     const int st = g.tw, t = threadIdx.x;
     const size_t cnt = (size_t)g.subw * (size_t)g.subh;
     if (t < kN) {
         const int r = t / QM_SPEED_BLOCK, c = t % QM_SPEED_BLOCK;
         float s = 0;
-        for (int i = 0; i < g.subh; i++)
+        for (int i = 0; i < g.subh; i++) {
+            const float *row = data + (size_t)(r + i) * st + c;
+#pragma unroll 8
             for (int j = 0; j < g.subw; j++)
-                s += data[(size_t)(r + i) * st + (size_t)(c + j)];
+                s += row[j];
+        }
         mean[t] = s / (float)cnt;
     }
     __syncthreads();
-    if (t >= kPairs)
+    const int e = blockIdx.x * kCovBlock + t;
+    if (e >= kPairs)
         return;
     /* element (a, b), b <= a, of the lower triangle, row by row */
     int a = 0;
-    while ((a + 1) * (a + 2) / 2 <= t)
+    while ((a + 1) * (a + 2) / 2 <= e)
         a++;
-    const int b = t - a * (a + 1) / 2;
+    const int b = e - a * (a + 1) / 2;
     const float *pa = data + (size_t)(a / QM_SPEED_BLOCK) * st + a % QM_SPEED_BLOCK;
     const float *pb = data + (size_t)(b / QM_SPEED_BLOCK) * st + b % QM_SPEED_BLOCK;
     const double ma = mean[a], mb = mean[b];
     double s = 0;
-    for (int i = 0; i < g.subh; i++)
-        for (int j = 0; j < g.subw; j++) {
-            const double va = pa[(size_t)i * st + j];
-            const double vb = pb[(size_t)i * st + j];
-            s += (va - ma) * (vb - mb);
-        }
+    for (int i = 0; i < g.subh; i++) {
+        const float *ra = pa + (size_t)i * st, *rb = pb + (size_t)i * st;
+#pragma unroll 8
+        for (int j = 0; j < g.subw; j++)
+            s += ((double)ra[j] - ma) * ((double)rb[j] - mb);
+    }
     const float v = (float)(s / (double)cnt);
     cov[a * kN + b] = v;
     cov[b * kN + a] = v;
@@ -346,23 +359,33 @@ typedef struct SpeedGpu {
     float *d_dec;     /* [job][oh][ow] */
     float *d_res;     /* [job][covariance, tw x th plane] */
     float *h_res;     /* pinned, [slot][job][...] */
-    float *work;      /* host: [job] qm_speed_estimate_cov_c()'s work */
-    float *blocks;    /* host: [job] entropies, variances (nb each) */
+    float *work;      /* host: [worker] qm_speed_estimate_cov_c()'s work */
+    float *blocks;    /* host: [slot][job] entropies, variances (nb each) */
+    int *singular;    /* host: [slot][job] */
     size_t work_floats;
-    /* collect()'s four estimates (Cb ref, Cb dis, Cr ref, Cr dis) are
-     * independent: they run as the parts of a fork-join (copypool.h).  On
-     * the host that stage is most of SpEED's cost per frame (about 78 us a
-     * plane and side at 1080p on the development machine), and the engine
-     * collects one frame at a time. */
-    QmForkJoin fj;
-    unsigned slot;    /* the slot of the current collect() */
-    int singular[kJobs];
+    unsigned n_slots;
+    /* The four estimates of a frame (Cb ref, Cb dis, Cr ref, Cr dis) are
+     * SpEED's main host cost (about 78 us a plane and side at 1080p on the
+     * development machine).  They run on worker threads, posted by the
+     * stream itself once the slot's results are in pinned memory (a host
+     * function after the copy), so they overlap the engine's next
+     * submissions instead of holding its backend thread in collect(),
+     * which then only waits for them (jobqueue.h). */
+    QmJobQueue q;
+    struct SpeedReady { struct SpeedGpu *s; unsigned slot; } *ready;  /* [slot] */
 } SpeedGpu;
+
+static void speed_estimate_job(void *arg, unsigned slot, unsigned j, unsigned worker);
+static void CUDART_CB speed_results_landed(void *arg);
 
 static void speed_gpu_close(void *priv)
 {
     SpeedGpu *s = (SpeedGpu *)priv;
-    qm_fork_join_stop(&s->fj);
+    qm_jobq_stop(&s->q);
+    free(s->ready);
+    free(s->singular);
+    s->ready = NULL;
+    s->singular = NULL;
     cudaFree(s->d_tab);
     cudaFree(s->d_scaled);
     cudaFree(s->d_dec);
@@ -470,13 +493,20 @@ static int speed_gpu_init_(SpeedGpu *s, const QmMetricConfig *cfg, unsigned n_sl
         QM_CU_TRY(cudaMalloc(&s->d_scaled, sizeof(float) * kJobs * (size_t)d->sw * d->sh));
     QM_CU_TRY(cudaMalloc(&s->d_dec, sizeof(float) * kJobs * (size_t)d->ow * d->oh));
     QM_CU_TRY(cudaMalloc(&s->d_res, sizeof(float) * res));
-    QM_CU_TRY(cudaMallocHost(&s->h_res, sizeof(float) * res * n_slots));
+    QM_CU_TRY(cudaMallocHost(&s->h_res, sizeof(float) * res * (n_slots ? n_slots : 1)));
+    s->n_slots = n_slots ? n_slots : 1;
     s->work_floats = qm_speed_estimate_work(d);
     s->work = (float *)malloc(sizeof(float) * kJobs * s->work_floats);
-    s->blocks = (float *)malloc(sizeof(float) * kJobs * 2 * (size_t)d->nb);
-    if (!s->work || !s->blocks)
+    s->blocks = (float *)malloc(sizeof(float) * s->n_slots * kJobs * 2 * (size_t)d->nb);
+    s->singular = (int *)calloc((size_t)s->n_slots * kJobs, sizeof(int));
+    s->ready = (SpeedGpu::SpeedReady *)calloc(s->n_slots, sizeof(*s->ready));
+    if (!s->work || !s->blocks || !s->singular || !s->ready)
         return QM_ENOMEM;
-    qm_fork_join_start(&s->fj, kJobs);
+    for (unsigned i = 0; i < s->n_slots; i++)
+        s->ready[i] = { s, i };
+    /* one worker per estimate: a frame's four run at once */
+    if (qm_jobq_start(&s->q, kJobs, s->n_slots, speed_estimate_job, s))
+        return QM_ENOMEM;
     return 0;
 }
 
@@ -523,7 +553,7 @@ static int speed_gpu_kernels(SpeedGpu *s, const QmGpuFrame *f, cudaStream_t cs)
     }
     speed_local_kernel<<<grid_of(g.tw, g.th, blk), blk, 0, cs>>>(s->d_dec, g, s->t,
                                                                   s->d_res);
-    speed_cov_kernel<<<kJobs, kCovThreads, 0, cs>>>(g, s->d_res);
+    speed_cov_kernel<<<dim3(kCovBlocks, kJobs), kCovBlock, 0, cs>>>(g, s->d_res);
     speed_qr_kernel<<<kJobs, kQrThreads, 0, cs>>>(g, s->d_res);
     QM_CU_TRY(cudaGetLastError());
     return 0;
@@ -537,53 +567,63 @@ static int speed_gpu_submit(void *priv, const QmGpuFrame *f, unsigned slot, QmSt
                                     : speed_gpu_kernels<uint16_t>(s, f, cs);
     if (err)
         return err;
+    if (slot >= s->n_slots)
+        return QM_EINVAL;
     const size_t res = (size_t)kJobs * (size_t)s->g.res_floats;
     QM_CU_TRY(cudaMemcpyAsync(s->h_res + res * slot, s->d_res, sizeof(float) * res,
                               cudaMemcpyDeviceToHost, cs));
+    QM_CU_TRY(cudaLaunchHostFunc(cs, speed_results_landed, &s->ready[slot]));
     return 0;
 }
 
-/* Stage 5's linear algebra of job j (Cb ref, Cb dis, Cr ref, Cr dis) for
- * the round's slot, into its own work and block buffers. */
-static void speed_estimate_job(SpeedGpu *s, int j)
+/* Stage 5's linear algebra of job j (Cb ref, Cb dis, Cr ref, Cr dis) of
+ * a slot's frame, on a worker (its own scratch), into the slot's block
+ * and singular buffers. */
+static void speed_estimate_job(void *arg, unsigned slot, unsigned j, unsigned worker)
 {
+    SpeedGpu *s = (SpeedGpu *)arg;
     const QmSpeedParams *m = &s->m;
     /* the planes came back cut to tw x th: rows tw floats apart */
     QmSpeedDims cut = m->d;
     cut.stride = (size_t)m->d.tw;
-    const float *res = s->h_res + (size_t)kJobs * (size_t)s->g.res_floats * s->slot +
-                       (size_t)j * s->g.res_floats;
-    float *e = s->blocks + (size_t)j * 2 * (size_t)m->d.nb;
-    s->singular[j] = qm_speed_estimate_cov_c(&cut, res + kPlaneAt, res, res + kN * kN,
-                                             m->sigma_nn, e, e + m->d.nb,
-                                             s->work + (size_t)j * s->work_floats);
+    const size_t job = (size_t)slot * kJobs + j;
+    const float *res = s->h_res + (size_t)s->g.res_floats * job;
+    float *e = s->blocks + job * 2 * (size_t)m->d.nb;
+    s->singular[job] = qm_speed_estimate_cov_c(&cut, res + kPlaneAt, res, res + kN * kN,
+                                               m->sigma_nn, e, e + m->d.nb,
+                                               s->work + (size_t)worker * s->work_floats);
 }
 
-/* A fork-join part: the estimates part, part + parts, ... */
-static void speed_estimate_part(void *arg, unsigned part, unsigned parts)
+/* A CUDA host function, after the copy of a slot's results: hand the
+ * frame's four estimates to the workers (no CUDA call may be made here). */
+static void CUDART_CB speed_results_landed(void *arg)
 {
-    for (unsigned j = part; j < (unsigned)kJobs; j += parts)
-        speed_estimate_job((SpeedGpu *)arg, (int)j);
+    const SpeedGpu::SpeedReady *r = (const SpeedGpu::SpeedReady *)arg;
+    qm_jobq_post(&r->s->q, r->slot, kJobs);
 }
 
-/* Stage 5's linear algebra and stage 6 on the host, with the C functions
- * (see the top of this file for why); the four estimates in parallel. */
+/* Stage 6 on the host once the slot's estimates are done, with the C
+ * functions (see the top of this file for why). */
 static int speed_gpu_collect(void *priv, unsigned slot, QmRows *out)
 {
     SpeedGpu *s = (SpeedGpu *)priv;
     const QmSpeedParams *m = &s->m;
     const size_t nb = (size_t)m->d.nb;
-    s->slot = slot;
-    qm_fork_join_run(&s->fj, speed_estimate_part, s);
+    /* the stream has passed the host function (the frame's event follows
+     * it): the jobs are posted, and take some 100 us */
+    if (slot >= s->n_slots || qm_jobq_wait(&s->q, slot, 10000) != 1)
+        return QM_EDEVICE;
+    const float *blocks = s->blocks + (size_t)slot * kJobs * 2 * nb;
+    const int *sing = s->singular + (size_t)slot * kJobs;
     float score[2];
     int singular[2];
     for (int c = 0; c < 2; c++) {
-        const float *er = s->blocks + (size_t)(2 * c) * 2 * nb;
-        const float *ed = s->blocks + (size_t)(2 * c + 1) * 2 * nb;
-        score[c] = qm_speed_plane_score(&m->d, s->singular[2 * c], s->singular[2 * c + 1],
+        const float *er = blocks + (size_t)(2 * c) * 2 * nb;
+        const float *ed = blocks + (size_t)(2 * c + 1) * 2 * nb;
+        score[c] = qm_speed_plane_score(&m->d, sing[2 * c], sing[2 * c + 1],
                                         er, er + nb, ed, ed + nb,
                                         m->sigma_nn, m->nn_floor, m->mode);
-        singular[c] = s->singular[2 * c] || s->singular[2 * c + 1];
+        singular[c] = sing[2 * c] || sing[2 * c + 1];
     }
     qm_speed_set_features(out, score[0], singular[0], score[1], singular[1], m->max_val);
     return 0;

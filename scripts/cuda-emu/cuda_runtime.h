@@ -64,14 +64,23 @@ EmuWarp *emu_cur_warp(void);
 EmuBarrier *emu_block_barrier(void);
 void emu_run(dim3 grid, dim3 block, const std::function<void()> &body);
 
-struct EmuCfg { dim3 g, b; };
-static inline EmuCfg emu_cfg(dim3 g, dim3 b, size_t = 0, cudaStream_t = 0) { return {g, b}; }
+/* the work recorded by a stream capture (cudaStreamBeginCapture), or NULL */
+std::vector<std::function<void()>> *emu_capture(cudaStream_t s);
+struct EmuCfg { dim3 g, b; cudaStream_t st; };
+static inline EmuCfg emu_cfg(dim3 g, dim3 b, size_t = 0, cudaStream_t st = 0) { return {g, b, st}; }
 template <typename... P> struct EmuLaunch {
     EmuCfg c;
     void (*k)(P...);
     template <typename... A> void operator()(A &&...a)
     {
         std::tuple<P...> args(std::forward<A>(a)...);
+        if (auto *rec = emu_capture(c.st)) {
+            /* the arguments are copied, as a graph's kernel node keeps them */
+            const EmuCfg cc = c;
+            auto kk = k;
+            rec->push_back([cc, kk, args] { emu_run(cc.g, cc.b, [&] { std::apply(kk, args); }); });
+            return;
+        }
         emu_run(c.g, c.b, [&] { std::apply(k, args); });
     }
 };

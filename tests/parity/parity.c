@@ -514,6 +514,32 @@ static int direct_cuda(const QmMetricDesc *d, const QmMetricConfig *cfg, Pic *re
         QmRows rows = frame_rows(out, set, i, nf);
         err = d->cuda->collect(priv, (unsigned)i, &rows);
     }
+    /* A metric without history again, each frame in another slot (the
+     * frames in reverse): a slot's second frame must give what that frame
+     * gave in its own slot, bit for bit.  Twins that capture a slot's work
+     * once (a CUDA graph) and replay it are checked here. */
+    if (!err && n > 1 && !(d->flags & QM_METRIC_SEQUENTIAL)) {
+        double *again = calloc((size_t)n * nf, sizeof(*again));
+        uint8_t *aset = calloc((size_t)n * nf, 1);
+        if (!again || !aset)
+            err = QM_ENOMEM;
+        for (int i = 0; i < n && !err; i++)
+            err = d->cuda->submit(priv, &f[n - 1 - i], (unsigned)i, (QmStream)st);
+        if (cudaStreamSynchronize(st) != cudaSuccess && !err)
+            err = QM_EDEVICE;
+        for (int i = 0; i < n && !err; i++) {
+            QmRows rows = frame_rows(again, aset, n - 1 - i, nf);
+            err = d->cuda->collect(priv, (unsigned)i, &rows);
+        }
+        for (size_t k = 0; !err && k < (size_t)n * nf; k++)
+            if (aset[k] != set[k] || (set[k] && memcmp(&again[k], &out[k], sizeof(double)))) {
+                fprintf(stderr, "%s: frame %zu, feature %zu: %.17g in a reused slot, "
+                        "%.17g before\n", d->name, k / nf, k % nf, again[k], out[k]);
+                err = QM_EDEVICE;
+            }
+        free(again);
+        free(aset);
+    }
     if (inited && d->cuda->close)
         d->cuda->close(priv);
     free(priv);

@@ -1,0 +1,75 @@
+/* gst-qmetric: host work that a CUDA stream hands to worker threads.
+ *
+ * A frame's GPU results sometimes need host work before they are features
+ * (SpEED chroma's eigenvalues and entropies, cuda/speed.cu).  Done inside
+ * collect(), that work holds the engine's one backend thread, which also
+ * launches every metric's kernels: at 1080p it bounded the frame rate.
+ * Here a stream posts the frame's jobs the moment its results land (from a
+ * cudaLaunchHostFunc callback: plain C, no CUDA call), worker threads run
+ * them while the engine submits the next frames, and collect() only waits
+ * for the group (a slot) to be done, usually not at all.
+ *
+ * Groups are independent (one per slot); a group's jobs are posted all at
+ * once and waited for once.  Plain C and pthreads, no CUDA: tested on any
+ * machine (tests/jobqueue_test.c). */
+#ifndef QM_JOBQUEUE_H
+#define QM_JOBQUEUE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define QM_JOBQ_MAX_THREADS 8
+
+/* Job `job` (0 .. n - 1) of group `group`, on worker `worker` (0 ..
+ * threads - 1: an index for per-worker scratch). */
+typedef void (*QmJobFn)(void *arg, unsigned group, unsigned job, unsigned worker);
+
+typedef struct QmJobGroup {
+    unsigned n;        /* jobs posted */
+    unsigned next;     /* the next job a worker takes */
+    unsigned done;     /* jobs finished */
+    bool posted;       /* posted and not yet waited for */
+} QmJobGroup;
+
+typedef struct QmJobQueue {
+    pthread_t th[QM_JOBQ_MAX_THREADS];
+    unsigned n_th;
+    pthread_mutex_t lock;
+    pthread_cond_t work, done;
+    QmJobGroup *g;
+    unsigned n_groups;
+    unsigned *order;      /* groups with jobs to take, oldest first (a ring) */
+    unsigned head, count;
+    bool quit, inited;
+    QmJobFn fn;
+    void *arg;
+} QmJobQueue;
+
+/** Start `threads` workers (1 .. QM_JOBQ_MAX_THREADS) for `groups` groups.
+ *  Returns 0, or -1 when nothing could be allocated; a queue that starts no
+ *  thread runs each group's jobs in qm_jobq_wait() instead (never an error).
+ *  *q must be zeroed before. */
+int qm_jobq_start(QmJobQueue *q, unsigned threads, unsigned groups, QmJobFn fn, void *arg);
+
+/** Post jobs 0 .. n - 1 of a group that is not posted (any thread, e.g. a
+ *  CUDA host function).  Returns 0, or -1 for a group already posted or
+ *  out of range. */
+int qm_jobq_post(QmJobQueue *q, unsigned group, unsigned n);
+
+/** Wait until the group's jobs are done; the group is then free to be
+ *  posted again.  Returns 1 when done, 0 when the group was not posted
+ *  within timeout_ms, -1 for a group out of range. */
+int qm_jobq_wait(QmJobQueue *q, unsigned group, unsigned timeout_ms);
+
+/** Finish the jobs taken, drop the others, join the threads, free. */
+void qm_jobq_stop(QmJobQueue *q);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
