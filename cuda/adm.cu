@@ -251,5 +251,5 @@ int adm_gpu_collect(void *priv, unsigned slot, QmRows *out)
 } /* namespace */
 
 extern "C" const QmCudaFuncs qm_cuda_adm = {
-    sizeof(AdmGpu), adm_gpu_init, adm_gpu_submit, adm_gpu_collect, adm_gpu_close,
+    sizeof(AdmGpu), adm_gpu_init, adm_gpu_submit, adm_gpu_collect, adm_gpu_close, NULL,
 };

@@ -1018,5 +1018,5 @@ static int cambi_gpu_collect(void *priv, unsigned slot, QmRows *out)
 
 extern "C" const QmCudaFuncs qm_cuda_cambi = {
     sizeof(CambiGpu), cambi_gpu_init, cambi_gpu_submit, cambi_gpu_collect,
-    cambi_gpu_close,
+    cambi_gpu_close, NULL,
 };

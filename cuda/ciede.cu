@@ -167,5 +167,5 @@ static int ciede_gpu_collect(void *priv, unsigned slot, QmRows *out)
 
 extern "C" const QmCudaFuncs qm_cuda_ciede = {
     sizeof(CiedeGpu), ciede_gpu_init, ciede_gpu_submit, ciede_gpu_collect,
-    ciede_gpu_close,
+    ciede_gpu_close, NULL,
 };

@@ -454,22 +454,52 @@ static void pause_after(double start)
     }
 }
 
+/* With the slot's event completed: whether every instance's host work for
+ * it is done too (1), still running (0), or failed (< 0). */
+static int host_done(QmGpu *g, unsigned si)
+{
+    const Slot *sl = &g->slot[si];
+    for (unsigned i = 0; i < g->n_inst; i++) {
+        if (!(sl->mask & (1u << i)) || !g->inst[i].f->host_done)
+            continue;
+        const int r = g->inst[i].f->host_done(g->inst[i].priv, si);
+        if (r <= 0) {
+            if (r < 0)
+                snprintf(g->err, sizeof(g->err), "%s: the host part of frame %llu failed",
+                         g->inst[i].in.desc->name, (unsigned long long)sl->frame.index);
+            return r;
+        }
+    }
+    return 1;
+}
+
 static int gpu_poll(void *ctx, unsigned slot, unsigned timeout_ms)
 {
     QmGpu *g = ctx;
-    cudaEvent_t ev = g->ev[slot % g->n_slots];
+    const unsigned si = slot % g->n_slots;
+    cudaEvent_t ev = g->ev[si];
     const double start = now_ms();
-    cudaError_t e;
+    int ret;
     ctx_push(g);
-    while ((e = cudaEventQuery(ev)) == cudaErrorNotReady &&
-           now_ms() - start < (double)timeout_ms)
+    for (;;) {
+        const cudaError_t e = cudaEventQuery(ev);
+        if (e == cudaSuccess) {
+            if ((ret = host_done(g, si)) != 0)
+                break;
+        } else if (e != cudaErrorNotReady) {
+            ret = fail(g, e, "cudaEventQuery", __func__);
+            break;
+        }
+        if (now_ms() - start >= (double)timeout_ms) {
+            ret = 0;
+            break;
+        }
         pause_after(start);
+    }
     ctx_pop(g);
-    if (e == cudaSuccess)
-        return 1;
-    if (e == cudaErrorNotReady)
-        return 0;
-    return fail(g, e, "cudaEventQuery", __func__);
+    if (ret < 0 && g->log)
+        g->log(g->log_opaque, QM_LOG_ERROR, g->err);
+    return ret < 0 ? QM_EDEVICE : ret;
 }
 
 static int gpu_collect(void *ctx, unsigned slot, uint64_t index, double *row,

@@ -364,5 +364,5 @@ static int motion_gpu_collect(void *priv, unsigned slot, QmRows *out)
 
 extern "C" const QmCudaFuncs qm_cuda_motion = {
     sizeof(MotionGpu), motion_gpu_init, motion_gpu_submit, motion_gpu_collect,
-    motion_gpu_close,
+    motion_gpu_close, NULL,
 };

@@ -84,5 +84,5 @@ static void psnr_gpu_close(void *priv)
 
 extern "C" const QmCudaFuncs qm_cuda_psnr = {
     sizeof(PsnrGpu), psnr_gpu_init, psnr_gpu_submit, psnr_gpu_collect,
-    psnr_gpu_close,
+    psnr_gpu_close, NULL,
 };

@@ -505,5 +505,5 @@ static int hvs_gpu_collect(void *priv, unsigned slot, QmRows *out)
 }
 
 extern "C" const QmCudaFuncs qm_cuda_psnr_hvs = {
-    sizeof(HvsGpu), hvs_gpu_init, hvs_gpu_submit, hvs_gpu_collect, hvs_gpu_close,
+    sizeof(HvsGpu), hvs_gpu_init, hvs_gpu_submit, hvs_gpu_collect, hvs_gpu_close, NULL,
 };

@@ -12,8 +12,14 @@
  *   submit()   enqueue the kernels of one frame on the stream, leaving the
  *              frame's small results (sums, counts) in pinned host memory of
  *              that slot; never synchronise;
- *   collect()  once the slot's event has completed: turn those results into
- *              the features (the same host-side formula as the C reference);
+ *   host_done() (optional) once the slot's event has completed, polled
+ *              until it returns 1: a twin whose results need host work
+ *              starts it at the first call and says when it is finished,
+ *              so that the engine goes on submitting meanwhile instead of
+ *              waiting in collect() (cuda/speed.cu); 0 while running;
+ *   collect()  once the slot's event has completed (and host_done() said
+ *              1): turn those results into the features (the same
+ *              host-side formula as the C reference);
  *   close().
  * Every function returns 0 or a negative QM_E* code.
  */
@@ -58,6 +64,7 @@ typedef struct QmCudaFuncs {
     int (*submit)(void *priv, const QmGpuFrame *f, unsigned slot, QmStream st);
     int (*collect)(void *priv, unsigned slot, QmRows *out);
     void (*close)(void *priv);
+    int (*host_done)(void *priv, unsigned slot);
 } QmCudaFuncs;
 
 /* The backend itself (cuda/gpu.c) is reached through qm_backend_cuda()

@@ -46,9 +46,10 @@
  * glibc's log2 (CUDA's may differ in the last bit); on the host they are
  * bit-identical by construction and cheap once the QR decomposition (about
  * nine tenths of the C code's stage 5 at 1080p) comes from the device.
- * The stream stays asynchronous: a host function after the copy of the
- * results posts the four estimates to worker threads, and collect() (after
- * the slot's event) waits for them.  So the features equal the C
+ * The stream stays asynchronous: once the slot's event has completed, the
+ * engine's poll (host_done()) posts the four estimates to worker threads
+ * and polls them while it submits the next frames; collect() finds them
+ * done.  So the features equal the C
  * reference's exactly (cuda_tol 0).
  *
  * Memory: the device work buffers (rescaled planes, decimated planes, the
@@ -372,19 +373,20 @@ typedef struct SpeedGpu {
      * submissions instead of holding its backend thread in collect(),
      * which then only waits for them (jobqueue.h). */
     QmJobQueue q;
-    struct SpeedReady { struct SpeedGpu *s; unsigned slot; } *ready;  /* [slot] */
+    /* per slot, on the engine's backend thread only: estimates posted,
+     * and seen finished */
+    bool *posted, *finished;
 } SpeedGpu;
 
 static void speed_estimate_job(void *arg, unsigned slot, unsigned j, unsigned worker);
-static void CUDART_CB speed_results_landed(void *arg);
 
 static void speed_gpu_close(void *priv)
 {
     SpeedGpu *s = (SpeedGpu *)priv;
     qm_jobq_stop(&s->q);
-    free(s->ready);
+    free(s->posted);
     free(s->singular);
-    s->ready = NULL;
+    s->posted = s->finished = NULL;
     s->singular = NULL;
     cudaFree(s->d_tab);
     cudaFree(s->d_scaled);
@@ -499,11 +501,10 @@ static int speed_gpu_init_(SpeedGpu *s, const QmMetricConfig *cfg, unsigned n_sl
     s->work = (float *)malloc(sizeof(float) * kJobs * s->work_floats);
     s->blocks = (float *)malloc(sizeof(float) * s->n_slots * kJobs * 2 * (size_t)d->nb);
     s->singular = (int *)calloc((size_t)s->n_slots * kJobs, sizeof(int));
-    s->ready = (SpeedGpu::SpeedReady *)calloc(s->n_slots, sizeof(*s->ready));
-    if (!s->work || !s->blocks || !s->singular || !s->ready)
+    s->posted = (bool *)calloc(2 * (size_t)s->n_slots, sizeof(bool));
+    if (!s->work || !s->blocks || !s->singular || !s->posted)
         return QM_ENOMEM;
-    for (unsigned i = 0; i < s->n_slots; i++)
-        s->ready[i] = { s, i };
+    s->finished = s->posted + s->n_slots;
     /* one worker per estimate: a frame's four run at once */
     if (qm_jobq_start(&s->q, kJobs, s->n_slots, speed_estimate_job, s))
         return QM_ENOMEM;
@@ -572,7 +573,7 @@ static int speed_gpu_submit(void *priv, const QmGpuFrame *f, unsigned slot, QmSt
     const size_t res = (size_t)kJobs * (size_t)s->g.res_floats;
     QM_CU_TRY(cudaMemcpyAsync(s->h_res + res * slot, s->d_res, sizeof(float) * res,
                               cudaMemcpyDeviceToHost, cs));
-    QM_CU_TRY(cudaLaunchHostFunc(cs, speed_results_landed, &s->ready[slot]));
+    s->posted[slot] = s->finished[slot] = false;
     return 0;
 }
 
@@ -594,12 +595,23 @@ static void speed_estimate_job(void *arg, unsigned slot, unsigned j, unsigned wo
                                                s->work + (size_t)worker * s->work_floats);
 }
 
-/* A CUDA host function, after the copy of a slot's results: hand the
- * frame's four estimates to the workers (no CUDA call may be made here). */
-static void CUDART_CB speed_results_landed(void *arg)
+/* The slot's event has completed (its results are in pinned memory): post
+ * the frame's four estimates to the workers at the first call, then say
+ * whether they are done.  The engine polls this while it submits the next
+ * frames, so the estimates overlap them. */
+static int speed_gpu_host_done(void *priv, unsigned slot)
 {
-    const SpeedGpu::SpeedReady *r = (const SpeedGpu::SpeedReady *)arg;
-    qm_jobq_post(&r->s->q, r->slot, kJobs);
+    SpeedGpu *s = (SpeedGpu *)priv;
+    if (slot >= s->n_slots)
+        return QM_EINVAL;
+    if (!s->posted[slot]) {
+        if (qm_jobq_post(&s->q, slot, kJobs))
+            return QM_EINVAL;
+        s->posted[slot] = true;
+    }
+    if (!s->finished[slot])
+        s->finished[slot] = qm_jobq_wait(&s->q, slot, 0) == 1;
+    return s->finished[slot];
 }
 
 /* Stage 6 on the host once the slot's estimates are done, with the C
@@ -609,10 +621,13 @@ static int speed_gpu_collect(void *priv, unsigned slot, QmRows *out)
     SpeedGpu *s = (SpeedGpu *)priv;
     const QmSpeedParams *m = &s->m;
     const size_t nb = (size_t)m->d.nb;
-    /* the stream has passed the host function (the frame's event follows
-     * it): the jobs are posted, and take some 100 us */
-    if (slot >= s->n_slots || qm_jobq_wait(&s->q, slot, 10000) != 1)
+    /* normally host_done() said 1 already; a caller that did not poll it
+     * (tests/parity's direct path) waits here */
+    if (slot >= s->n_slots || speed_gpu_host_done(priv, slot) < 0)
+        return QM_EINVAL;
+    if (!s->finished[slot] && qm_jobq_wait(&s->q, slot, 10000) != 1)
         return QM_EDEVICE;
+    s->posted[slot] = s->finished[slot] = false;
     const float *blocks = s->blocks + (size_t)slot * kJobs * 2 * nb;
     const int *sing = s->singular + (size_t)slot * kJobs;
     float score[2];
@@ -633,5 +648,5 @@ static int speed_gpu_collect(void *priv, unsigned slot, QmRows *out)
 
 extern "C" const QmCudaFuncs qm_cuda_speed_chroma = {
     sizeof(SpeedGpu), speed_gpu_init, speed_gpu_submit, speed_gpu_collect,
-    speed_gpu_close,
+    speed_gpu_close, speed_gpu_host_done,
 };

@@ -571,7 +571,7 @@ static int fssim_gpu_collect(void *priv, unsigned slot, QmRows *out)
 
 extern "C" const QmCudaFuncs qm_cuda_float_ssim = {
     sizeof(SsimGpu), fssim_gpu_init, fssim_gpu_submit, fssim_gpu_collect,
-    ssim_gpu_close,
+    ssim_gpu_close, NULL,
 };
 
 /* ---- float_ms_ssim ---- */
@@ -646,5 +646,5 @@ static int msssim_gpu_collect(void *priv, unsigned slot, QmRows *out)
 
 extern "C" const QmCudaFuncs qm_cuda_float_ms_ssim = {
     sizeof(SsimGpu), msssim_gpu_init, msssim_gpu_submit, msssim_gpu_collect,
-    ssim_gpu_close,
+    ssim_gpu_close, NULL,
 };

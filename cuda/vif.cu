@@ -545,5 +545,5 @@ int vif_gpu_collect(void *priv, unsigned slot, QmRows *out)
 
 extern "C" const QmCudaFuncs qm_cuda_vif = {
     sizeof(VifGpu), vif_gpu_init, vif_gpu_submit, vif_gpu_collect,
-    vif_gpu_close,
+    vif_gpu_close, NULL,
 };

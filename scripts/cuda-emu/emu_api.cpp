@@ -90,14 +90,6 @@ cudaError_t cudaGraphLaunch(cudaGraphExec_t e, cudaStream_t s)
 }
 cudaError_t cudaGraphDestroy(cudaGraph_t g) { delete (EmuWork *)g; return cudaSuccess; }
 cudaError_t cudaGraphExecDestroy(cudaGraphExec_t e) { delete (EmuWork *)e; return cudaSuccess; }
-cudaError_t cudaLaunchHostFunc(cudaStream_t s, cudaHostFn_t fn, void *user)
-{
-    if (EmuWork *w = emu_capture(s))
-        w->push_back([fn, user] { fn(user); });
-    else
-        fn(user);
-    return cudaSuccess;
-}
 const char *cudaGetErrorName(cudaError_t) { return "emuError"; }
 const char *cudaGetErrorString(cudaError_t) { return "emulated error"; }
 cudaError_t cudaGetDriverEntryPointByVersion(const char *, void **fn, unsigned, unsigned long long, cudaDriverEntryPointQueryResult *) { *fn = nullptr; return cudaErrorInvalidValue; }

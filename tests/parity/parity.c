@@ -824,6 +824,9 @@ static const struct {
     { "motion", "motion=motion_moving_average=true:motion_blend_factor=0.25:"
                 "motion_blend_offset=2" },
     { "motion", "motion=motion_five_frame_window=true:motion_force_zero=true" },
+    /* the engine polls the twin's host part (host_done()) before collect() */
+    { "speed_chroma", "speed_chroma=speed_kernelscale=1.0:speed_nn_floor=0.1:"
+                      "speed_sigma_nn=0.19:speed_weight_var_mode=5:speed_max_val=45" },
 };
 
 /* Whether an engine on the CUDA backend runs every instance on the device
@@ -912,15 +915,14 @@ static int check_engine_vector(const QmMetricDesc *d, int m, uint64_t seed,
     return fails;
 }
 
-/* Metrics with post()/flush(): each option alone at the values of
- * option_values(), then engine_combos, through the engine. */
+/* Through the engine: for metrics with post()/flush(), each option alone
+ * at the values of option_values(); then engine_combos of any metric. */
 static int check_engine_options(const QmMetricDesc *d, int m, uint64_t seed, double *worst,
                                 int *checks, int *refused)
 {
     int fails = 0;
-    if (!d->options || !d->options[0].name || !(d->cpu.post || d->cpu.flush))
-        return 0;
-    for (int oi = 0; d->options[oi].name; oi++) {
+    const bool sweep = d->options && d->options[0].name && (d->cpu.post || d->cpu.flush);
+    for (int oi = 0; sweep && d->options[oi].name; oi++) {
         const QmOptionDesc *od = &d->options[oi];
         double vals[16];
         const int nv = option_values(od, vals);
