@@ -28,6 +28,8 @@ static void sleep_until(gint64 ns)
 
 typedef struct Run Run;
 
+#define PB_LAT_CHANGES 32  /* latency changes noted per probe */
+
 typedef struct Probe Probe;
 
 typedef struct PadTag {
@@ -44,6 +46,13 @@ struct Probe {
     GstClockTime phase;         /* offset of this probe's frames in the period */
     GstClockTime latency;       /* the element's live latency (its deadline past a
                                  * frame's running time), queried at the end */
+    /* the latency over time: it grows while the run starts (qmetric's
+     * look-ahead once it knows the rate, a decoder's once it has the
+     * stream), and a frame is judged by the latency then in effect;
+     * recorded after the start and after each recalculation */
+    gint64 lat_at[PB_LAT_CHANGES];
+    GstClockTime lat_val[PB_LAT_CHANGES];
+    int n_lat;
     gint64 *push[2], *arr[2], *msg;
     double *score;
     guint64 n_msg;
@@ -65,6 +74,36 @@ struct Run {
     gint stop, feeders_left;
     char feature[64];           /* the first score of the messages */
 };
+
+static GstClockTime element_latency(GstElement *e);
+
+/* Note each probe's latency where it changed (up to PB_LAT_CHANGES). */
+static void note_latencies(Run *run)
+{
+    const gint64 now = pb_now_ns();
+    for (int j = 0; j < run->n; j++) {
+        Probe *p = &run->p[j];
+        const GstClockTime l = element_latency(p->q);
+        if (p->n_lat < PB_LAT_CHANGES && (!p->n_lat || p->lat_val[p->n_lat - 1] != l)) {
+            p->lat_at[p->n_lat] = now;
+            p->lat_val[p->n_lat++] = l;
+        }
+    }
+}
+
+/* The smallest latency in effect between times a and b (monotonic ns):
+ * a frame due at a was given up once the clock passed a + that. */
+static GstClockTime latency_between(const Probe *p, gint64 a, gint64 b)
+{
+    GstClockTime l = GST_CLOCK_TIME_NONE;
+    for (int i = 0; i < p->n_lat; i++) {
+        const bool in_effect_at_a = p->lat_at[i] <= a && (i + 1 == p->n_lat || p->lat_at[i + 1] > a);
+        if ((in_effect_at_a || (p->lat_at[i] > a && p->lat_at[i] <= b)) &&
+            GST_CLOCK_TIME_IS_VALID(p->lat_val[i]) && (!GST_CLOCK_TIME_IS_VALID(l) || p->lat_val[i] < l))
+            l = p->lat_val[i];
+    }
+    return GST_CLOCK_TIME_IS_VALID(l) ? l : p->latency;
+}
 
 /* Running time (and PTS) of frame k of probe p. */
 static GstClockTime frame_time(const Run *run, const Probe *p, int k)
@@ -334,11 +373,12 @@ static void classify_loss(Run *run, const Probe *p, int k, PbResult *r)
      * running time plus its latency: compare each arrival with that */
     const gint64 due = run->t0 + (gint64)frame_time(run, p, k);
     const gint64 late = MAX(ref - due, dis - due);
+    const GstClockTime lat = latency_between(p, due, due + late);
     if (!ref)
         r->lost_no_ref++;
     else if (!dis)
         r->lost_no_dist++;
-    else if (GST_CLOCK_TIME_IS_VALID(p->latency) && late > (gint64)p->latency) {
+    else if (GST_CLOCK_TIME_IS_VALID(lat) && late > (gint64)lat) {
         r->lost_late++;
         r->lost_lag_max_ms = MAX(r->lost_lag_max_ms, late / 1e6);
     } else {
@@ -348,7 +388,7 @@ static void classify_loss(Run *run, const Probe *p, int k, PbResult *r)
             x->frame = k;
             x->ref_ms = (ref - due) / 1e6;
             x->dist_ms = (dis - due) / 1e6;
-            x->latency_ms = GST_CLOCK_TIME_IS_VALID(p->latency) ? p->latency / 1e6 : -1;
+            x->latency_ms = GST_CLOCK_TIME_IS_VALID(lat) ? lat / 1e6 : -1;
             x->prev = k > 0 && p->msg[k - 1];
             x->next = k + 1 < run->frames && p->msg[k + 1];
         }
@@ -474,6 +514,8 @@ static bool wait_for(Run *run, GstBus *bus, double secs, bool (*cond)(Run *), Pb
         if (GST_MESSAGE_TYPE(m) == GST_MESSAGE_LATENCY) {
             /* qmetric announces its look-ahead once it knows the rate */
             gst_bin_recalculate_latency(GST_BIN(run->pipe));
+            if (run->t0)
+                note_latencies(run);
         } else if (GST_MESSAGE_TYPE(m) == GST_MESSAGE_WARNING) {
             r->warnings++;
         } else {
@@ -578,6 +620,7 @@ bool pb_run(const PbOpts *o, PbFrames *fr, GstObject *cuda_ctx, int n, PbResult 
     if (ok) {
         gst_element_get_state(pipe, NULL, NULL, 10 * GST_SECOND);
         run.t0 = (gint64)gst_element_get_base_time(pipe);
+        note_latencies(&run);
         /* frame 0 a little ahead of now, so that every probe starts on time */
         run.start = (GstClockTime)(pb_now_ns() - run.t0) + 200 * GST_MSECOND;
         g_atomic_int_set(&run.feeders_left, nf);

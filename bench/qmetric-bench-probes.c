@@ -260,7 +260,7 @@ static void print_row(const PbResult *r)
     if (r->lost_no_ref + r->lost_no_dist + r->lost_late + r->lost_in_time)
         printf("       unscored pairs: %" G_GUINT64_FORMAT " without the reference, %"
                G_GUINT64_FORMAT " without the distorted frame, %" G_GUINT64_FORMAT
-               " later than the element's latency (worst %.1f ms past the running time), %"
+               " later than the element's latency then in effect (worst %.1f ms past the running time), %"
                G_GUINT64_FORMAT " both in time; %" G_GUINT64_FORMAT " in the first second. "
                "Arrival lag distorted - reference p50/p99/max %.2f/%.2f/%.2f ms\n",
                r->lost_no_ref, r->lost_no_dist, r->lost_late, r->lost_lag_max_ms,
