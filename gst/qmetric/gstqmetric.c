@@ -1568,6 +1568,8 @@ pull_frame (GstQmetric * self, guint i, gint64 deadline, gboolean * error)
     q->prev_t = f->t;
     q->last_dur = f->dur;
   }
+  GST_LOG_OBJECT (self, "took %s frame %" G_GINT64_FORMAT ", deadline %"
+      G_GINT64_FORMAT, pad_names[i], f->t, deadline);
   q->info[q->n] = i == QM_PAIR_REF ? self->ref_info : self->dist_info;
   q->buf[q->n++] = buf;
   g_atomic_int_set (&q->n_shared, q->n);
@@ -1989,6 +1991,12 @@ pair_queued (GstQmetric * self, gint64 deadline, gboolean done_all)
         break;
       continue;
     }
+    GST_LOG_OBJECT (self, "decision %d (reason %d) on heads ref %" G_GINT64_FORMAT
+        " dist %" G_GINT64_FORMAT " (queued %" G_GSIZE_FORMAT "/%" G_GSIZE_FORMAT
+        ", more %d/%d), deadline %"
+        G_GINT64_FORMAT, d.action, d.reason, in.n[0] ? in.f[0][0].t : -1,
+        in.n[1] ? in.f[1][0].t : -1, in.n[0], in.n[1], in.more[0], in.more[1],
+        deadline);
     warn_mode (self, &d);
     qm_pair_apply (&self->pair_state, &in, &d);
     switch (d.action) {
@@ -2104,6 +2112,8 @@ gst_qmetric_aggregate (GstAggregator * agg, gboolean timeout)
   self->agg_latency = latency;
   check_rates (self);
   deadline = live_deadline (self);
+  GST_LOG_OBJECT (self, "aggregate (timeout %d), deadline %" G_GINT64_FORMAT
+      ", latency %" GST_TIME_FORMAT, timeout, deadline, GST_TIME_ARGS (latency));
   if (timeout && deadline == QM_PAIR_NO_DEADLINE) {
     /* live without a clock reading: what made us time out has waited */
     deadline = to_pair_time (gst_qmetric_get_next_time (agg));
