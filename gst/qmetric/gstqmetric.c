@@ -2241,19 +2241,23 @@ gst_qmetric_sink_event (GstAggregator * agg, GstAggregatorPad * pad,
             gst_video_format_to_string (GST_VIDEO_INFO_FORMAT (&info)));
       }
       check_pad_differences (self);
-      /* at the first pad's caps: the other pad (a decoder, say) may send
-       * its caps only with its first frame, later than the first
-       * reference frame's wait would have ended without the look-ahead */
+      /* The engine opens at the first pad's caps, before any frame: the
+       * other pad (a decoder, say) may send its caps only with its first
+       * frame.  Opened at the first pair, its set-up (some 140 ms with the
+       * CUDA backend while seven other probes set theirs up) held this
+       * thread while frames came, and pairs whose two frames had arrived
+       * inside the latency were given up (issue 13, qmetric-bench-probes
+       * with decoders).  The look-ahead is announced with it.  Caps that
+       * differ on the other pad are refused at the first pair, as before;
+       * a later change of size or format reopens it there. */
       if (!self->engine && gst_qmetric_format_lookup (GST_VIDEO_INFO_FORMAT
               (&info))) {
-        QmSettings s;
-        unsigned delay = 0;
-        fill_settings (self, &s, &info);
-        /* a plan that fails here fails again, with its message, at the
-         * first pair */
-        if (qm_settings_lookahead (&s, &delay) == 0)
-          announce_lookahead (self, &info, delay);
-        clear_settings (&s);
+        self->pair_dist_info = info;
+        if (!open_engine (self, GST_CLOCK_TIME_NONE)) {
+          gst_event_unref (event);
+          return FALSE;
+        }
+        self->engine_info = info;
       }
       if (is_dist)
         gst_aggregator_set_src_caps (agg, caps);
