@@ -29,7 +29,6 @@
 
 #include "qm.h"
 #include "partial.h"
-#include "prefault.h"
 #include "qmlog.h"
 
 static void usage(FILE *f)
@@ -303,24 +302,6 @@ int main(int argc, char **argv)
         fprintf(stderr, "qmetric-yuv: out of memory\n");
         return 2;
     }
-    /* the mapped files' next frames are mapped in ahead of the engine's
-     * copies (prefault.h); QMETRIC_YUV_PREFAULT=0 leaves the faults to the
-     * copies, as before (to measure the difference) */
-    QmPrefault *pf = NULL;
-    {
-        const uint8_t *maps[2];
-        size_t sizes[2];
-        int nm = 0;
-        const Source *srcs[2] = { &sr, &sd };
-        for (int i = 0; i < 2; i++)
-            if (srcs[i]->map) {
-                maps[nm] = srcs[i]->map;
-                sizes[nm++] = srcs[i]->size;
-            }
-        const char *env = getenv("QMETRIC_YUV_PREFAULT");
-        if (nm && !count_only && !(env && !strcmp(env, "0")))
-            pf = qm_prefault_start(maps, sizes, nm, l.frame, 16);
-    }
     if (count_only) {
         uint64_t n = 0;
         bool pa = false, pb = false;
@@ -382,7 +363,6 @@ int main(int argc, char **argv)
         const uint8_t *rb = NULL, *db = NULL;
         if (more) {
             pa = pb = false;
-            qm_prefault_reading(pf, n);
             rb = source_frame(&sr, n, &pa);
             db = source_frame(&sd, n, &pb);
             if (!rb || !db) {
@@ -457,7 +437,6 @@ int main(int argc, char **argv)
     for (unsigned i = 0; i < nf; i++)
         qm_pool_clear(&pools[i]);
     qm_engine_close(&e);
-    qm_prefault_stop(pf);
     source_close(&sr);
     source_close(&sd);
     free(pools);
