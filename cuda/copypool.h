@@ -2,9 +2,9 @@
  * at once (QmForkJoin: the calling thread runs part 0 and waits for the
  * others), and on them the rows of host pictures copied into the GPU
  * backend's pinned staging (QmCopyPool).  One core's memcpy cannot keep up
- * with the kernels at HD and above (about 1,000 frame pairs/s at 1080p);
- * SpEED chroma's host stage runs its four estimates on a QmForkJoin too
- * (cuda/speed.cu).  Plain C and pthreads (no CUDA), so that it is tested on
+ * with the kernels at HD and above (about 1,000 frame pairs/s at 1080p).
+ * (SpEED chroma's host stage has worker threads of its own: jobqueue.h.)
+ * Plain C and pthreads (no CUDA), so that it is tested on
  * any machine (tests/copypool_test.c). */
 #ifndef QM_COPYPOOL_H
 #define QM_COPYPOOL_H
