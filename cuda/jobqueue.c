@@ -1,4 +1,4 @@
-/* gst-qmetric: host work that a CUDA stream hands to worker threads
+/* gst-qmetric: worker threads for a CUDA twin's host work
  * (jobqueue.h says why). */
 #include "jobqueue.h"
 

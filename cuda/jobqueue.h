@@ -1,13 +1,15 @@
-/* gst-qmetric: host work that a CUDA stream hands to worker threads.
+/* gst-qmetric: worker threads for a CUDA twin's host work.
  *
  * A frame's GPU results sometimes need host work before they are features
  * (SpEED chroma's eigenvalues and entropies, cuda/speed.cu).  Done inside
  * collect(), that work holds the engine's one backend thread, which also
  * launches every metric's kernels: at 1080p it bounded the frame rate.
- * Here a stream posts the frame's jobs the moment its results land (from a
- * cudaLaunchHostFunc callback: plain C, no CUDA call), worker threads run
- * them while the engine submits the next frames, and collect() only waits
- * for the group (a slot) to be done, usually not at all.
+ * Here the twin posts the frame's jobs once the backend sees the frame's
+ * event complete (host_done(), cuda/qm_cuda.h), worker threads run them
+ * while the engine submits the next frames, and a later host_done() or
+ * collect() only checks, or waits, that the group (a slot) is done.
+ * (Posting from a cudaLaunchHostFunc callback instead held the twin's
+ * stream for the callback's wake-up: its span doubled.)
  *
  * Groups are independent (one per slot); a group's jobs are posted all at
  * once and waited for once.  Plain C and pthreads, no CUDA: tested on any

@@ -1,6 +1,6 @@
 /* cuda/jobqueue.c: every job of every group runs exactly once, on a valid
  * worker index, before qm_jobq_wait() returns; groups posted from another
- * thread (as a CUDA host function posts them) in any order of slots; a
+ * thread than the waiting one, slots in flight as the engine has them; a
  * group never posted times out; a queue without threads runs the jobs in
  * the waiting thread; stop() with jobs still queued returns.  No GPU. */
 #include "jobqueue.h"
@@ -49,7 +49,7 @@ typedef struct Poster {
     bool quit;
 } Poster;
 
-/* the "stream": posts each group when asked, from its own thread */
+/* posts each group when asked, from a thread of its own */
 static void *poster_main(void *arg)
 {
     Poster *p = arg;
