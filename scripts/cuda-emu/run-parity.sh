@@ -29,6 +29,7 @@ for f in $SRCS; do
 done
 gcc $CF -c "$ROOT/cuda/gpu.c" -o gpu.o
 gcc $CF -c "$ROOT/cuda/copypool.c" -o copypool.o
+gcc $CF -c "$ROOT/cuda/jobqueue.c" -o jobqueue.o
 if [ -n "$EMU_SMALL" ]; then
   sed -e 's/577, 323/300, 220/g' "$ROOT/tests/parity/parity.c" > parity_small.c
   gcc $CF -I"$ROOT/tests/parity" -c parity_small.c -o parity.o
@@ -43,5 +44,5 @@ for cu in "$ROOT"/cuda/*.cu; do
 done
 g++ -std=c++17 -O1 $SAN -c "$E/emu.cpp" -o emu.o
 g++ -std=c++17 -O1 $SAN -c "$E/emu_api.cpp" -o emu_api.o
-g++ $SAN -o parity parity.o gpu.o copypool.o $objs emu.o emu_api.o -lm -lpthread
+g++ $SAN -o parity parity.o gpu.o copypool.o jobqueue.o $objs emu.o emu_api.o -lm -lpthread
 ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0} ./parity --max-pixels $((577 * 323)) "$@"
