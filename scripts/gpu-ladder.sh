@@ -1,5 +1,5 @@
 #!/bin/bash
-# qmetric-compare --gpus on the GPU machine: a 1080p ladder (RENDITIONS
+# qmetric-compare --gpus on the GPU machine: a ladder (RENDITIONS
 # H.264 encodes of FRAMES frames) scored three ways with --backend cuda:
 # without --gpus, on the first GPU only (--gpus 1) and spread over every GPU
 # (--gpus all).  Checks that the three runs' rows are equal (every pooled
@@ -7,7 +7,10 @@
 # GPU's utilisation sampled every second.  Carry .gpu (../shared/gpu/README.md).
 #   OUT=/tmp/out scripts/gpu-ladder.sh
 # env: FRAMES (default 240), RENDITIONS (default 4), GPU_ARCHS (default 90),
-#      METRICS (default: the tool's, vmaf,psnr,float_ssim)
+#      METRICS (default: the tool's, vmaf,psnr,float_ssim), SIZE (default
+#      1920x1080), MODEL (default the tool's).  A ladder bound by the metrics
+#      rather than the decoders, where several GPUs can pay off:
+#      SIZE=3840x2160 MODEL=vmaf_v1.0.16_3d0h_2160
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/out}
@@ -28,8 +31,9 @@ n=${RENDITIONS:-4}
 w=/tmp/gpu-ladder
 mkdir -p $w
 src="videotestsrc pattern=zone-plate kx2=20 ky2=20 kt=1 num-buffers=$frames"
-raw="video/x-raw,format=I420,width=1920,height=1080,framerate=30/1"
-log "encoding a reference and $n renditions of $frames frames"
+size=${SIZE:-1920x1080}
+raw="video/x-raw,format=I420,width=${size%x*},height=${size#*x},framerate=30/1"
+log "encoding a reference and $n renditions of $frames frames at $size"
 gst-launch-1.0 -q $src ! $raw ! x264enc pass=quant quantizer=8 speed-preset=ultrafast ! \
   mp4mux ! filesink location=$w/ref.mp4 &
 rends=()
@@ -41,6 +45,7 @@ done
 wait
 metrics=()
 [ -n "${METRICS:-}" ] && metrics=(--metrics "$METRICS")
+[ -n "${MODEL:-}" ] && metrics+=(--model "$MODEL")
 "$qc" $w/ref.mp4 "${rends[@]}" --gpus all --dry-run >"$OUT/ladder-plan.txt" 2>&1
 cat "$OUT/ladder-plan.txt" | tee -a "$OUT/ladder-summary.txt"
 for mode in none 1 all; do
