@@ -463,12 +463,14 @@ static int host_done(QmGpu *g, unsigned si)
         if (!(sl->mask & (1u << i)) || !g->inst[i].f->host_done)
             continue;
         const int r = g->inst[i].f->host_done(g->inst[i].priv, si);
-        if (r <= 0) {
-            if (r < 0)
-                snprintf(g->err, sizeof(g->err), "%s: the host part of frame %llu failed",
-                         g->inst[i].in.desc->name, (unsigned long long)sl->frame.index);
-            return r;
+        if (r < 0) {
+            snprintf(g->err, sizeof(g->err), "%s: the host part of frame %llu failed",
+                     g->inst[i].in.desc->name, (unsigned long long)sl->frame.index);
+            if (g->log)
+                g->log(g->log_opaque, QM_LOG_ERROR, g->err);
         }
+        if (r <= 0)
+            return r;
     }
     return 1;
 }
@@ -497,8 +499,6 @@ static int gpu_poll(void *ctx, unsigned slot, unsigned timeout_ms)
         pause_after(start);
     }
     ctx_pop(g);
-    if (ret < 0 && g->log)
-        g->log(g->log_opaque, QM_LOG_ERROR, g->err);
     return ret < 0 ? QM_EDEVICE : ret;
 }
 

@@ -49,8 +49,7 @@
  * The stream stays asynchronous: once the slot's event has completed, the
  * engine's poll (host_done()) posts the four estimates to worker threads
  * and polls them while it submits the next frames; collect() finds them
- * done.  So the features equal the C
- * reference's exactly (cuda_tol 0).
+ * done.  So the features equal the C reference's exactly (cuda_tol 0).
  *
  * Memory: the device work buffers (rescaled planes, decimated planes, the
  * result area) are shared by the slots (the stream orders the frames: a
@@ -367,11 +366,10 @@ typedef struct SpeedGpu {
     unsigned n_slots;
     /* The four estimates of a frame (Cb ref, Cb dis, Cr ref, Cr dis) are
      * SpEED's main host cost (about 78 us a plane and side at 1080p on the
-     * development machine).  They run on worker threads, posted by the
-     * stream itself once the slot's results are in pinned memory (a host
-     * function after the copy), so they overlap the engine's next
-     * submissions instead of holding its backend thread in collect(),
-     * which then only waits for them (jobqueue.h). */
+     * development machine).  They run on worker threads, posted by
+     * host_done() once the slot's results are in pinned memory, so they
+     * overlap the engine's next submissions instead of holding its backend
+     * thread in collect() (jobqueue.h). */
     QmJobQueue q;
     /* per slot, on the engine's backend thread only: estimates posted,
      * and seen finished */
@@ -564,12 +562,12 @@ static int speed_gpu_submit(void *priv, const QmGpuFrame *f, unsigned slot, QmSt
 {
     SpeedGpu *s = (SpeedGpu *)priv;
     cudaStream_t cs = (cudaStream_t)st;
+    if (slot >= s->n_slots)
+        return QM_EINVAL;
     const int err = f->ref.bpc == 8 ? speed_gpu_kernels<uint8_t>(s, f, cs)
                                     : speed_gpu_kernels<uint16_t>(s, f, cs);
     if (err)
         return err;
-    if (slot >= s->n_slots)
-        return QM_EINVAL;
     const size_t res = (size_t)kJobs * (size_t)s->g.res_floats;
     QM_CU_TRY(cudaMemcpyAsync(s->h_res + res * slot, s->d_res, sizeof(float) * res,
                               cudaMemcpyDeviceToHost, cs));
