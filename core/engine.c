@@ -1079,24 +1079,6 @@ fail:
     return err;
 }
 
-int qm_settings_lookahead(const QmSettings *s, unsigned *delay)
-{
-    QmEngine *e = calloc(1, sizeof(*e));
-    if (!e)
-        return QM_ENOMEM;
-    e->s = *s;
-    /* the metric plan alone: no picture memory, thread or device */
-    int err = build_features(e);
-    *delay = 0;
-    for (int i = 0; !err && i < e->ninst; i++) {
-        const unsigned d = qm_metric_delay(e->inst[i].d, &e->inst[i].opt);
-        *delay = d > *delay ? d : *delay;
-    }
-    e->s.release = NULL;
-    engine_free(e);
-    return err;
-}
-
 QmBackend qm_engine_backend(const QmEngine *e)
 {
     return e->bk ? QM_BACKEND_CUDA : QM_BACKEND_CPU;

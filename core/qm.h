@@ -151,11 +151,6 @@ const char *qm_engine_feature_name(const QmEngine *e, unsigned i);
 /** Frames of look-ahead a result needs (1 with motion/VMAF, else 0). */
 unsigned qm_engine_delay(const QmEngine *e);
 
-/** The look-ahead an engine opened with s would have, without opening one
- *  (a live element announces its latency before the first frame); 0 or the
- *  error qm_engine_open() would return for the same metric plan. */
-int qm_settings_lookahead(const QmSettings *s, unsigned *delay);
-
 /**
  * Queue one pair.  The pictures must stay readable until the release
  * callback is called with frame_user (which may happen before this returns).
