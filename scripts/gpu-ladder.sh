@@ -28,21 +28,23 @@ fi
 qc=build-gpu/tools/qmetric-compare
 frames=${FRAMES:-240}
 n=${RENDITIONS:-4}
-w=/tmp/gpu-ladder
+size=${SIZE:-1920x1080}
+w=/tmp/gpu-ladder-$size-$frames-$n  # encoded once, reused by later runs
 mkdir -p $w
 src="videotestsrc pattern=zone-plate kx2=20 ky2=20 kt=1 num-buffers=$frames"
-size=${SIZE:-1920x1080}
 raw="video/x-raw,format=I420,width=${size%x*},height=${size#*x},framerate=30/1"
+rends=()
+for i in $(seq 1 "$n"); do rends+=("$w/r$i.mp4"); done
+if [ ! -s $w/r$n.mp4 ]; then
 log "encoding a reference and $n renditions of $frames frames at $size"
 gst-launch-1.0 -q $src ! $raw ! x264enc pass=quant quantizer=8 speed-preset=ultrafast ! \
   mp4mux ! filesink location=$w/ref.mp4 &
-rends=()
 for i in $(seq 1 "$n"); do
   gst-launch-1.0 -q $src ! $raw ! x264enc bitrate=$((1500 * i)) speed-preset=ultrafast ! \
     mp4mux ! filesink location=$w/r$i.mp4 &
-  rends+=("$w/r$i.mp4")
 done
 wait
+fi
 metrics=()
 [ -n "${METRICS:-}" ] && metrics=(--metrics "$METRICS")
 [ -n "${MODEL:-}" ] && metrics+=(--model "$MODEL")
