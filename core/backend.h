@@ -39,7 +39,8 @@ typedef struct QmBackendSetup {
     int device;         /* -1: any */
     void *context;      /* optional device context to share (a CUcontext) */
     unsigned n_slots;   /* frames in flight */
-    unsigned copy_threads; /* threads copying host pictures into staging */
+    unsigned copy_threads; /* threads copying host pictures into staging
+                              (1: the submitting thread alone) */
     const QmBackendInst *inst;
     unsigned n_inst;
     QmLogFn log;
@@ -58,8 +59,10 @@ typedef struct QmBackendOps {
     /** Device name, for logs. */
     const char *(*device_name)(void *ctx);
     /** Enqueue one frame into slot for the instances in inst_mask, without
-     *  waiting for the device.  Host pictures are no longer read once this
-     *  returns; device pictures are read until the slot is collected. */
+     *  waiting for the device.  Pictures, host or device, are read until
+     *  the slot is collected (the scheduler releases them after collect()):
+     *  a host picture may still be on its way into the backend's staging
+     *  when this returns. */
     int (*submit)(void *ctx, unsigned slot, const QmPicture *ref,
                   const QmPicture *dist, uint64_t index, uint32_t inst_mask);
     /** 1 when the slot's work has completed, 0 while it is pending after

@@ -895,13 +895,17 @@ static int open_backend(QmEngine *e, const QmBackendOps *ops)
     }
     if (n == 0 && e->s.backend == QM_BACKEND_AUTO)
         return 0;
-    e->bk_slots = 4;  /* frames in flight on the device */
+    /* Frames in flight on the device.  Host pictures are copied into the
+     * staging of several frames at once (a worker a plane) while earlier
+     * frames run: eight slots keep eight copy workers and the GPU busy;
+     * with fewer threads, four. */
+    const unsigned copy_threads = e->nthreads > 8 ? 8 : e->nthreads > 1 ? (unsigned)e->nthreads : 1;
+    e->bk_slots = copy_threads >= 4 ? 8 : 4;
     QmBackendSetup gs = {
         .w = e->s.w, .h = e->s.h, .bpc = e->s.bpc, .chroma = e->s.chroma,
         .device = e->s.cuda_device, .context = e->s.cuda_context,
         .n_slots = e->bk_slots, .inst = gi, .n_inst = n,
-        /* a few threads saturate the memory bus; more only contend */
-        .copy_threads = e->nthreads > 4 ? 4 : e->nthreads > 1 ? (unsigned)e->nthreads : 1,
+        .copy_threads = copy_threads,
         .log = e->s.log, .log_opaque = e->s.log_opaque,
     };
     char *msg = NULL;

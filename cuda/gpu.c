@@ -15,7 +15,7 @@
 #include <cuda_runtime_api.h>
 
 #include "backend.h"
-#include "copypool.h"
+#include "jobqueue.h"
 #include "qm_cuda.h"
 
 typedef QmBackendInst QmGpuInst;
@@ -32,15 +32,41 @@ typedef struct GpuInst {
     void *priv;
 } GpuInst;
 
+/* `rows` rows of `row` bytes from src (spitch bytes apart) to dst (dpitch
+ * bytes apart): one plane of a host picture into the staging. */
+typedef struct CopyRun {
+    uint8_t *dst;
+    const uint8_t *src;
+    size_t dpitch, row;
+    ptrdiff_t spitch;
+    int rows;
+} CopyRun;
+
+#define MAX_RUNS 6  /* 3 planes x 2 pictures */
+
+/* A slot is busy from submit() to collect(); in between, its frame is first
+ * staged (its planes being copied into `pinned` by the copy workers, or
+ * already copied) and then launched (uploaded, kernels queued). */
 typedef struct Slot {
     uint8_t *pinned;      /* host staging: ref then dist planes */
     uint8_t *dev;         /* device copy of the same layout */
     QmGpuFrame frame;
-    uint32_t mask;        /* instances launched */
+    uint32_t mask;        /* instances to launch, then launched */
+    CopyRun runs[MAX_RUNS];
+    int n_runs;
+    size_t up[2];         /* staging bytes of each picture to upload */
+    bool posted;          /* the runs went to the copy workers */
+    bool launched;
     bool busy;
 } Slot;
 
-#define MAX_RUNS 6  /* 3 planes x 2 pictures */
+/* Host pictures smaller than this are copied by the submitting thread
+ * itself: waking a worker would cost more than the copy.  (The emulator's
+ * parity build sets 0, so that its small pictures take the workers' path.) */
+#ifndef QM_INLINE_COPY_BYTES
+#define QM_INLINE_COPY_BYTES ((size_t)512 << 10)
+#endif
+static const size_t inline_copy_bytes = QM_INLINE_COPY_BYTES;
 
 struct QmGpu {
     int device;
@@ -65,8 +91,9 @@ struct QmGpu {
     cudaEvent_t *start_ev;           /* per slot and instance */
     double *host_us, *span_us;       /* per instance */
     double *launch_us;               /* per instance: host time of submit() */
-    double submit_us;                /* host time of whole gpu_submit() calls */
+    double submit_us;                /* host time of the launches (uploads, kernels) */
     uint64_t submitted;
+    uint64_t copy_ns;                /* worker time of staging copies (atomic) */
     uint64_t timed;                  /* frames collected */
     Slot *slot;
     unsigned n_slots;
@@ -76,7 +103,17 @@ struct QmGpu {
     QmChroma chroma;
     size_t pic_bytes;                /* staging bytes reserved per picture */
     bool luma_only;                  /* no instance reads chroma */
-    QmCopyPool copy;
+    /* The staging copy of a host picture runs on copy workers, one plane a
+     * job, several frames at once, while this thread launches the frames
+     * already copied, in order.  Measured on the GPU machines: one thread
+     * copies 5-8 GB/s out of a file mapping; threads sharing out the rows of
+     * one frame reached 10-14 GB/s in all, however many (their page faults
+     * meet in the same page tables), while threads copying whole planes of
+     * different frames scale (docs/benchmarks.md, "Raw files"). */
+    QmJobQueue copyq;
+    unsigned *pending;               /* slots staged, not launched: a ring */
+    unsigned pend_head, pend_n;
+    unsigned copy_timeout_ms;
     CUcontext ctx;                   /* shared context, or NULL */
     CtxFn push;
     CtxPopFn pop;
@@ -113,6 +150,15 @@ static void ctx_pop(QmGpu *g)
     if (g->ctx)
         g->pop(&c);
 }
+
+static double now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
+
+static void copy_job(void *arg, unsigned group, unsigned job, unsigned worker);
 
 static int open_locked(QmGpu *g, const QmGpuSetup *s)
 {
@@ -163,7 +209,10 @@ static int open_locked(QmGpu *g, const QmGpuSetup *s)
     for (unsigned i = 0; i < g->n_inst; i++)
         if (!(g->inst[i].in.desc->flags & QM_METRIC_NO_CHROMA))
             g->luma_only = false;
-    qm_copy_pool_start(&g->copy, s->copy_threads);
+    g->pending = calloc(g->n_slots, sizeof(*g->pending));
+    if (!g->pending || qm_jobq_start(&g->copyq, s->copy_threads > 1 ? s->copy_threads : 0,
+                                     g->n_slots, copy_job, g))
+        return QM_ENOMEM;
 
     /* QMETRIC_CUDA_STREAMS=1 keeps every metric on the one stream (to
      * compare; the scores are the same either way) */
@@ -241,6 +290,7 @@ static int gpu_open(void **pout, const QmGpuSetup *s, char **err)
     g->bpc = s->bpc;
     g->chroma = s->chroma;
     g->n_slots = s->n_slots ? s->n_slots : 2;
+    g->copy_timeout_ms = QM_DEVICE_TIMEOUT_MS;
     g->log = s->log;
     g->log_opaque = s->log_opaque;
     g->inst = calloc(s->n_inst ? s->n_inst : 1, sizeof(*g->inst));
@@ -300,7 +350,7 @@ static const char *gpu_error(void *ctx)
  * to 256 bytes); its rows are added to runs[] and *up is the number of
  * staging bytes to upload.  Device pictures are read in place. */
 static void stage(QmGpu *g, Slot *sl, int which, const QmPicture *pic,
-                  QmGpuPicture *gp, QmCopyRun *runs, int *n_runs, size_t *up)
+                  QmGpuPicture *gp, CopyRun *runs, int *n_runs, size_t *up)
 {
     const size_t bytes = pic->bpc > 8 ? 2 : 1;
     const int np = qm_n_planes(pic->chroma);
@@ -336,8 +386,8 @@ static void stage(QmGpu *g, Slot *sl, int which, const QmPicture *pic,
         }
         const size_t row = (size_t)pw * (inter && p == 1 ? 2 : 1) * bytes;
         const size_t pitch = (row + 255) & ~(size_t)255;
-        runs[(*n_runs)++] = (QmCopyRun){ host + off, pic->data[p], pitch, row,
-                                       pic->stride[p], ph };
+        runs[(*n_runs)++] = (CopyRun){ host + off, pic->data[p], pitch, row,
+                                     pic->stride[p], ph };
         gp->p[p].data = dev + off;
         gp->p[p].stride = (ptrdiff_t)pitch;
         off += pitch * (size_t)ph;
@@ -345,52 +395,26 @@ static void stage(QmGpu *g, Slot *sl, int which, const QmPicture *pic,
     *up = off;
 }
 
-static double now_ms(void)
+/* Launch a staged slot whose planes are in its staging (the context is
+ * pushed): upload them, then every instance's kernels. */
+static int launch(QmGpu *g, unsigned si)
 {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
-}
-
-static int gpu_submit(void *ctx, unsigned slot, const QmPicture *ref,
-                      const QmPicture *dist, uint64_t index, uint32_t inst_mask)
-{
-    QmGpu *g = ctx;
-    const unsigned si = slot % g->n_slots;
     Slot *sl = &g->slot[si];
-    int ret = 0;
-    if (sl->busy) {
-        snprintf(g->err, sizeof(g->err), "GPU slot %u still busy", slot);
-        return QM_EINVAL;
-    }
+    const uint32_t inst_mask = sl->mask;
     const double t_sub = g->times ? now_ms() : 0;
-    QmCopyRun runs[MAX_RUNS];
-    int n_runs = 0;
-    size_t up[2];
-    stage(g, sl, 0, ref, &sl->frame.ref, runs, &n_runs, &up[0]);
-    stage(g, sl, 1, dist, &sl->frame.dist, runs, &n_runs, &up[1]);
-    sl->frame.index = index;
-    /* the slot is free (its previous frame was collected), so its staging
-     * can be written while the stream works on the other slots */
-    qm_copy_run(&g->copy, runs, n_runs);
-    ctx_push(g);
     for (int k = 0; k < 2; k++) {
-        if (!up[k])
+        if (!sl->up[k])
             continue;
         cudaError_t e = cudaMemcpyAsync(sl->dev + (size_t)k * g->pic_bytes,
-                                        sl->pinned + (size_t)k * g->pic_bytes, up[k],
+                                        sl->pinned + (size_t)k * g->pic_bytes, sl->up[k],
                                         cudaMemcpyHostToDevice, g->st);
-        if (e) {
-            ret = fail(g, e, "cudaMemcpyAsync", __func__);
-            goto out;
-        }
+        if (e)
+            return fail(g, e, "cudaMemcpyAsync", __func__);
     }
     if (g->fork) {
         cudaError_t e = cudaEventRecord(g->up_ev[si], g->st);
-        if (e) {
-            ret = fail(g, e, "cudaEventRecord", __func__);
-            goto out;
-        }
+        if (e)
+            return fail(g, e, "cudaEventRecord", __func__);
     }
     for (unsigned i = 0; i < g->n_inst; i++) {
         if (!(inst_mask & (1u << i)))
@@ -399,42 +423,117 @@ static int gpu_submit(void *ctx, unsigned slot, const QmPicture *ref,
         cudaError_t e = g->fork ? cudaStreamWaitEvent(cs, g->up_ev[si], 0) : cudaSuccess;
         if (!e && g->times)
             e = cudaEventRecord(g->start_ev[(size_t)si * g->n_inst + i], cs);
-        if (e) {
-            ret = fail(g, e, "cudaStreamWaitEvent", __func__);
-            goto out;
-        }
+        if (e)
+            return fail(g, e, "cudaStreamWaitEvent", __func__);
         const double t0 = g->times ? now_ms() : 0;
-        ret = g->inst[i].f->submit(g->inst[i].priv, &sl->frame, si, (QmStream)cs);
+        int ret = g->inst[i].f->submit(g->inst[i].priv, &sl->frame, si, (QmStream)cs);
         if (g->times)
             g->launch_us[i] += (now_ms() - t0) * 1e3;
         if (ret) {
             e = cudaGetLastError();
             if (e)
                 fail(g, e, g->inst[i].in.desc->name, "kernel launch");
-            goto out;
+            return ret;
         }
         if (g->fork) {
             cudaEvent_t done = g->inst_ev[(size_t)si * g->n_inst + i];
-            if ((e = cudaEventRecord(done, cs)) || (e = cudaStreamWaitEvent(g->st, done, 0))) {
-                ret = fail(g, e, "cudaEventRecord/cudaStreamWaitEvent", __func__);
-                goto out;
-            }
+            if ((e = cudaEventRecord(done, cs)) || (e = cudaStreamWaitEvent(g->st, done, 0)))
+                return fail(g, e, "cudaEventRecord/cudaStreamWaitEvent", __func__);
         }
     }
-    {
-        cudaError_t e = cudaEventRecord(g->ev[si], g->st);
-        if (e) {
-            ret = fail(g, e, "cudaEventRecord", __func__);
-            goto out;
-        }
-    }
-    sl->mask = inst_mask;
-    sl->busy = true;
+    cudaError_t e = cudaEventRecord(g->ev[si], g->st);
+    if (e)
+        return fail(g, e, "cudaEventRecord", __func__);
+    sl->launched = true;
     if (g->times) {
         g->submit_us += (now_ms() - t_sub) * 1e3;
         g->submitted++;
     }
-out:
+    return 0;
+}
+
+/* Launch the staged slots in submission order (the context is pushed), as
+ * long as their copies are done; for the slots up to `until` (a slot index,
+ * or -1 for none) wait for the copies, up to the copy timeout.  A copy is
+ * host work already under way: waiting for it is not waiting for the
+ * device, and a frame whose poll() waits only for the GPU would otherwise
+ * stay unlaunched until the next call. */
+static int launch_staged(QmGpu *g, int until)
+{
+    bool wait = until >= 0 && g->slot[until].busy && !g->slot[until].launched;
+    while (g->pend_n) {
+        const unsigned si = g->pending[g->pend_head];
+        Slot *sl = &g->slot[si];
+        if (sl->posted) {
+            const int r = qm_jobq_wait(&g->copyq, si, wait ? g->copy_timeout_ms : 0);
+            if (r != 1) {
+                if (!wait)
+                    break;
+                snprintf(g->err, sizeof(g->err), "the staging copy of frame %llu did not "
+                         "finish within %u ms", (unsigned long long)sl->frame.index,
+                         g->copy_timeout_ms);
+                if (g->log)
+                    g->log(g->log_opaque, QM_LOG_ERROR, g->err);
+                return QM_EDEVICE;
+            }
+            sl->posted = false;
+        }
+        g->pend_head = (g->pend_head + 1) % g->n_slots;
+        g->pend_n--;
+        const int ret = launch(g, si);
+        if (ret)
+            return ret;
+        if ((int)si == until)
+            wait = false;
+    }
+    return 0;
+}
+
+static void copy_plane(const CopyRun *c)
+{
+    for (int y = 0; y < c->rows; y++)
+        memcpy(c->dst + (size_t)y * c->dpitch, c->src + (ptrdiff_t)y * c->spitch, c->row);
+}
+
+/* A copy worker's job: plane `job` of the frame staged in slot `group`. */
+static void copy_job(void *arg, unsigned group, unsigned job, unsigned worker)
+{
+    QmGpu *g = arg;
+    (void)worker;
+    const double t0 = g->times ? now_ms() : 0;
+    copy_plane(&g->slot[group].runs[job]);
+    if (g->times)
+        __atomic_add_fetch(&g->copy_ns, (uint64_t)((now_ms() - t0) * 1e6), __ATOMIC_RELAXED);
+}
+
+static int gpu_submit(void *ctx, unsigned slot, const QmPicture *ref,
+                      const QmPicture *dist, uint64_t index, uint32_t inst_mask)
+{
+    QmGpu *g = ctx;
+    const unsigned si = slot % g->n_slots;
+    Slot *sl = &g->slot[si];
+    if (sl->busy) {
+        snprintf(g->err, sizeof(g->err), "GPU slot %u still busy", slot);
+        return QM_EINVAL;
+    }
+    /* the slot is free (its previous frame was collected), so its staging
+     * can be written while the stream works on the other slots */
+    sl->n_runs = 0;
+    stage(g, sl, 0, ref, &sl->frame.ref, sl->runs, &sl->n_runs, &sl->up[0]);
+    stage(g, sl, 1, dist, &sl->frame.dist, sl->runs, &sl->n_runs, &sl->up[1]);
+    sl->frame.index = index;
+    sl->mask = inst_mask;
+    sl->launched = false;
+    sl->posted = false;
+    sl->busy = true;
+    if (sl->n_runs && sl->up[0] + sl->up[1] >= inline_copy_bytes)
+        sl->posted = qm_jobq_post(&g->copyq, si, (unsigned)sl->n_runs) == 0;
+    for (int i = 0; i < sl->n_runs && !sl->posted; i++)
+        copy_job(g, si, (unsigned)i, 0);
+    g->pending[(g->pend_head + g->pend_n) % g->n_slots] = si;
+    g->pend_n++;
+    ctx_push(g);
+    const int ret = launch_staged(g, -1);
     ctx_pop(g);
     return ret;
 }
@@ -481,9 +580,9 @@ static int gpu_poll(void *ctx, unsigned slot, unsigned timeout_ms)
     const unsigned si = slot % g->n_slots;
     cudaEvent_t ev = g->ev[si];
     const double start = now_ms();
-    int ret;
     ctx_push(g);
-    for (;;) {
+    int ret = launch_staged(g, (int)si);
+    for (; !ret;) {
         const cudaError_t e = cudaEventQuery(ev);
         if (e == cudaSuccess) {
             if ((ret = host_done(g, si)) != 0)
@@ -529,7 +628,7 @@ static int gpu_collect(void *ctx, unsigned slot, uint64_t index, double *row,
         }
     }
     g->timed += g->times;
-    sl->busy = false;
+    sl->busy = sl->launched = false;
     return ret;
 }
 
@@ -560,8 +659,9 @@ static void print_times(const QmGpu *g)
         fprintf(stderr, " %s %.1f / %.1f / %.1f us;", g->inst[i].in.desc->name,
                 g->submitted ? g->launch_us[i] / g->submitted : 0.0,
                 g->host_us[i] / g->timed, g->span_us[i] / g->timed);
-    fprintf(stderr, " whole submit %.1f us\n",
-            g->submitted ? g->submit_us / g->submitted : 0.0);
+    fprintf(stderr, " launch of a frame %.1f us; staging copy %.1f us of worker time a frame\n",
+            g->submitted ? g->submit_us / g->submitted : 0.0,
+            g->submitted ? g->copy_ns * 1e-3 / g->submitted : 0.0);
 }
 
 static int gpu_close(void *ctx, unsigned timeout_ms)
@@ -570,7 +670,7 @@ static int gpu_close(void *ctx, unsigned timeout_ms)
     if (!g)
         return 0;
     print_times(g);
-    qm_copy_pool_stop(&g->copy);
+    qm_jobq_stop(&g->copyq);  /* before the staging it writes is freed */
     ctx_push(g);
     bool idle = streams_idle(g, timeout_ms);
     ctx_pop(g);
@@ -590,7 +690,7 @@ static int gpu_close(void *ctx, unsigned timeout_ms)
 /* Free everything (the streams are idle or were never used). */
 static void gpu_free(QmGpu *g)
 {
-    qm_copy_pool_stop(&g->copy);
+    qm_jobq_stop(&g->copyq);
     ctx_push(g);
     for (unsigned i = 0; i < g->n_inst; i++) {
         if (g->inst[i].priv && g->inst[i].f->close)
@@ -621,6 +721,7 @@ static void gpu_free(QmGpu *g)
         cudaStreamDestroy(g->st);
     ctx_pop(g);
     free(g->slot);
+    free(g->pending);
     free(g->ev);
     free(g->ist);
     free(g->up_ev);

@@ -18,7 +18,7 @@ SRCS="core/engine core/registry core/json core/model core/pool core/qmlog
       cpu/cpu cpu/psnr cpu/ssim_common cpu/ssim cpu/ms_ssim cpu/psnr_hvs cpu/ciede
       cpu/cambi cpu/vif cpu/adm cpu/motion cpu/speed"
 CF="-O1 -std=gnu11 -ffp-contract=off -fno-trapping-math -fno-math-errno -pthread $SAN \
-    -I$E -I$ROOT/core -I$ROOT/cpu -I$ROOT/cuda $DEFS"
+    -I$E -I$ROOT/core -I$ROOT/cpu -I$ROOT/cuda -DQM_INLINE_COPY_BYTES=0 $DEFS"
 # nvcc includes cuda_runtime.h first in every .cu
 CXF="-std=c++17 -O1 -ffp-contract=off $SAN -include cuda_runtime.h -I$E -I$ROOT/core -I$ROOT/cpu -I$ROOT/cuda"
 objs=""
@@ -28,7 +28,6 @@ for f in $SRCS; do
   objs="$objs $o"
 done
 gcc $CF -c "$ROOT/cuda/gpu.c" -o gpu.o
-gcc $CF -c "$ROOT/cuda/copypool.c" -o copypool.o
 gcc $CF -c "$ROOT/cuda/jobqueue.c" -o jobqueue.o
 if [ -n "$EMU_SMALL" ]; then
   sed -e 's/577, 323/300, 220/g' "$ROOT/tests/parity/parity.c" > parity_small.c
@@ -44,5 +43,5 @@ for cu in "$ROOT"/cuda/*.cu; do
 done
 g++ -std=c++17 -O1 $SAN -c "$E/emu.cpp" -o emu.o
 g++ -std=c++17 -O1 $SAN -c "$E/emu_api.cpp" -o emu_api.o
-g++ $SAN -o parity parity.o gpu.o copypool.o jobqueue.o $objs emu.o emu_api.o -lm -lpthread
+g++ $SAN -o parity parity.o gpu.o jobqueue.o $objs emu.o emu_api.o -lm -lpthread
 ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0} ./parity --max-pixels $((577 * 323)) "$@"

@@ -295,7 +295,9 @@ static void pic_free(Pic *pc)
     memset(pc, 0, sizeof(*pc));
 }
 
-/* An engine for one metric on one backend, one thread. */
+/* An engine for one metric on one backend: one thread on the CPU; on CUDA
+ * four, so that the backend's copy workers stage several frames at once
+ * and launch them in order (eight slots in flight). */
 static int open_engine(QmEngine **e, const char *metric, const char *features,
                        const Layout *l, int w, int h, QmBackend be, char **msg)
 {
@@ -304,7 +306,7 @@ static int open_engine(QmEngine **e, const char *metric, const char *features,
     s.metrics = metric;
     s.features = features;
     s.backend = be;
-    s.n_threads = 1;
+    s.n_threads = be == QM_BACKEND_CUDA ? 4 : 1;
     return qm_engine_open(e, &s, msg);
 }
 
