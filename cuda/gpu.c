@@ -4,6 +4,7 @@
  * plugin loads on machines without a GPU or a driver; qm_gpu_open() then
  * fails with QM_EDEVICE and the engine falls back to the CPU.
  */
+#include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -56,6 +57,7 @@ typedef struct Slot {
     int n_runs;
     size_t up[2];         /* staging bytes of each picture to upload */
     bool posted;          /* the runs went to the copy workers */
+    bool copied;          /* the staging holds the frame's planes */
     bool launched;
     bool busy;
 } Slot;
@@ -121,6 +123,15 @@ struct QmGpu {
     unsigned *pending;               /* slots staged, not launched: a ring */
     unsigned pend_head, pend_n;
     unsigned copy_timeout_ms;
+    /* The worker that finishes a frame's copy launches it (and the copied
+     * frames behind it, in order) at once, so the launches need not wait
+     * for the engine's next call: waiting in poll() for the newest frame's
+     * copy made the copies one at a time again.  The lock keeps the
+     * twins' functions (launches by a worker, poll() and collect() by the
+     * engine's thread) one at a time, as they were written for. */
+    pthread_mutex_t lock;
+    bool lock_inited;
+    int async_err;                   /* a worker's launch failed */
     CUcontext ctx;                   /* shared context, or NULL */
     CtxFn push;
     CtxPopFn pop;
@@ -166,6 +177,7 @@ static double now_ms(void)
 }
 
 static void copy_job(void *arg, unsigned group, unsigned job, unsigned worker);
+static void copies_done(void *arg, unsigned group);
 
 static int open_locked(QmGpu *g, const QmGpuSetup *s)
 {
@@ -221,6 +233,7 @@ static int open_locked(QmGpu *g, const QmGpuSetup *s)
     if (!g->pending || qm_jobq_start(&g->copyq, s->copy_threads > 1 ? s->copy_threads : 0,
                                      g->n_slots, copy_job, g))
         return QM_ENOMEM;
+    qm_jobq_on_done(&g->copyq, copies_done);
 
     /* QMETRIC_CUDA_STREAMS=1 keeps every metric on the one stream (to
      * compare; the scores are the same either way) */
@@ -304,6 +317,8 @@ static int gpu_open(void **pout, const QmGpuSetup *s, char **err)
     g->chroma = s->chroma;
     g->n_slots = s->n_slots ? s->n_slots : 2;
     g->copy_timeout_ms = QM_DEVICE_TIMEOUT_MS;
+    pthread_mutex_init(&g->lock, NULL);
+    g->lock_inited = true;
     g->log = s->log;
     g->log_opaque = s->log_opaque;
     g->inst = calloc(s->n_inst ? s->n_inst : 1, sizeof(*g->inst));
@@ -472,41 +487,45 @@ static int launch(QmGpu *g, unsigned si)
     return 0;
 }
 
-/* Launch the staged slots in submission order (the context is pushed), as
- * long as their copies are done; for the slots up to `until` (a slot index,
- * or -1 for none) wait for the copies, up to the copy timeout.  A copy is
- * host work already under way: waiting for it is not waiting for the
- * device, and a frame whose poll() waits only for the GPU would otherwise
- * stay unlaunched until the next call. */
-static int launch_staged(QmGpu *g, int until)
+/* Launch the staged slots in submission order, as long as their copies are
+ * done (the lock held, the context current). */
+static int launch_staged(QmGpu *g)
 {
-    bool wait = until >= 0 && g->slot[until].busy && !g->slot[until].launched;
     while (g->pend_n) {
         const unsigned si = g->pending[g->pend_head];
-        Slot *sl = &g->slot[si];
-        if (sl->posted) {
-            const int r = qm_jobq_wait(&g->copyq, si, wait ? g->copy_timeout_ms : 0);
-            if (r != 1) {
-                if (!wait)
-                    break;
-                snprintf(g->err, sizeof(g->err), "the staging copy of frame %llu did not "
-                         "finish within %u ms", (unsigned long long)sl->frame.index,
-                         g->copy_timeout_ms);
-                if (g->log)
-                    g->log(g->log_opaque, QM_LOG_ERROR, g->err);
-                return QM_EDEVICE;
-            }
-            sl->posted = false;
-        }
+        if (!g->slot[si].copied)
+            break;
         g->pend_head = (g->pend_head + 1) % g->n_slots;
         g->pend_n--;
         const int ret = launch(g, si);
         if (ret)
             return ret;
-        if ((int)si == until)
-            wait = false;
     }
     return 0;
+}
+
+/* Make the backend's device current on a copy worker's thread. */
+static void ctx_enter(QmGpu *g)
+{
+    if (g->ctx)
+        g->push(g->ctx);
+    else
+        cudaSetDevice(g->device);
+}
+
+/* The copy workers' group-done callback: the frame in slot `group` is in its
+ * staging; launch what can be launched. */
+static void copies_done(void *arg, unsigned group)
+{
+    QmGpu *g = arg;
+    pthread_mutex_lock(&g->lock);
+    g->slot[group].copied = true;
+    if (!g->async_err) {
+        ctx_enter(g);
+        g->async_err = launch_staged(g);
+        ctx_pop(g);
+    }
+    pthread_mutex_unlock(&g->lock);
 }
 
 static void copy_plane(const CopyRun *c)
@@ -532,9 +551,15 @@ static int gpu_submit(void *ctx, unsigned slot, const QmPicture *ref,
     QmGpu *g = ctx;
     const unsigned si = slot % g->n_slots;
     Slot *sl = &g->slot[si];
-    if (sl->busy) {
+    pthread_mutex_lock(&g->lock);
+    int ret = g->async_err;
+    if (!ret && sl->busy) {
         snprintf(g->err, sizeof(g->err), "GPU slot %u still busy", slot);
-        return QM_EINVAL;
+        ret = QM_EINVAL;
+    }
+    if (ret) {
+        pthread_mutex_unlock(&g->lock);
+        return ret;
     }
     /* the slot is free (its previous frame was collected), so its staging
      * can be written while the stream works on the other slots */
@@ -543,18 +568,23 @@ static int gpu_submit(void *ctx, unsigned slot, const QmPicture *ref,
     stage(g, sl, 1, dist, &sl->frame.dist, sl->runs, &sl->n_runs, &sl->up[1]);
     sl->frame.index = index;
     sl->mask = inst_mask;
-    sl->launched = false;
-    sl->posted = false;
+    sl->launched = sl->copied = sl->posted = false;
     sl->busy = true;
-    if (sl->n_runs && sl->up[0] + sl->up[1] >= inline_copy_bytes)
-        sl->posted = qm_jobq_post(&g->copyq, si, (unsigned)sl->n_runs) == 0;
-    for (int i = 0; i < sl->n_runs && !sl->posted; i++)
-        copy_job(g, si, (unsigned)i, 0);
+    /* queued before the post: the worker that finishes the copy takes the
+     * lock, finds the slot here and launches it */
     g->pending[(g->pend_head + g->pend_n) % g->n_slots] = si;
     g->pend_n++;
+    if (sl->n_runs && sl->up[0] + sl->up[1] >= inline_copy_bytes && g->copyq.n_th)
+        sl->posted = qm_jobq_post(&g->copyq, si, (unsigned)sl->n_runs) == 0;
+    if (!sl->posted) {
+        for (int i = 0; i < sl->n_runs; i++)
+            copy_job(g, si, (unsigned)i, 0);
+        sl->copied = true;
+    }
     ctx_push(g);
-    const int ret = launch_staged(g, -1);
+    ret = launch_staged(g);
     ctx_pop(g);
+    pthread_mutex_unlock(&g->lock);
     return ret;
 }
 
@@ -598,26 +628,27 @@ static int gpu_poll(void *ctx, unsigned slot, unsigned timeout_ms)
 {
     QmGpu *g = ctx;
     const unsigned si = slot % g->n_slots;
-    cudaEvent_t ev = g->ev[si];
     const double start = now_ms();
-    ctx_push(g);
-    int ret = launch_staged(g, (int)si);
-    for (; !ret;) {
-        const cudaError_t e = cudaEventQuery(ev);
-        if (e == cudaSuccess) {
-            if ((ret = host_done(g, si)) != 0)
-                break;
-        } else if (e != cudaErrorNotReady) {
-            ret = fail(g, e, "cudaEventQuery", __func__);
-            break;
+    int ret;
+    for (;;) {
+        pthread_mutex_lock(&g->lock);
+        ret = g->async_err;
+        if (!ret && g->slot[si].launched) {
+            ctx_push(g);
+            const cudaError_t e = cudaEventQuery(g->ev[si]);
+            if (e == cudaSuccess)
+                ret = host_done(g, si);
+            else if (e != cudaErrorNotReady)
+                ret = fail(g, e, "cudaEventQuery", __func__);
+            ctx_pop(g);
         }
-        if (now_ms() - start >= (double)timeout_ms) {
-            ret = 0;
+        pthread_mutex_unlock(&g->lock);
+        if (ret != 0)
             break;
-        }
+        if (now_ms() - start >= (double)timeout_ms)
+            break;
         pause_after(start);
     }
-    ctx_pop(g);
     return ret < 0 ? QM_EDEVICE : ret;
 }
 
@@ -627,6 +658,15 @@ static int gpu_collect(void *ctx, unsigned slot, uint64_t index, double *row,
     QmGpu *g = ctx;
     Slot *sl = &g->slot[slot % g->n_slots];
     int ret = 0;
+    /* the copy group is free once its callback (which launched the frame,
+     * and may still launch later ones) has returned: wait without the lock */
+    if (sl->posted && qm_jobq_wait(&g->copyq, slot % g->n_slots, g->copy_timeout_ms) != 1) {
+        snprintf(g->err, sizeof(g->err), "the staging copy of frame %llu did not finish",
+                 (unsigned long long)index);
+        return QM_EDEVICE;
+    }
+    sl->posted = false;
+    pthread_mutex_lock(&g->lock);
     for (unsigned i = 0; i < g->n_inst && !ret; i++) {
         if (!(sl->mask & (1u << i)))
             continue;
@@ -656,7 +696,8 @@ static int gpu_collect(void *ctx, unsigned slot, uint64_t index, double *row,
         ctx_pop(g);
     }
     g->timed += g->times;
-    sl->busy = sl->launched = false;
+    sl->busy = sl->launched = sl->copied = false;
+    pthread_mutex_unlock(&g->lock);
     return ret;
 }
 
@@ -767,6 +808,8 @@ static void gpu_free(QmGpu *g)
     free(g->span_us);
     free(g->launch_us);
     free(g->inst);
+    if (g->lock_inited)
+        pthread_mutex_destroy(&g->lock);
     free(g);
 }
 

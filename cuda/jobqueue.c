@@ -51,6 +51,13 @@ static void *worker_main(void *arg)
         pthread_mutex_unlock(&q->lock);
         q->fn(q->arg, group, job, me);
         pthread_mutex_lock(&q->lock);
+        if (q->done_fn && q->g[group].done + 1 == q->g[group].n) {
+            /* the last job: every other one is counted, and the group
+             * cannot be waited for, nor posted again, until it is too */
+            pthread_mutex_unlock(&q->lock);
+            q->done_fn(q->arg, group);
+            pthread_mutex_lock(&q->lock);
+        }
         finish(q, group);
     }
     pthread_mutex_unlock(&q->lock);
@@ -94,6 +101,11 @@ int qm_jobq_start(QmJobQueue *q, unsigned threads, unsigned groups, QmJobFn fn, 
         q->n_th++;
     }
     return 0;
+}
+
+void qm_jobq_on_done(QmJobQueue *q, QmGroupDoneFn done_fn)
+{
+    q->done_fn = done_fn;
 }
 
 int qm_jobq_post(QmJobQueue *q, unsigned group, unsigned n)

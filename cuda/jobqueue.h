@@ -30,6 +30,11 @@ extern "C" {
  * threads - 1: an index for per-worker scratch). */
 typedef void (*QmJobFn)(void *arg, unsigned group, unsigned job, unsigned worker);
 
+/* Called once a group's last job is done, on the worker that finished it,
+ * without the queue's lock; qm_jobq_wait() sees the group done only once it
+ * has returned. */
+typedef void (*QmGroupDoneFn)(void *arg, unsigned group);
+
 typedef struct QmJobGroup {
     unsigned n;        /* jobs posted */
     unsigned next;     /* the next job a worker takes */
@@ -48,6 +53,7 @@ typedef struct QmJobQueue {
     unsigned head, count;
     bool quit, inited;
     QmJobFn fn;
+    QmGroupDoneFn done_fn;  /* optional: qm_jobq_on_done() */
     void *arg;
 } QmJobQueue;
 
@@ -56,6 +62,12 @@ typedef struct QmJobQueue {
  *  thread runs each group's jobs in qm_jobq_wait() instead (never an error).
  *  *q must be zeroed before. */
 int qm_jobq_start(QmJobQueue *q, unsigned threads, unsigned groups, QmJobFn fn, void *arg);
+
+/** Call done_fn(arg, group) when a group's last job is done, on the worker
+ *  thread that did it (set before the first post).  A queue without
+ *  threads never calls it: its jobs run in qm_jobq_wait(), under whatever
+ *  lock that caller holds. */
+void qm_jobq_on_done(QmJobQueue *q, QmGroupDoneFn done_fn);
 
 /** Post jobs 0 .. n - 1 of a group that is not posted (any thread, e.g. a
  *  CUDA host function).  Returns 0, or -1 for a group already posted or

@@ -2,7 +2,9 @@
  * worker index, before qm_jobq_wait() returns; groups posted from another
  * thread than the waiting one, slots in flight as the engine has them; a
  * group never posted times out; a queue without threads runs the jobs in
- * the waiting thread; stop() with jobs still queued returns.  No GPU. */
+ * the waiting thread; stop() with jobs still queued returns; the done
+ * callback comes once a posting, after all of the group's jobs ran, and
+ * never from a queue without threads.  No GPU. */
 #include "jobqueue.h"
 
 #include <pthread.h>
@@ -18,6 +20,7 @@
 
 static atomic_int runs[GROUPS][JOBS];
 static atomic_int bad_worker;
+static atomic_int done_calls, done_early;
 static unsigned n_threads;
 static int failures;
 
@@ -39,6 +42,16 @@ static void job(void *arg, unsigned group, unsigned j, unsigned worker)
     if ((group + j) % 3 == 0)
         usleep(20);
     atomic_fetch_add(&runs[group][j], 1);
+}
+
+static void group_done(void *arg, unsigned group)
+{
+    (void)arg;
+    const int r = atomic_load(&runs[group][0]);
+    for (int j = 1; j < JOBS; j++)
+        if (atomic_load(&runs[group][j]) != r)
+            atomic_fetch_add(&done_early, 1);
+    atomic_fetch_add(&done_calls, 1);
 }
 
 typedef struct Poster {
@@ -84,6 +97,9 @@ static void run(unsigned threads)
     memset(&q, 0, sizeof(q));
     CHECK(qm_jobq_start(&q, threads, GROUPS, job, NULL) == 0, "start");
     CHECK(q.n_th == threads, "%u threads started of %u", q.n_th, threads);
+    atomic_store(&done_calls, 0);
+    atomic_store(&done_early, 0);
+    qm_jobq_on_done(&q, group_done);
     Poster p = { .q = &q };
     pthread_mutex_init(&p.lock, NULL);
     pthread_cond_init(&p.cv, NULL);
@@ -114,6 +130,12 @@ static void run(unsigned threads)
     pthread_mutex_unlock(&p.lock);
     pthread_join(th, NULL);
     CHECK(atomic_load(&bad_worker) == 0, "worker index out of range");
+    /* the callback runs just after the wait can see the group done */
+    for (int i = 0; i < 1000 && threads && atomic_load(&done_calls) < ROUNDS; i++)
+        usleep(1000);
+    CHECK(atomic_load(&done_calls) == (threads ? ROUNDS : 0), "%u threads: %d done calls "
+          "for %d postings", threads, atomic_load(&done_calls), ROUNDS);
+    CHECK(atomic_load(&done_early) == 0, "done called before every job ran");
     /* never posted: times out */
     CHECK(qm_jobq_wait(&q, 0, 30) == 0, "an unposted group did not time out");
     CHECK(qm_jobq_wait(&q, GROUPS, 30) == -1, "a group out of range was accepted");
