@@ -373,5 +373,32 @@ else
   [ $rc = 2 ] && expect err.txt 'there is no CUDA device 1 (this machine has 1)' "--gpus beyond the machine"
 fi
 
+# ===================== QMETRIC_BACKTRACE =====================
+# A crash report on stderr (signal, thread, phase, one module+offset a
+# frame), and the exit status of the signal as without it.  The tool is
+# held reading a manifest from a FIFO, past the handler's installation,
+# and sent a SIGSEGV there.
+mkfifo m.fifo
+QMETRIC_BACKTRACE=1 "$qc" ref.y4m --manifest m.fifo >out.txt 2>err.txt &
+pid=$!
+sleep 20 >m.fifo &   # the writer: the tool's open returns, its read waits
+writer=$!
+for _ in $(seq 100); do
+  ls -l /proc/$pid/fd 2>/dev/null | grep -q m.fifo && break
+  sleep 0.1
+done
+kill -SEGV $pid
+wait $pid 2>/dev/null  # (not the shell's "Segmentation fault" line)
+rc=$?
+kill $writer 2>/dev/null
+wait $writer 2>/dev/null
+if [ $rc = 139 ]; then
+  expect err.txt 'qmetric-compare: fatal signal 11 (SIGSEGV), sent by process' "QMETRIC_BACKTRACE report"
+  expect err.txt 'phase: starting' "QMETRIC_BACKTRACE phase"
+  expect err.txt 'qmetric-compare(+0x' "QMETRIC_BACKTRACE frames"
+else
+  fail "QMETRIC_BACKTRACE: a SIGSEGV made exit status $rc, expected 139"
+  sed 's/^/  | /' err.txt
+fi
 
 [ $fails = 0 ] && echo "cli: ok" || { echo "cli: $fails failure(s)"; exit 1; }

@@ -193,6 +193,8 @@ void qmc_clear_progress(App *app);
 void qmc_print_warning(App *app, GstMessage *msg);
 /** SIGINT: end the streams so that the outputs are complete; twice: quit. */
 gboolean qmc_on_sigint(gpointer data);
+/** QMETRIC_BACKTRACE's report names the phase of the run a crash came in. */
+void qmc_set_phase(const char *phase);
 void qmc_fail(App *app, int code, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
 void qmc_post_error(App *app, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 

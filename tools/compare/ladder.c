@@ -957,6 +957,7 @@ int qmc_ladder_main(App *app)
     gst_object_unref(bus);
     g_unix_signal_add(SIGINT, qmc_on_sigint, app);
     app->t0 = g_get_monotonic_time();
+    qmc_set_phase("running");
     if (gst_element_set_state(app->pipeline, GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE)
         qmc_fail(app, EXIT_USAGE, "the pipeline cannot start");
     else
@@ -966,7 +967,9 @@ int qmc_ladder_main(App *app)
         if (!gst_element_query_duration(r->src, GST_FORMAT_TIME, &r->container_dur))
             r->container_dur = -1;
     }
+    qmc_set_phase("stopping the pipeline");
     gst_element_set_state(app->pipeline, GST_STATE_NULL);
+    qmc_set_phase("results");
 
     /* every rendition has the reference's frame count, as in a single run */
     ref_frames = ref_r.frames;
@@ -1036,6 +1039,8 @@ int qmc_ladder_main(App *app)
         fprintf(stderr, "qmetric-compare: standard output cannot be written\n");
         code = EXIT_USAGE;
     }
+    qmc_set_phase("freeing the pipeline");
     gst_object_unref(app->pipeline);
+    qmc_set_phase("exiting");
     return code;
 }
