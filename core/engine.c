@@ -1161,13 +1161,26 @@ int qm_engine_submit(QmEngine *e, const QmPicture *ref, const QmPicture *dist,
          * the device alone (every metric on it, max_inflight <= bk_slots),
          * waiting for a worker's signal would wait for ever.  Collect it
          * here. */
-        if (e->bk && (bk_reap(e, false, 0) < 0 || e->next_bk < e->next_index)) {
-            /* next_bk is now the oldest frame the device still holds */
-            if (e->failed || bk_reap(e, true, e->next_bk) < 0) {
+        if (e->bk) {
+            const uint64_t seen = e->next_bk;
+            if (bk_reap(e, false, 0) < 0 || e->failed) {
                 pthread_mutex_unlock(&e->lock);
                 return QM_EDEVICE;
             }
-            continue;
+            /* What it collected may have finished every frame in flight;
+             * their signal came before this thread could wait for it.  (A
+             * device that finishes frames on its own, as the CUDA backend's
+             * copy workers launch them, made this a hang.) */
+            if (e->next_bk != seen)
+                continue;
+            if (e->next_bk < e->next_index) {
+                /* next_bk is the oldest frame the device still holds */
+                if (bk_reap(e, true, e->next_bk) < 0) {
+                    pthread_mutex_unlock(&e->lock);
+                    return QM_EDEVICE;
+                }
+                continue;
+            }
         }
         pthread_cond_wait(&e->done_cv, &e->lock);
     }

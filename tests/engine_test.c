@@ -96,6 +96,10 @@ static struct FakeCfg {
     int64_t fail_submit;    /* submit of this frame fails (-1: none) */
     int64_t fail_collect;   /* collect of this frame fails (-1: none) */
     unsigned slow;          /* a frame's first `slow` non-waiting polls say 0 */
+    /* frames finish together, once every slot is busy (as a GPU that
+     * works through the frames while the engine submits the next): the
+     * next non-waiting reap collects every frame in flight */
+    bool batch;
 } fake_cfg;
 
 static struct FakeStats {
@@ -109,6 +113,7 @@ typedef struct FakeSlot {
     bool busy;
     uint64_t index;
     unsigned polls;
+    bool finished;          /* batch: done, whatever the poll */
     uint32_t mask;
     double *v;              /* per instance: its features */
     uint8_t *set;
@@ -244,6 +249,15 @@ static int fake_poll(void *ctx, unsigned slot, unsigned timeout_ms)
         ret = 0;
     } else if (!timeout_ms && sl->polls++ < fake_cfg.slow) {
         ret = 0;
+    } else if (!timeout_ms && fake_cfg.batch && !sl->finished) {
+        /* the poll that finds every slot busy starts them; the next finds
+         * them all done */
+        bool all = true;
+        for (unsigned k = 0; k < f->n_slots; k++)
+            all &= f->slot[k].busy;
+        for (unsigned k = 0; all && k < f->n_slots; k++)
+            f->slot[k].finished = true;
+        ret = 0;
     }
     leave();
     return ret;
@@ -258,7 +272,7 @@ static int fake_collect(void *ctx, unsigned slot, uint64_t index, double *row,
     int ret = 0;
     if (!sl->busy || sl->index != index)
         fake_stats.violations++;
-    sl->busy = false;
+    sl->busy = sl->finished = false;
     fake_stats.collects++;
     if ((int64_t)index == fake_cfg.fail_collect) {
         snprintf(f->err, sizeof(f->err), "frame %llu came back corrupt",
@@ -521,6 +535,24 @@ static void test_all_on_device(void)
     CHECK(fake_stats.max_busy == fake_stats.n_slots && fake_stats.n_slots == 4,
           "all on device: %u of %u slots in flight at most", fake_stats.max_busy,
           fake_stats.n_slots);
+    run_free(&cpu);
+    run_free(&dev);
+}
+
+/* Everything on the device, two threads (as many frames in flight as
+ * slots), frames finishing together while the next are submitted: the
+ * non-waiting reap of a submit collects every frame in flight, and the
+ * submit must then look again instead of waiting for a worker's signal
+ * (there is none: it hung the golden gate on the GPU, 1d71151). */
+static void test_device_batch(void)
+{
+    Run cpu, dev;
+    run_engine(&cpu, "vmaf,psnr", 2, 1, QM_BACKEND_CPU, true);
+    fake_reset();
+    fake_cfg.batch = true;
+    run_engine(&dev, "vmaf,psnr", 2, 1, QM_BACKEND_CUDA, true);
+    check_same(&cpu, &dev, "device batch");
+    CHECK(fake_stats.violations == 0, "device batch: %u violations", fake_stats.violations);
     run_free(&cpu);
     run_free(&dev);
 }
@@ -801,6 +833,7 @@ int main(void)
     alarm(60);
     test_ordered();
     test_all_on_device();
+    test_device_batch();
     test_many_in_flight();
     test_errors();
     test_stuck();
