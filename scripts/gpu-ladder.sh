@@ -17,6 +17,7 @@ OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 . .gpu/env.sh >/dev/null 2>&1 || { echo "cannot set up .gpu"; exit 1; }
 export GST_PLUGIN_PATH=$PWD/build-gpu/gst/qmetric QMETRIC_MODEL_PATH=$PWD/data/models
+export QMETRIC_BACKTRACE=1  # a crash prints where (docs/cli.md)
 log() { echo "== $*" | tee -a "$OUT/ladder-summary.txt"; }
 nvidia-smi -L | tee -a "$OUT/ladder-summary.txt"
 if [ ! -x build-gpu/tools/qmetric-compare ]; then
