@@ -79,7 +79,9 @@ for rows in zip(*runs):
         if isinstance(val, dict):
             for stat, v in val.items():
                 for other in rows[1:]:
-                    d = abs(other[key][stat] - v)
+                    w = other[key][stat]
+                    # a statistic without a value (null) must be null in every run
+                    d = 0.0 if v is None and w is None else float("inf") if v is None or w is None else abs(w - v)
                     worst, n = max(worst, d), n + 1
 print("rows: %d pooled values compared across the three runs, largest difference %.3g" % (n, worst))
 print("devices: " + ", ".join("%s on %s" % (r["name"], r.get("cuda_device")) for r in runs[2]))
