@@ -40,7 +40,7 @@ static void usage(FILE *f)
         "  --metrics LIST                   comma-separated (default all)\n"
         "  --model NAME|PATH[,...]          VMAF model(s) (default vmaf_v0.6.1)\n"
         "  --threads N                      (default 1; with --backend cuda, one per\n"
-        "                                   core: up to 4 of them copy frames to the GPU)\n"
+        "                                   core: up to 8 of them copy frames to the GPU)\n"
         "  --subsample N  --frames N\n"
         "  --backend cpu|cuda|auto          (default cpu)\n"
         "  -o FILE  --format json|csv|xml   (default: JSON on stdout)\n"
