@@ -113,8 +113,8 @@ struct QmGpu {
     size_t pic_bytes;                /* staging bytes reserved per picture */
     bool luma_only;                  /* no instance reads chroma */
     /* The staging copy of a host picture runs on copy workers, one plane a
-     * job, several frames at once, while this thread launches the frames
-     * already copied, in order.  Measured on the GPU machines: one thread
+     * job, several frames at once, while the engine's thread submits the
+     * next frames.  Measured on the GPU machines: one thread
      * copies 5-8 GB/s out of a file mapping; threads sharing out the rows of
      * one frame reached 10-14 GB/s in all, however many (their page faults
      * meet in the same page tables), while threads copying whole planes of
