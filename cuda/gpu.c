@@ -120,9 +120,9 @@ struct QmGpu {
      * meet in the same page tables), while threads copying whole planes of
      * different frames scale (docs/benchmarks.md, "Raw files"). */
     QmJobQueue copyq;
-    unsigned *pending;               /* slots staged, not launched: a ring */
-    unsigned pend_head, pend_n;
-    unsigned copy_timeout_ms;
+    /* staged, not launched: pend_n slots from launch_next on (the engine
+     * uses the slots round robin, backend.h) */
+    unsigned launch_next, pend_n;
     /* The worker that finishes a frame's copy launches it (and the copied
      * frames behind it, in order) at once, so the launches need not wait
      * for the engine's next call: waiting in poll() for the newest frame's
@@ -229,8 +229,7 @@ static int open_locked(QmGpu *g, const QmGpuSetup *s)
     for (unsigned i = 0; i < g->n_inst; i++)
         if (!(g->inst[i].in.desc->flags & QM_METRIC_NO_CHROMA))
             g->luma_only = false;
-    g->pending = calloc(g->n_slots, sizeof(*g->pending));
-    if (!g->pending || qm_jobq_start(&g->copyq, s->copy_threads > 1 ? s->copy_threads : 0,
+    if (qm_jobq_start(&g->copyq, s->copy_threads > 1 ? s->copy_threads : 0,
                                      g->n_slots, copy_job, g))
         return QM_ENOMEM;
     qm_jobq_on_done(&g->copyq, copies_done);
@@ -316,7 +315,6 @@ static int gpu_open(void **pout, const QmGpuSetup *s, char **err)
     g->bpc = s->bpc;
     g->chroma = s->chroma;
     g->n_slots = s->n_slots ? s->n_slots : 2;
-    g->copy_timeout_ms = QM_DEVICE_TIMEOUT_MS;
     pthread_mutex_init(&g->lock, NULL);
     g->lock_inited = true;
     g->log = s->log;
@@ -492,10 +490,10 @@ static int launch(QmGpu *g, unsigned si)
 static int launch_staged(QmGpu *g)
 {
     while (g->pend_n) {
-        const unsigned si = g->pending[g->pend_head];
+        const unsigned si = g->launch_next;
         if (!g->slot[si].copied)
             break;
-        g->pend_head = (g->pend_head + 1) % g->n_slots;
+        g->launch_next = (si + 1) % g->n_slots;
         g->pend_n--;
         const int ret = launch(g, si);
         if (ret)
@@ -572,8 +570,8 @@ static int gpu_submit(void *ctx, unsigned slot, const QmPicture *ref,
     sl->busy = true;
     /* queued before the post: the worker that finishes the copy takes the
      * lock, finds the slot here and launches it */
-    g->pending[(g->pend_head + g->pend_n) % g->n_slots] = si;
-    g->pend_n++;
+    if (!g->pend_n++)
+        g->launch_next = si;
     if (sl->n_runs && sl->up[0] + sl->up[1] >= inline_copy_bytes && g->copyq.n_th)
         sl->posted = qm_jobq_post(&g->copyq, si, (unsigned)sl->n_runs) == 0;
     if (!sl->posted) {
@@ -660,7 +658,7 @@ static int gpu_collect(void *ctx, unsigned slot, uint64_t index, double *row,
     int ret = 0;
     /* the copy group is free once its callback (which launched the frame,
      * and may still launch later ones) has returned: wait without the lock */
-    if (sl->posted && qm_jobq_wait(&g->copyq, slot % g->n_slots, g->copy_timeout_ms) != 1) {
+    if (sl->posted && qm_jobq_wait(&g->copyq, slot % g->n_slots, QM_DEVICE_TIMEOUT_MS) != 1) {
         snprintf(g->err, sizeof(g->err), "the staging copy of frame %llu did not finish",
                  (unsigned long long)index);
         return QM_EDEVICE;
@@ -797,7 +795,6 @@ static void gpu_free(QmGpu *g)
         cudaStreamDestroy(g->up_st);
     ctx_pop(g);
     free(g->slot);
-    free(g->pending);
     free(g->ev);
     free(g->ist);
     free(g->up_ev);
