@@ -58,7 +58,7 @@ typedef struct Slot {
     size_t up[2];         /* staging bytes of each picture to upload */
     bool posted;          /* the runs went to the copy workers */
     bool copied;          /* the staging holds the frame's planes */
-    bool launched;
+    bool launched;        /* atomic: poll() reads it without the lock */
     bool busy;
 } Slot;
 
@@ -131,7 +131,8 @@ struct QmGpu {
      * engine's thread) one at a time, as they were written for. */
     pthread_mutex_t lock;
     bool lock_inited;
-    int async_err;                   /* a worker's launch failed */
+    int async_err;                   /* a worker's launch failed (atomic) */
+    bool any_host_done;              /* some instance has host_done() */
     CUcontext ctx;                   /* shared context, or NULL */
     CtxFn push;
     CtxPopFn pop;
@@ -327,6 +328,7 @@ static int gpu_open(void **pout, const QmGpuSetup *s, char **err)
     for (unsigned i = 0; i < s->n_inst; i++) {
         g->inst[i].in = s->inst[i];
         g->inst[i].f = s->inst[i].desc->cuda;
+        g->any_host_done |= g->inst[i].f->host_done != NULL;
     }
     g->n_inst = s->n_inst;
 
@@ -477,7 +479,8 @@ static int launch(QmGpu *g, unsigned si)
     cudaError_t e = cudaEventRecord(g->ev[si], g->st);
     if (e)
         return fail(g, e, "cudaEventRecord", __func__);
-    sl->launched = true;
+    /* after ev's record: poll() queries ev once it sees this */
+    __atomic_store_n(&sl->launched, true, __ATOMIC_RELEASE);
     if (g->times) {
         g->submit_us += (now_ms() - t_sub) * 1e3;
         g->submitted++;
@@ -520,7 +523,7 @@ static void copies_done(void *arg, unsigned group)
     g->slot[group].copied = true;
     if (!g->async_err) {
         ctx_enter(g);
-        g->async_err = launch_staged(g);
+        __atomic_store_n(&g->async_err, launch_staged(g), __ATOMIC_RELEASE);
         ctx_pop(g);
     }
     pthread_mutex_unlock(&g->lock);
@@ -566,7 +569,8 @@ static int gpu_submit(void *ctx, unsigned slot, const QmPicture *ref,
     stage(g, sl, 1, dist, &sl->frame.dist, sl->runs, &sl->n_runs, &sl->up[1]);
     sl->frame.index = index;
     sl->mask = inst_mask;
-    sl->launched = sl->copied = sl->posted = false;
+    sl->copied = sl->posted = false;
+    __atomic_store_n(&sl->launched, false, __ATOMIC_RELAXED);
     sl->busy = true;
     /* queued before the post: the worker that finishes the copy takes the
      * lock, finds the slot here and launches it */
@@ -622,6 +626,11 @@ static int host_done(QmGpu *g, unsigned si)
     return 1;
 }
 
+/* Polled without the lock, which the copy workers take to launch: taking
+ * it on every pass of the wait made their launches queue behind the
+ * engine's thread.  The slot's event is recorded once, before `launched`
+ * is set, and recorded again only after collect(), so it can be queried
+ * unlocked; host_done() calls the twins and takes the lock. */
 static int gpu_poll(void *ctx, unsigned slot, unsigned timeout_ms)
 {
     QmGpu *g = ctx;
@@ -629,18 +638,26 @@ static int gpu_poll(void *ctx, unsigned slot, unsigned timeout_ms)
     const double start = now_ms();
     int ret;
     for (;;) {
-        pthread_mutex_lock(&g->lock);
-        ret = g->async_err;
-        if (!ret && g->slot[si].launched) {
+        ret = __atomic_load_n(&g->async_err, __ATOMIC_ACQUIRE);
+        if (!ret && __atomic_load_n(&g->slot[si].launched, __ATOMIC_ACQUIRE)) {
             ctx_push(g);
             const cudaError_t e = cudaEventQuery(g->ev[si]);
-            if (e == cudaSuccess)
-                ret = host_done(g, si);
-            else if (e != cudaErrorNotReady)
-                ret = fail(g, e, "cudaEventQuery", __func__);
             ctx_pop(g);
+            if (e == cudaSuccess) {
+                ret = 1;
+                if (g->any_host_done) {
+                    pthread_mutex_lock(&g->lock);
+                    ctx_push(g);
+                    ret = host_done(g, si);
+                    ctx_pop(g);
+                    pthread_mutex_unlock(&g->lock);
+                }
+            } else if (e != cudaErrorNotReady) {
+                pthread_mutex_lock(&g->lock);
+                ret = fail(g, e, "cudaEventQuery", __func__);
+                pthread_mutex_unlock(&g->lock);
+            }
         }
-        pthread_mutex_unlock(&g->lock);
         if (ret != 0)
             break;
         if (now_ms() - start >= (double)timeout_ms)
@@ -694,7 +711,8 @@ static int gpu_collect(void *ctx, unsigned slot, uint64_t index, double *row,
         ctx_pop(g);
     }
     g->timed += g->times;
-    sl->busy = sl->launched = sl->copied = false;
+    sl->busy = sl->copied = false;
+    __atomic_store_n(&sl->launched, false, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&g->lock);
     return ret;
 }
