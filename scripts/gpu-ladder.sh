@@ -10,7 +10,9 @@
 #      METRICS (default: the tool's, vmaf,psnr,float_ssim), SIZE (default
 #      1920x1080), MODEL (default the tool's).  A ladder bound by the metrics
 #      rather than the decoders, where several GPUs can pay off:
-#      SIZE=3840x2160 MODEL=vmaf_v1.0.16_3d0h_2160
+#      SIZE=3840x2160 MODEL=vmaf_v1.0.16_3d0h_2160; with RAW=1 the encodes
+#      are decoded once to Y4M files (raw frames behind a header) and those
+#      are scored, so that no decoder sets the pace.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/out}
@@ -46,10 +48,36 @@ for i in $(seq 1 "$n"); do
 done
 wait
 fi
+ref=$w/ref.mp4
+inputs=()
+if [ -n "${RAW:-}" ]; then
+  if [ ! -s $w/r$n.y4m ]; then
+    log "decoding the reference and the renditions to Y4M"
+    # (1.22's y4menc writes a decoder's padded buffers whole: the Y4M
+    # framing is added here instead)
+    for f in ref "${rends[@]##*/}"; do
+      f=${f%.mp4}
+      { gst-launch-1.0 -q filesrc location=$w/$f.mp4 ! decodebin ! videoconvert ! \
+          video/x-raw,format=I420 ! filesink location=$w/$f.yuv &&
+        python3 - $w/$f.yuv "$size" <<'PY' && rm $w/$f.yuv; } &
+import sys
+path, (w, h) = sys.argv[1], map(int, sys.argv[2].split("x"))
+n = w * h + 2 * ((w + 1) // 2) * ((h + 1) // 2)
+with open(path, "rb") as src, open(path[:-4] + ".y4m", "wb") as dst:
+    dst.write(b"YUV4MPEG2 W%d H%d F30:1 Ip A1:1 C420jpeg\n" % (w, h))
+    while len(frame := src.read(n)) == n:
+        dst.write(b"FRAME\n" + frame)
+PY
+    done
+    wait
+  fi
+  ref=$w/ref.y4m
+  rends=("${rends[@]/%.mp4/.y4m}")
+fi
 metrics=()
 [ -n "${METRICS:-}" ] && metrics=(--metrics "$METRICS")
 [ -n "${MODEL:-}" ] && metrics+=(--model "$MODEL")
-"$qc" $w/ref.mp4 "${rends[@]}" --gpus all --dry-run >"$OUT/ladder-plan.txt" 2>&1
+"$qc" "$ref" "${rends[@]}" "${inputs[@]}" --gpus all --dry-run >"$OUT/ladder-plan.txt" 2>&1
 cat "$OUT/ladder-plan.txt" | tee -a "$OUT/ladder-summary.txt"
 for mode in none 1 all; do
   gpus=()
@@ -58,7 +86,7 @@ for mode in none 1 all; do
     >"$OUT/ladder-smi-$mode.csv" 2>/dev/null &
   smi=$!
   start=$(date +%s%N)
-  "$qc" $w/ref.mp4 "${rends[@]}" --backend cuda "${gpus[@]}" "${metrics[@]}" \
+  "$qc" "$ref" "${rends[@]}" "${inputs[@]}" --backend cuda "${gpus[@]}" "${metrics[@]}" \
     --ladder-json "$OUT/ladder-$mode.json" >"$OUT/ladder-$mode.txt" 2>&1
   rc=$?
   end=$(date +%s%N)

@@ -26,20 +26,7 @@ export QMETRIC_MODEL_PATH=${QMETRIC_MODEL_PATH:-$PWD/data/models}
 dir=/dev/shm/qmetric-raw
 mkdir -p $dir
 trap 'rm -rf $dir' EXIT
-python3 - "$dir" "$w" "$h" "$nl" "${DISTINCT:-64}" <<'PY' || exit 1
-import sys
-import numpy as np
-d, w, h, n, k = sys.argv[1], *map(int, sys.argv[2:])
-fs = w * h * 3 // 2
-rng = np.random.default_rng(1)
-base = rng.integers(16, 236, size=(k, fs), dtype=np.uint8)
-# the distorted: quantised to 16 levels, +-1 noise (VMAF well below 100)
-dis = np.clip(base.astype(np.int16) // 16 * 16 + 8 + rng.integers(-1, 2, size=(k, fs)), 0, 255).astype(np.uint8)
-for name, arr in (("ref", base), ("dis", dis)):
-    with open("%s/%s.yuv" % (d, name), "wb") as f:
-        for i in range(n):
-            f.write(arr[i % k].tobytes())
-PY
+python3 scripts/rawgen.py "$dir" "$w" "$h" "$nl" "${DISTINCT:-64}" || exit 1
 echo "files: 2 x $nl frames of ${w}x${h} 8-bit 4:2:0 in $dir ($(du -sh $dir | cut -f1)); model $model"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null
 echo "$(nproc) CPU cores"
