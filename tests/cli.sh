@@ -93,6 +93,41 @@ run 0 -r ref.yuv -d dis.yuv --width 96 --height 64 --pixel_format 420 --bitdepth
 run 2 ref.yuv dis.yuv --metrics psnr && expect err.txt 'needs its geometry' "raw without size"
 run 2 ref.yuv dis.yuv --size 100x64 --metrics psnr && expect err.txt 'not a whole number of 100x64 I420 frames' "raw with a wrong size"
 
+# --- Y4M read in place (tools/compare/mapsrc.c): the scores of the same
+#     frames as raw files, 10-bit Y4M (which 1.22's y4mdec does not read),
+#     frame lines with parameters, a file cut inside a frame
+y4m() {  # raw-file w h frame-bytes colour-tag out [params-on-odd-frames]
+  local n i
+  n=$(( $(stat -c %s "$1") / $4 ))
+  { printf 'YUV4MPEG2 W%d H%d F25:1 Ip A1:1 C%s\n' "$2" "$3" "$5"
+    for ((i = 0; i < n; i++)); do
+      if [ -n "${7:-}" ] && ((i % 2)); then printf 'FRAME XCOMMENT=%d\n' $i; else printf 'FRAME\n'; fi
+      dd if="$1" bs="$4" skip=$i count=1 status=none
+    done; } >"$6"
+}
+same_frames() {  # a.json b.json what
+  python3 - "$1" "$2" <<'PY' || fail "$3: the logs differ"
+import json, sys
+a, b = (json.load(open(p))["frames"] for p in sys.argv[1:])
+assert len(a) == len(b) > 0 and all(x["metrics"] == y["metrics"] for x, y in zip(a, b)), (len(a), len(b))
+PY
+}
+y4m ref.yuv 96 64 9216 420jpeg ref96.y4m
+y4m dis.yuv 96 64 9216 420jpeg dis96.y4m params
+run 0 ref96.y4m dis96.y4m --metrics psnr,float_ssim -o y4m.json && expect out.txt '^frames     8 scored' "y4m in place" &&
+  run 0 ref.yuv dis.yuv --size 96x64 --fps 25 --metrics psnr,float_ssim -o yuv.json && same_frames y4m.json yuv.json "y4m against raw"
+gst-launch-1.0 -q $src num-buffers=6 ! video/x-raw,format=I420_10LE,width=96,height=64 ! filesink location=ref10.yuv
+gst-launch-1.0 -q videotestsrc pattern=zone-plate kx2=20 ky2=20 kt=2 num-buffers=6 ! \
+  video/x-raw,format=I420_10LE,width=96,height=64 ! filesink location=dis10.yuv
+y4m ref10.yuv 96 64 18432 420p10 ref10.y4m
+y4m dis10.yuv 96 64 18432 420p10 dis10.y4m
+run 0 ref10.y4m dis10.y4m --metrics psnr -o y4m10.json && expect out.txt '^frames     6 scored' "10-bit y4m" &&
+  run 0 ref10.yuv dis10.yuv --size 96x64 --format I420_10LE --fps 25 --metrics psnr -o yuv10.json &&
+  same_frames y4m10.json yuv10.json "10-bit y4m against raw"
+head -c $((34 + 7 * (6 + 9216) + 100)) dis96.y4m >cut.y4m
+run 2 ref96.y4m cut.y4m --metrics psnr && expect err.txt 'ends inside frame 7' "y4m cut inside a frame" &&
+  expect err.txt 'frame counts differ: reference has 8 frames, distorted 7' "y4m cut: counts"
+
 # --- --fail-below: 1 when a mean is below, 0 when not
 run 1 ref.y4m dis.mp4 --metrics psnr --fail-below psnr_y=99 && expect err.txt 'psnr_y mean .* is below 99' "fail-below message"
 run 0 ref.y4m dis.mp4 --metrics psnr --fail-below psnr_y=1 --fail-below psnr_cb=1

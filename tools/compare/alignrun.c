@@ -58,7 +58,10 @@ static void open_window(App *app, Window *w, const QmcAlignInput *in, const char
     g_object_set(w->sink, "sync", FALSE, "max-buffers", 2, "drop", FALSE, NULL);
     gst_bin_add_many(GST_BIN(w->pipeline), w->convert, filter, w->sink, NULL);
     gst_element_link_many(w->convert, filter, w->sink, NULL);
-    if (in->raw) {
+    if (in->map && (first = qmc_mapped_input(GST_BIN(w->pipeline), in->uri, in->map, prefix))) {
+        gst_element_link(first, w->convert);
+        w->linked = TRUE;
+    } else if (in->raw) {
         GstElement *src;
         first = qmc_raw_source(app, GST_BIN(w->pipeline), in->uri, prefix, &src);
         gst_element_link(first, w->convert);
@@ -271,6 +274,7 @@ void qmc_align_main(App *app)
         in[i].uri = app->side[i].uri;
         in[i].raw = app->side[i].raw;
         in[i].skip = o->skip[i];
+        in[i].map = app->side[i].mapped ? &app->side[i].map : NULL;
     }
     qmc_align_inputs(app, &in[REF], &in[DIST], &app->align);
     if (o->detect_offset) {

@@ -2,6 +2,7 @@
  *
  *   options.c   the command line (--help text, parsing, usage errors)
  *   inputs.c    checks of each input before anything runs; raw file layout
+ *   mapsrc.c    raw and Y4M files read in place (mapped) instead of decoded
  *   pipeline.c  the GStreamer pipeline: decoders, conversion, pairing probes
  *   report.c    per-frame scores, the summary table, the chart
  *   main.c      the main loop: bus, progress line, exit status
@@ -28,6 +29,7 @@
 #include <glib/gstdio.h>
 #include <sys/stat.h>
 #include <fcntl.h>
+#include "mapsrc.h"
 #include <gst/gst.h>
 #include <gst/pbutils/pbutils.h>
 #include <gst/video/video.h>
@@ -123,6 +125,8 @@ typedef struct {
     char *display;             /* as the user wrote it */
     gboolean raw;
     guint64 raw_frames;        /* raw input: frames in the file */
+    gboolean mapped;           /* a raw or Y4M file that can be read in place: */
+    QmcMapSpec map;            /* where its frames lie */
     GstElement *src, *convert, *scale, *filter, *queue;
     GstPad *hold_pad;          /* videoconvert's sink pad */
     gulong block_id;           /* the probe there holding the stream until both are known */
@@ -216,6 +220,7 @@ gsize qmc_raw_layout(GstVideoFormat fmt, int w, int h, int *strides, int *offset
                      int *n_planes);
 void qmc_set_int_array(GstElement *e, const char *prop, const int *v, int n);
 void qmc_check_input(App *app, Side *s, const char *arg);
+gboolean qmc_is_y4m_name(const char *path);
 
 /* pipeline.c */
 gboolean qmc_find_qmetric(void);
@@ -230,6 +235,10 @@ GstVideoFormat qmc_compare_format(GstElement *qm, GstVideoFormat ref);
 void qmc_configure_qmetric(App *app, GstElement *qm);
 GstElement *qmc_make(const char *factory, const char *name);
 void qmc_set_enum(GstElement *e, const char *prop, const char *nick, const char *opt);
+/* The source of a raw or Y4M input read in place, added to bin; NULL when
+ * the file cannot be mapped (the caller reads it the usual way) */
+GstElement *qmc_mapped_input(GstBin *bin, const char *uri, const QmcMapSpec *spec,
+                             const char *prefix);
 /* filesrc -> rawvideoparse of a raw input in bin; returns the parser */
 GstElement *qmc_raw_source(App *app, GstBin *bin, const char *uri, const char *prefix,
                            GstElement **src);
@@ -240,6 +249,7 @@ typedef struct {
     const char *display, *uri;
     gboolean raw;
     guint64 skip;              /* frames left out first (--frame_skip_*) */
+    const QmcMapSpec *map;     /* read in place when not NULL */
 } QmcAlignInput;
 void qmc_align_inputs(App *app, const QmcAlignInput *ref, const QmcAlignInput *dist,
                       QmcAlignResult *res);

@@ -12,6 +12,14 @@ static gboolean is_raw_name(const char *s)
     return raw;
 }
 
+gboolean qmc_is_y4m_name(const char *s)
+{
+    char *l = g_ascii_strdown(s, -1);
+    gboolean y4m = g_str_has_suffix(l, ".y4m");
+    g_free(l);
+    return y4m;
+}
+
 /* Bytes of one tightly packed frame and the plane layout of raw files as
  * libvmaf and FFmpeg write them (GStreamer's own default pads rows to 4
  * bytes, which differs for odd widths).  Formats whose samples are not
@@ -123,6 +131,14 @@ void qmc_check_input(App *app, Side *s, const char *arg)
             qmc_input_error("%s: --frame_skip_%s %" G_GUINT64_FORMAT " leaves no frame: it has "
                             "%" G_GUINT64_FORMAT, arg, s->id == REF ? "ref" : "dist",
                             app->o.skip[s->id], s->raw_frames);
+        qmc_raw_spec(&s->map, fmt, app->o.width, app->o.height, app->o.fps_n, app->o.fps_d,
+                     fsize, strides, offsets, np, s->raw_frames);
+        s->mapped = S_ISREG(st.st_mode);
+    } else if (qmc_is_y4m_name(path)) {
+        char *why = NULL;
+        /* else y4mdec decodes it, or says what is wrong */
+        s->mapped = qmc_y4m_spec(path, &s->map, &why);
+        g_free(why);
     }
     g_free(path);
 }

@@ -16,6 +16,8 @@ typedef struct {
     int idx;                   /* -1: the reference */
     char *name, *display, *uri;
     guint64 size;              /* bytes; 0 unknown */
+    gboolean mapped;           /* a Y4M file read in place (mapsrc.c) */
+    QmcMapSpec map;
     GstElement *src, *convert, *scale, *filter, *qm;
     GstPad *hold_pad;
     gulong block_id;
@@ -132,6 +134,15 @@ static void read_manifest(App *app, const char *file)
     g_free(dir);
 }
 
+/* A Y4M file that can be read in place: its spec. */
+static void check_y4m(Rend *r, const char *path)
+{
+    char *why = NULL;
+    if (path && qmc_is_y4m_name(path))
+        r->mapped = qmc_y4m_spec(path, &r->map, &why);  /* else y4mdec reads it */
+    g_free(why);
+}
+
 /* The URI of an encoded input and its size; raw inputs are refused. */
 static void check_rend(App *app, Rend *r)
 {
@@ -141,6 +152,7 @@ static void check_rend(App *app, Rend *r)
         r->uri = g_strdup(r->display);
         if (path && g_stat(path, &st) == 0)
             r->size = st.st_size;
+        check_y4m(r, path);
         g_free(path);
         return;
     }
@@ -153,6 +165,7 @@ static void check_rend(App *app, Rend *r)
         qmc_input_error("%s: raw video is not supported in a ladder (give encoded files or "
                         "compare raw files one pair at a time)", r->display);
     r->size = st.st_size;
+    check_y4m(r, r->display);
     r->uri = gst_filename_to_uri(r->display, NULL);
     if (!r->uri)
         qmc_input_error("%s: cannot make a URI of this path", r->display);
@@ -361,19 +374,29 @@ static void build_input(App *app, Rend *r, const char *kind)
     GstPad *pad;
     char name[64];
 
-    g_snprintf(name, sizeof(name), "%s-decode", kind);
-    r->src = qmc_make("uridecodebin", name);
-    g_object_set(r->src, "uri", r->uri, "caps", raw, "expose-all-streams", FALSE, NULL);
-    gst_caps_unref(raw);
-    g_signal_connect(r->src, "pad-added", G_CALLBACK(on_pad_added), r);
-    g_signal_connect(r->src, "no-more-pads", G_CALLBACK(on_no_more_pads), r);
-    g_signal_connect(r->src, "deep-element-added", G_CALLBACK(on_element_added), r);
     g_snprintf(name, sizeof(name), "%s-convert", kind);
     r->convert = qmc_make("videoconvert", name);
     gst_util_set_object_arg(G_OBJECT(r->convert), "dither", "none");
     g_snprintf(name, sizeof(name), "%s-filter", kind);
     r->filter = qmc_make("capsfilter", name);
-    gst_bin_add_many(GST_BIN(app->pipeline), r->src, r->convert, r->filter, NULL);
+    gst_bin_add_many(GST_BIN(app->pipeline), r->convert, r->filter, NULL);
+    if (r->mapped && (r->src = qmc_mapped_input(GST_BIN(app->pipeline), r->uri, &r->map, kind))) {
+        /* the codec column as y4mdec's input would name it */
+        GstCaps *y4m = gst_caps_from_string("application/x-yuv4mpeg, y4mversion=(int)2");
+        r->codec = gst_pb_utils_get_codec_description(y4m);
+        gst_caps_unref(y4m);
+        gst_element_link(r->src, r->convert);
+        r->linked = TRUE;
+    } else {
+        g_snprintf(name, sizeof(name), "%s-decode", kind);
+        r->src = qmc_make("uridecodebin", name);
+        g_object_set(r->src, "uri", r->uri, "caps", raw, "expose-all-streams", FALSE, NULL);
+        g_signal_connect(r->src, "pad-added", G_CALLBACK(on_pad_added), r);
+        g_signal_connect(r->src, "no-more-pads", G_CALLBACK(on_no_more_pads), r);
+        g_signal_connect(r->src, "deep-element-added", G_CALLBACK(on_element_added), r);
+        gst_bin_add(GST_BIN(app->pipeline), r->src);
+    }
+    gst_caps_unref(raw);
     last = r->convert;
     if (r != &ref_r) {
         /* only renditions of another size are touched: same-size frames pass */
@@ -852,12 +875,14 @@ static G_GNUC_NORETURN void dry_run(App *app)
 static G_GNUC_NORETURN void detect_offsets(App *app)
 {
     gboolean json = app->o.summary == SUMMARY_JSON;
-    QmcAlignInput ref = { ref_r.display, ref_r.uri, FALSE, app->o.skip[REF] };
+    QmcAlignInput ref = { ref_r.display, ref_r.uri, FALSE, app->o.skip[REF],
+                          ref_r.mapped ? &ref_r.map : NULL };
     if (json)
         fputs("{\"renditions\": [", stdout);
     for (guint i = 0; i < rends->len; i++) {
         Rend *r = rends->pdata[i];
-        QmcAlignInput dist = { r->display, r->uri, FALSE, app->o.skip[DIST] };
+        QmcAlignInput dist = { r->display, r->uri, FALSE, app->o.skip[DIST],
+                               r->mapped ? &r->map : NULL };
         QmcAlignResult res;
         qmc_align_inputs(app, &ref, &dist, &res);
         if (json) {

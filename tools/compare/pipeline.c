@@ -116,6 +116,8 @@ static gboolean configure(App *app)
                      (double)ri.fps_n / ri.fps_d, (double)di.fps_n / di.fps_d);
     if (app->side[REF].raw)
         app->total_frames = app->side[REF].raw_frames - app->o.skip[REF];
+    else if (app->side[REF].mapped && app->side[REF].map.frames > app->o.skip[REF])
+        app->total_frames = app->side[REF].map.frames - app->o.skip[REF];
     if (app->o.max_frames && (!app->total_frames || app->o.max_frames < app->total_frames))
         app->total_frames = app->o.max_frames;
     app->configured = TRUE;
@@ -356,6 +358,21 @@ void qmc_set_enum(GstElement *e, const char *prop, const char *nick, const char 
     g_type_class_unref(ec);
 }
 
+GstElement *qmc_mapped_input(GstBin *bin, const char *uri, const QmcMapSpec *spec,
+                             const char *prefix)
+{
+    char *path = g_filename_from_uri(uri, NULL, NULL);
+    char name[64];
+    GstElement *src;
+
+    g_snprintf(name, sizeof(name), "%s-source", prefix);
+    src = path ? qmc_map_source(path, name, spec) : NULL;
+    g_free(path);
+    if (src)
+        gst_bin_add(bin, src);
+    return src;
+}
+
 /* filesrc -> rawvideoparse for a raw file (--size, --format, --fps), added to
  * bin; returns the parser, the source in *src. */
 GstElement *qmc_raw_source(App *app, GstBin *bin, const char *uri, const char *prefix,
@@ -424,7 +441,11 @@ static void build_side(App *app, Side *s)
     gst_object_unref(pad);
     qmc_drop_events_after_eos(s->filter);
 
-    if (s->raw) {
+    if (s->mapped && (s->src = qmc_mapped_input(GST_BIN(app->pipeline), s->uri, &s->map,
+                                                 qmc_side_name[s->id]))) {
+        gst_element_link(s->src, s->convert);
+        s->linked = TRUE;
+    } else if (s->raw) {
         GstElement *parse = qmc_raw_source(app, GST_BIN(app->pipeline), s->uri,
                                            qmc_side_name[s->id], &s->src);
         gst_element_link(parse, s->convert);

@@ -1,0 +1,307 @@
+/* qmetric-compare: raw and Y4M files read in place.  The file is mapped and
+ * every frame goes downstream as a buffer that wraps its pages, with a
+ * video meta giving the tight plane layout.
+ *
+ * Why: filesrc reads each frame into a freshly allocated buffer (at 2160p
+ * every frame's 12 MB are faulted in, zeroed and copied), and 1.22's
+ * y4mdec also gathers each frame from 4 KiB reads into another copy.  On
+ * the H200 host that held a 2160p pair at 78 frames/s with PSNR on the GPU
+ * and a Y4M ladder at 51 source frames/s, whatever the metrics or the
+ * number of GPUs (docs/benchmarks.md).  Read in place, the frames cost the
+ * page faults of the first touch only, taken by the threads that copy them
+ * anyway.  y4mdec also reads 8-bit 4:2:0, 4:2:2 and 4:4:4 only; FFmpeg
+ * writes 10-, 12- and 16-bit and grey Y4M too. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <glib/gstdio.h>
+#include <gst/app/gstappsrc.h>
+
+#include "mapsrc.h"
+
+/* ------------------------------------------------------------- Y4M header */
+
+/* The Y4M colour-space tags read in place, and their GStreamer formats.
+ * The 4:2:0 sitings differ in where chroma sits, not in the bytes. */
+static const struct {
+    const char *tag;
+    GstVideoFormat fmt;
+} y4m_formats[] = {
+    { "420jpeg", GST_VIDEO_FORMAT_I420 },   { "420mpeg2", GST_VIDEO_FORMAT_I420 },
+    { "420paldv", GST_VIDEO_FORMAT_I420 },  { "420", GST_VIDEO_FORMAT_I420 },
+    { "411", GST_VIDEO_FORMAT_Y41B },       { "422", GST_VIDEO_FORMAT_Y42B },
+    { "444", GST_VIDEO_FORMAT_Y444 },       { "mono", GST_VIDEO_FORMAT_GRAY8 },
+    { "420p10", GST_VIDEO_FORMAT_I420_10LE }, { "422p10", GST_VIDEO_FORMAT_I422_10LE },
+    { "444p10", GST_VIDEO_FORMAT_Y444_10LE }, { "420p12", GST_VIDEO_FORMAT_I420_12LE },
+    { "422p12", GST_VIDEO_FORMAT_I422_12LE }, { "444p12", GST_VIDEO_FORMAT_Y444_12LE },
+    { "444p16", GST_VIDEO_FORMAT_Y444_16LE }, { "mono16", GST_VIDEO_FORMAT_GRAY16_LE },
+};
+
+/* Header lines are short; a longer one is not a Y4M header. */
+#define Y4M_LINE_MAX 1024
+
+static gboolean parse_ratio(const char *s, int *n, int *d)
+{
+    char *end;
+    long a = strtol(s, &end, 10), b;
+    if (end == s || *end != ':')
+        return FALSE;
+    s = end + 1;
+    b = strtol(s, &end, 10);
+    if (end == s || a < 0 || b < 0 || a > G_MAXINT || b > G_MAXINT)
+        return FALSE;
+    *n = (int)a;
+    *d = (int)b;
+    return TRUE;
+}
+
+gboolean qmc_y4m_spec(const char *path, QmcMapSpec *spec, char **why)
+{
+    char line[Y4M_LINE_MAX + 1];
+    FILE *f = fopen(path, "rb");
+    GStatBuf st;
+    size_t n;
+    char *nl, **tok;
+    int w = 0, h = 0, fn = 25, fd = 1, pn = 1, pd = 1;
+    const char *ctag = "420jpeg", *itag = "p";
+    GstVideoFormat fmt = GST_VIDEO_FORMAT_UNKNOWN;
+    gboolean ok = FALSE;
+
+    *why = NULL;
+    if (!f || g_stat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
+        *why = g_strdup("not a regular file");
+        if (f)
+            fclose(f);
+        return FALSE;
+    }
+    n = fread(line, 1, Y4M_LINE_MAX, f);
+    fclose(f);
+    line[n] = 0;
+    nl = memchr(line, '\n', n);
+    if (n < 10 || strncmp(line, "YUV4MPEG2 ", 10) || !nl) {
+        *why = g_strdup("no YUV4MPEG2 header line");
+        return FALSE;
+    }
+    *nl = 0;
+    tok = g_strsplit(line + 10, " ", -1);
+    for (char **t = tok; *t; t++) {
+        switch (**t) {
+        case 'W': w = atoi(*t + 1); break;
+        case 'H': h = atoi(*t + 1); break;
+        case 'F': if (!parse_ratio(*t + 1, &fn, &fd)) fn = 0; break;
+        case 'A': if (!parse_ratio(*t + 1, &pn, &pd) || !pn || !pd) pn = pd = 1; break;
+        case 'C': ctag = *t + 1; break;
+        case 'I': itag = *t + 1; break;
+        default: break;  /* X (comments, FFmpeg's colour range) and unknown tags */
+        }
+    }
+    for (size_t i = 0; i < G_N_ELEMENTS(y4m_formats); i++)
+        if (!strcmp(ctag, y4m_formats[i].tag))
+            fmt = y4m_formats[i].fmt;
+    if (w <= 0 || h <= 0)
+        *why = g_strdup("no frame size in the header");
+    else if (fmt == GST_VIDEO_FORMAT_UNKNOWN)
+        *why = g_strdup_printf("colour space C%s is not read in place", ctag);
+    else if (strcmp(itag, "p") && strcmp(itag, "?"))
+        *why = g_strdup_printf("interlaced (I%s)", itag);
+    else
+        ok = TRUE;
+    if (ok) {
+        int strides[GST_VIDEO_MAX_PLANES], offsets[GST_VIDEO_MAX_PLANES], np = 0;
+        GstVideoInfo vi;
+        gsize frame = 0;
+        guint64 first = (guint64)(nl - line) + 1, rec;
+        if (!gst_video_info_set_format(&vi, fmt, w, h)) {
+            *why = g_strdup("frame size too large");
+            ok = FALSE;
+        } else {
+            /* tight rows, chroma ceil(w / 2) wide: the layout of raw files */
+            const GstVideoFormatInfo *fi = vi.finfo;
+            for (guint p = 0; p < GST_VIDEO_FORMAT_INFO_N_PLANES(fi); p++) {
+                guint c = 0;
+                while (GST_VIDEO_FORMAT_INFO_PLANE(fi, c) != p)
+                    c++;
+                strides[p] = GST_VIDEO_FORMAT_INFO_SCALE_WIDTH(fi, c, w) *
+                             GST_VIDEO_FORMAT_INFO_PSTRIDE(fi, c);
+                offsets[p] = (int)frame;
+                frame += (gsize)strides[p] * GST_VIDEO_FORMAT_INFO_SCALE_HEIGHT(fi, c, h);
+                np++;
+            }
+            /* frames without parameters: "FRAME\n" and the pictures; a count
+             * only when the file is exactly that */
+            rec = frame + 6;
+            qmc_raw_spec(spec, fmt, w, h, fn, fn ? fd : 1, frame, strides, offsets, np,
+                         (st.st_size - first) % rec ? 0 : (st.st_size - first) / rec);
+            spec->y4m = TRUE;
+            spec->no_colorimetry = FALSE;
+            spec->first = first;
+            GST_VIDEO_INFO_PAR_N(&spec->info) = pn;
+            GST_VIDEO_INFO_PAR_D(&spec->info) = pd;
+        }
+    }
+    g_strfreev(tok);
+    return ok;
+}
+
+void qmc_raw_spec(QmcMapSpec *spec, GstVideoFormat fmt, int w, int h, int fps_n, int fps_d,
+                  gsize frame, const int *strides, const int *offsets, int n_planes,
+                  guint64 frames)
+{
+    memset(spec, 0, sizeof(*spec));
+    gst_video_info_set_format(&spec->info, fmt, w, h);
+    GST_VIDEO_INFO_FPS_N(&spec->info) = fps_n;
+    GST_VIDEO_INFO_FPS_D(&spec->info) = fps_d;
+    /* the caps rawvideoparse gives these frames (y4mdec's have colorimetry) */
+    spec->no_colorimetry = TRUE;
+    spec->frame = frame;
+    spec->n_planes = n_planes;
+    memcpy(spec->strides, strides, sizeof(int) * (size_t)n_planes);
+    memcpy(spec->offsets, offsets, sizeof(int) * (size_t)n_planes);
+    spec->frames = frames;
+}
+
+/* ----------------------------------------------------------------- source */
+
+typedef struct Map {
+    gint refs;
+    const guint8 *base;
+    gsize size;
+    QmcMapSpec spec;
+    guint64 pos;     /* the next frame's byte (the appsrc's thread alone) */
+    guint64 index;   /* and its number */
+    gboolean ended;
+} Map;
+
+static void map_unref(gpointer data)
+{
+    Map *m = data;
+    if (!g_atomic_int_dec_and_test(&m->refs))
+        return;
+    munmap((void *)m->base, m->size);
+    g_free(m);
+}
+
+/* The frame at m->pos: 1 with the byte of its pictures in *at and the next
+ * frame's in *next; 0 at the end of the file (or a frame cut short, said
+ * on src); -1 on a bad frame line, posted on src. */
+static int locate(Map *m, GstElement *src, guint64 *at, guint64 *next)
+{
+    guint64 data = m->pos;
+    if (m->pos >= m->size)
+        return 0;
+    if (m->spec.y4m) {
+        const guint8 *p = m->base + m->pos;
+        const gsize left = m->size - m->pos;
+        const guint8 *nl = memchr(p, '\n', MIN(left, (gsize)Y4M_LINE_MAX));
+        if (left < 5 || memcmp(p, "FRAME", 5) || !nl) {
+            GST_ELEMENT_ERROR(src, STREAM, DECODE,
+                              ("no Y4M FRAME line at byte %" G_GUINT64_FORMAT " (frame %"
+                               G_GUINT64_FORMAT ")", m->pos, m->index), (NULL));
+            return -1;
+        }
+        data = m->pos + (guint64)(nl - p) + 1;
+    }
+    if (data + m->spec.frame > m->size) {
+        GST_ELEMENT_WARNING(src, STREAM, DECODE,
+                            ("the file ends inside frame %" G_GUINT64_FORMAT " (%" G_GUINT64_FORMAT
+                             " of %" G_GSIZE_FORMAT " bytes): that frame is left out",
+                             m->index, m->size - MIN(data, m->size), m->spec.frame), (NULL));
+        return 0;
+    }
+    *at = data;
+    *next = data + m->spec.frame;
+    return 1;
+}
+
+static void need_data(GstAppSrc *src, guint length, gpointer data)
+{
+    Map *m = data;
+    guint64 at = 0, next = 0;
+    GstBuffer *buf;
+    const GstVideoInfo *vi = &m->spec.info;
+    gsize offs[GST_VIDEO_MAX_PLANES];
+    (void)length;
+
+    if (m->ended)
+        return;
+    if (locate(m, GST_ELEMENT(src), &at, &next) <= 0) {
+        m->ended = TRUE;
+        gst_app_src_end_of_stream(src);
+        return;
+    }
+    g_atomic_int_inc(&m->refs);
+    buf = gst_buffer_new_wrapped_full(GST_MEMORY_FLAG_READONLY, (gpointer)(m->base + at),
+                                      m->spec.frame, 0, m->spec.frame, m, map_unref);
+    for (int p = 0; p < m->spec.n_planes; p++)
+        offs[p] = (gsize)m->spec.offsets[p];
+    gst_buffer_add_video_meta_full(buf, GST_VIDEO_FRAME_FLAG_NONE, GST_VIDEO_INFO_FORMAT(vi),
+                                   GST_VIDEO_INFO_WIDTH(vi), GST_VIDEO_INFO_HEIGHT(vi),
+                                   (guint)m->spec.n_planes, offs, m->spec.strides);
+    if (GST_VIDEO_INFO_FPS_N(vi) > 0) {
+        const GstClockTime t0 = gst_util_uint64_scale(m->index, GST_SECOND * GST_VIDEO_INFO_FPS_D(vi),
+                                                      GST_VIDEO_INFO_FPS_N(vi));
+        const GstClockTime t1 = gst_util_uint64_scale(m->index + 1,
+                                                      GST_SECOND * GST_VIDEO_INFO_FPS_D(vi),
+                                                      GST_VIDEO_INFO_FPS_N(vi));
+        GST_BUFFER_PTS(buf) = t0;
+        GST_BUFFER_DURATION(buf) = t1 - t0;
+    }
+    GST_BUFFER_OFFSET(buf) = m->index;
+    m->pos = next;
+    m->index++;
+    gst_app_src_push_buffer(src, buf);
+}
+
+GstElement *qmc_map_source(const char *path, const char *name, const QmcMapSpec *spec)
+{
+    struct stat st;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    void *base;
+    Map *m;
+    GstElement *src;
+    GstCaps *caps;
+    GstAppSrcCallbacks cb = { .need_data = need_data };
+
+    if (fd < 0)
+        return NULL;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0) {
+        close(fd);
+        return NULL;
+    }
+    base = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+    close(fd);
+    if (base == MAP_FAILED)
+        return NULL;
+    madvise(base, (size_t)st.st_size, MADV_SEQUENTIAL);
+    src = gst_element_factory_make("appsrc", name);
+    if (!src) {
+        munmap(base, (size_t)st.st_size);
+        return NULL;
+    }
+    m = g_new0(Map, 1);
+    m->refs = 1;
+    m->base = base;
+    m->size = (gsize)st.st_size;
+    m->spec = *spec;
+    m->pos = spec->first;
+    caps = gst_video_info_to_caps(&m->spec.info);
+    if (spec->no_colorimetry)
+        gst_structure_remove_field(gst_caps_get_structure(caps, 0), "colorimetry");
+    /* one frame queued: its pages are the file's, nothing to buffer */
+    g_object_set(src, "caps", caps, "format", GST_FORMAT_TIME, "stream-type",
+                 GST_APP_STREAM_TYPE_STREAM, "max-bytes", (guint64)1, "block", FALSE, NULL);
+    if (spec->frames && GST_VIDEO_INFO_FPS_N(&m->spec.info) > 0)
+        g_object_set(src, "duration",
+                     gst_util_uint64_scale(spec->frames,
+                                           GST_SECOND * GST_VIDEO_INFO_FPS_D(&m->spec.info),
+                                           GST_VIDEO_INFO_FPS_N(&m->spec.info)), NULL);
+    gst_caps_unref(caps);
+    gst_app_src_set_callbacks(GST_APP_SRC(src), &cb, m, map_unref);
+    return src;
+}

@@ -1,0 +1,37 @@
+/* qmetric-compare: raw and Y4M files read in place (mapsrc.c). */
+#ifndef QMC_MAPSRC_H
+#define QMC_MAPSRC_H
+
+#include <gst/gst.h>
+#include <gst/video/video.h>
+
+/* Where a file's frames lie and the caps they go out with. */
+typedef struct QmcMapSpec {
+    GstVideoInfo info;        /* format, size, rate, aspect: the caps */
+    gboolean y4m;             /* each frame behind a "FRAME[ params]\n" line */
+    gboolean no_colorimetry;  /* caps without a colorimetry field (as rawvideoparse) */
+    guint64 first;            /* byte of the first frame (Y4M: of its FRAME line) */
+    gsize frame;              /* bytes of a frame's pictures */
+    int strides[GST_VIDEO_MAX_PLANES], offsets[GST_VIDEO_MAX_PLANES], n_planes;
+    guint64 frames;           /* whole frames in the file, when known (else 0) */
+} QmcMapSpec;
+
+/* A Y4M file's spec from its header: TRUE for a progressive file in a
+ * format read in place, else FALSE with the reason in *why (the caller then
+ * decodes the file with GStreamer's y4mdec, which may refuse it too). */
+gboolean qmc_y4m_spec(const char *path, QmcMapSpec *spec, char **why);
+
+/* The spec of a raw file of tightly packed frames (qmc_raw_layout's). */
+void qmc_raw_spec(QmcMapSpec *spec, GstVideoFormat fmt, int w, int h, int fps_n, int fps_d,
+                  gsize frame, const int *strides, const int *offsets, int n_planes,
+                  guint64 frames);
+
+/* An appsrc named `name` whose buffers are the frames of the mapped file:
+ * no read into a buffer and no copy, so the engine's threads (or the GPU's
+ * staging workers) take the pictures from the file's pages.  NULL when the
+ * file cannot be mapped (not a regular file, say): the caller reads it the
+ * usual way.  A frame cut short at the end is left out with a warning; a
+ * malformed Y4M frame line ends the stream with an error naming its byte. */
+GstElement *qmc_map_source(const char *path, const char *name, const QmcMapSpec *spec);
+
+#endif
