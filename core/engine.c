@@ -1230,8 +1230,12 @@ int qm_engine_submit(QmEngine *e, const QmPicture *ref, const QmPicture *dist,
     e->next_index++;
 
     if (bk_todo) {
-        /* the CPU metrics start while the backend copies the pictures */
-        if (e->nthreads)
+        /* the CPU metrics start while the backend copies the pictures.
+         * Only then: a frame all on the device gives the workers nothing
+         * to do, and waking every one of them twice a frame (each takes the
+         * lock and scans the ring) cost the submitting thread its lock at
+         * thousands of frames a second. */
+        if (e->nthreads && s->todo)
             pthread_cond_broadcast(&e->work_cv);
         pthread_mutex_unlock(&e->lock);
         int r = e->bk->submit(e->bk_ctx, (unsigned)(s->index % e->bk_slots),
@@ -1244,7 +1248,8 @@ int qm_engine_submit(QmEngine *e, const QmPicture *ref, const QmPicture *dist,
     if (!s->todo && !s->bk_pending) {
         finish_task(e, s, -1, 0);
     } else if (e->nthreads) {
-        pthread_cond_broadcast(&e->work_cv);
+        if (s->todo)
+            pthread_cond_broadcast(&e->work_cv);
     } else {
         /* one thread: compute here, in order */
         int inst;
