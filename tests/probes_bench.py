@@ -56,8 +56,10 @@ def sane_run(r, what, cuda=False):
     check(r["score_mean"] is not None and 0 < r["score_mean"] < 100,
           what + ": VMAF between 0 and 100 (%s)" % r["score_mean"])
     if cuda:
-        check(r["cuda_in_place"] == r["scored"] and r["cuda_copied"] == 0,
-              what + ": CUDA memory read in place")
+        # the element counts buffers, and both pads carry CUDA memory here
+        check(r["cuda_in_place"] == 2 * r["scored"] and r["cuda_copied"] == 0,
+              "%s: CUDA memory read in place (%d buffers in place, %d copied, %d pairs)"
+              % (what, r["cuda_in_place"], r["cuda_copied"], r["scored"]))
     else:
         check(r["gpu"] is None, what + ": no GPU figures on the CPU backend")
 
