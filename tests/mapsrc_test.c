@@ -313,6 +313,7 @@ int main(int argc, char **argv)
             { "YUV4MPEG2 W32 H16 F25:1 It", "interlaced" },
             { "YUV4MPEG2 W32 H16 F25:1 C420p14", "C420p14" },
             { "YUV4MPEG2 H16 F25:1", "no frame size" },
+            { "YUV4MPEG2 W100000 H16", "100000x16 too large" },
             { "YUV4MPEG W32 H16", "no YUV4MPEG2 header" },
         };
         for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {

@@ -106,6 +106,8 @@ gboolean qmc_y4m_spec(const char *path, QmcMapSpec *spec, char **why)
             fmt = y4m_formats[i].fmt;
     if (w <= 0 || h <= 0)
         *why = g_strdup("no frame size in the header");
+    else if (w > 65536 || h > 65536)
+        *why = g_strdup_printf("frame size %dx%d too large", w, h);
     else if (fmt == GST_VIDEO_FORMAT_UNKNOWN)
         *why = g_strdup_printf("colour space C%s is not read in place", ctag);
     else if (strcmp(itag, "p") && strcmp(itag, "?"))
