@@ -348,6 +348,9 @@ if run 0 aref.y4m alate.y4m --metrics psnr --align auto --summary json; then
   json out.txt 'd["frames"] == 35 and d["pooled_metrics"]["psnr_y"]["min"] == 60 and d["alignment"]["offset"] == 5 and d["alignment"]["mode"] == "auto" and d["reference"]["frames_skipped"] == 5'
   expect err.txt "alignment: offset +5, confidence .*: the reference's first 5 frames are left out" "--align auto message"
 fi
+# a pipe is read once: the window and then the comparison cannot both read it
+run 2 aref.y4m <(cat alate.y4m) --metrics psnr --align auto &&
+  expect err.txt '--align reads the first frames of both inputs, .*is a pipe or a device' "--align on a pipe"
 run 0 aref.y4m alate.mp4 --align auto --summary json -q && mv out.txt auto.json
 run 0 aref.y4m alate.mp4 --frame_skip_ref 5 --summary json -q && mv out.txt byhand.json
 python3 - <<'PY' || fail "--align auto and --frame_skip_ref 5 give different scores"

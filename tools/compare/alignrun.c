@@ -269,6 +269,12 @@ void qmc_align_main(App *app)
 {
     Options *o = &app->o;
     QmcAlignInput in[2];
+    for (int i = 0; i < 2; i++)
+        if (app->side[i].once)
+            qmc_usage_error("--%s reads the first frames of both inputs, then the comparison "
+                            "reads them again: %s is a pipe or a device, which can be read "
+                            "once (save it to a file first)",
+                            o->detect_offset ? "detect-offset" : "align", app->side[i].display);
     for (int i = 0; i < 2; i++) {
         in[i].display = app->side[i].display;
         in[i].uri = app->side[i].uri;

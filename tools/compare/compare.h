@@ -125,6 +125,7 @@ typedef struct {
     char *display;             /* as the user wrote it */
     gboolean raw;
     guint64 raw_frames;        /* raw input: frames in the file */
+    gboolean once;             /* a pipe or device: it can be read only once */
     gboolean mapped;           /* a raw or Y4M file that can be read in place: */
     QmcMapSpec map;            /* where its frames lie */
     GstElement *src, *convert, *scale, *filter, *queue;

@@ -102,6 +102,10 @@ void qmc_check_input(App *app, Side *s, const char *arg)
         qmc_input_error("%s: is a directory, not a video (the %s)", arg, qmc_side_name[s->id]);
     if (g_access(path, R_OK) != 0)
         qmc_input_error("%s: cannot be read: %s", arg, g_strerror(errno));
+    {
+        GStatBuf st;
+        s->once = g_stat(path, &st) == 0 && !S_ISREG(st.st_mode);
+    }
     s->uri = gst_filename_to_uri(path, NULL);
     s->raw = is_raw_name(path);
     if (s->raw) {
