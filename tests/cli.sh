@@ -126,6 +126,18 @@ y4m dis10.yuv 96 64 18432 420p10 dis10.y4m
 run 0 ref10.y4m dis10.y4m --metrics psnr -o y4m10.json && expect out.txt '^frames     6 scored' "10-bit y4m" &&
   run 0 ref10.yuv dis10.yuv --size 96x64 --format I420_10LE --fps 25 --metrics psnr -o yuv10.json &&
   same_frames y4m10.json yuv10.json "10-bit y4m against raw"
+# pipes: Y4M read by frames (its header looked at with tee(2), not taken),
+# anything else handed to the decoders untouched
+run 0 ref10.y4m <(cat dis10.y4m) --metrics psnr -o pipe10.json && same_frames pipe10.json y4m10.json "10-bit y4m from a pipe"
+run 0 ref96.y4m /dev/stdin --metrics psnr,float_ssim -o pipe.json < <(cat dis96.y4m) &&
+  same_frames pipe.json y4m.json "y4m on /dev/stdin"
+run 2 ref96.y4m <(head -c $((34 + 7 * (6 + 9216) + 100)) dis96.y4m) --metrics psnr &&
+  expect err.txt 'the stream ends inside frame 7' "y4m pipe cut inside a frame"
+if gst-inspect-1.0 mpegtsmux >/dev/null 2>&1; then
+  gst-launch-1.0 -q $src num-buffers=24 ! $raw ! x264enc bitrate=200 speed-preset=ultrafast ! mpegtsmux ! filesink location=dis.ts
+  run 0 ref.y4m dis.ts --metrics psnr -o ts.json && run 0 ref.y4m <(cat dis.ts) --metrics psnr -o tspipe.json &&
+    same_frames tspipe.json ts.json "MPEG-TS from a pipe (not Y4M: untouched for the decoders)"
+fi
 head -c $((34 + 7 * (6 + 9216) + 100)) dis96.y4m >cut.y4m
 run 2 ref96.y4m cut.y4m --metrics psnr && expect err.txt 'ends inside frame 7' "y4m cut inside a frame" &&
   expect err.txt 'frame counts differ: reference has 8 frames, distorted 7' "y4m cut: counts"

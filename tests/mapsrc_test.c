@@ -4,7 +4,8 @@
  * frame lines with parameters; 10- and 12-bit Y4M (which 1.22's y4mdec
  * does not read) give the pictures of the same bytes read as raw; a file cut
  * inside a frame drops that frame with a warning; a bad frame line is an
- * error that names its byte.  No GPU. */
+ * error that names its byte; a Y4M stream on a pipe is read by frames,
+ * anything else left in the pipe untouched.  No GPU. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -166,6 +167,27 @@ static void check_same(const char *what, Run *a, Run *b, gboolean caps)
     CHECK(!a->error && !b->error, "%s: error %s / %s", what, a->error, b->error);
 }
 
+typedef struct Feed {
+    int fd;
+    const char *bytes;
+    gsize len;
+} Feed;
+
+/* A pipe's writer: the bytes, then the end of the stream. */
+static gpointer feed(gpointer data)
+{
+    Feed *f = data;
+    gsize off = 0;
+    while (off < f->len) {
+        ssize_t w = write(f->fd, f->bytes + off, f->len - off);
+        if (w <= 0)
+            break;
+        off += (gsize)w;
+    }
+    close(f->fd);
+    return NULL;
+}
+
 int main(int argc, char **argv)
 {
     static const struct {
@@ -305,6 +327,55 @@ int main(int argc, char **argv)
         g_free(at);
         run_free(&a);
         g_free(why);
+    }
+
+    /* pipes: a Y4M stream read by frames gives the pictures of the same
+     * file mapped; anything else is left in the pipe untouched */
+    {
+        int strides[4], offsets[4], np, p[2];
+        gsize frame = layout(GST_VIDEO_FORMAT_I420_10LE, 33, 17, strides, offsets, &np);
+        QmcMapSpec fspec, pspec;
+        char *why = NULL, *fdpath;
+        gchar *bytes;
+        gsize len;
+        write_files(raw, y4m, "YUV4MPEG2 W33 H17 F25:1 C420p10", frame, 40, 10, TRUE);
+        g_assert(g_file_get_contents(y4m, &bytes, &len, NULL) && pipe(p) == 0);
+        Feed fd_feed = { p[1], bytes, len };
+        GThread *wr = g_thread_new("writer", feed, &fd_feed);
+        fdpath = g_strdup_printf("/proc/self/fd/%d", p[0]);
+        CHECK(qmc_y4m_pipe_spec(fdpath, &pspec, &why) && pspec.pipe, "pipe: header refused: %s", why);
+        g_free(why);
+        why = NULL;
+        CHECK(qmc_y4m_spec(y4m, &fspec, &why), "pipe: the file's header refused");
+        Run a = run_pipeline(qmc_map_source(fdpath, NULL, &pspec), NULL);
+        Run b = run_pipeline(qmc_map_source(y4m, NULL, &fspec), NULL);
+        CHECK(a.frames->len == 40, "pipe: %u frames (40 expected)", a.frames->len);
+        check_same("10-bit y4m from a pipe", &a, &b, TRUE);
+        run_free(&a);
+        run_free(&b);
+        g_thread_join(wr);
+        close(p[0]);
+        g_free(bytes);
+
+        /* not Y4M: refused, every byte still in the pipe */
+        static const char other[] = "\x1a\x45\xdf\xa3 a Matroska file, say";
+        g_assert(pipe(p) == 0 && write(p[1], other, sizeof(other)) == (ssize_t)sizeof(other));
+        close(p[1]);
+        g_free(fdpath);
+        fdpath = g_strdup_printf("/proc/self/fd/%d", p[0]);
+        CHECK(!qmc_y4m_pipe_spec(fdpath, &pspec, &why) && why, "not y4m: accepted");
+        g_free(why);
+        why = NULL;
+        char back[sizeof(other)];
+        CHECK(read(p[0], back, sizeof(back)) == (ssize_t)sizeof(back) && !memcmp(back, other, sizeof(other)),
+              "not y4m: the pipe's bytes were taken");
+        CHECK(pspec.fd >= 0 && !pspec.pipe, "not y4m: the descriptor is the caller's");
+        close(pspec.fd);
+        close(p[0]);
+        CHECK(!qmc_y4m_pipe_spec(y4m, &pspec, &why) && why && strstr(why, "not a pipe"),
+              "a file taken for a pipe: %s", why);
+        g_free(why);
+        g_free(fdpath);
     }
 
     /* headers that are not read in place: said why */

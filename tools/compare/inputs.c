@@ -138,10 +138,12 @@ void qmc_check_input(App *app, Side *s, const char *arg)
         qmc_raw_spec(&s->map, fmt, app->o.width, app->o.height, app->o.fps_n, app->o.fps_d,
                      fsize, strides, offsets, np, s->raw_frames);
         s->mapped = S_ISREG(st.st_mode);
-    } else if (qmc_is_y4m_name(path)) {
+    } else if (s->once || qmc_is_y4m_name(path)) {
         char *why = NULL;
-        /* else y4mdec decodes it, or says what is wrong */
-        s->mapped = qmc_y4m_spec(path, &s->map, &why);
+        /* else y4mdec decodes it, or says what is wrong; a pipe that is not
+         * Y4M goes to the decoders untouched */
+        s->mapped = s->once ? qmc_y4m_pipe_spec(path, &s->map, &why)
+                            : qmc_y4m_spec(path, &s->map, &why);
         g_free(why);
     }
     g_free(path);

@@ -11,11 +11,13 @@
  * page faults of the first touch only, taken by the threads that copy them
  * anyway.  y4mdec also reads 8-bit 4:2:0, 4:2:2 and 4:4:4 only; FFmpeg
  * writes 10-, 12- and 16-bit and grey Y4M too. */
+#define _GNU_SOURCE  /* tee(2), pipe2(2) */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -61,28 +63,16 @@ static gboolean parse_ratio(const char *s, int *n, int *d)
     return TRUE;
 }
 
-gboolean qmc_y4m_spec(const char *path, QmcMapSpec *spec, char **why)
+/* The spec from the first n bytes of a Y4M stream (line: NUL-terminated
+ * after them, writable), whose size is `size` bytes (0 for a pipe). */
+static gboolean parse_header(char *line, size_t n, guint64 size, QmcMapSpec *spec, char **why)
 {
-    char line[Y4M_LINE_MAX + 1];
-    FILE *f = fopen(path, "rb");
-    GStatBuf st;
-    size_t n;
     char *nl, **tok;
     int w = 0, h = 0, fn = 25, fd = 1, pn = 1, pd = 1;
     const char *ctag = "420jpeg", *itag = "p";
     GstVideoFormat fmt = GST_VIDEO_FORMAT_UNKNOWN;
     gboolean ok = FALSE;
 
-    *why = NULL;
-    if (!f || g_stat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
-        *why = g_strdup("not a regular file");
-        if (f)
-            fclose(f);
-        return FALSE;
-    }
-    n = fread(line, 1, Y4M_LINE_MAX, f);
-    fclose(f);
-    line[n] = 0;
     nl = memchr(line, '\n', n);
     if (n < 10 || strncmp(line, "YUV4MPEG2 ", 10) || !nl) {
         *why = g_strdup("no YUV4MPEG2 header line");
@@ -139,7 +129,7 @@ gboolean qmc_y4m_spec(const char *path, QmcMapSpec *spec, char **why)
              * only when the file is exactly that */
             rec = frame + 6;
             qmc_raw_spec(spec, fmt, w, h, fn, fn ? fd : 1, frame, strides, offsets, np,
-                         (st.st_size - first) % rec ? 0 : (st.st_size - first) / rec);
+                         size < first || (size - first) % rec ? 0 : (size - first) / rec);
             spec->y4m = TRUE;
             spec->no_colorimetry = FALSE;
             spec->first = first;
@@ -151,11 +141,92 @@ gboolean qmc_y4m_spec(const char *path, QmcMapSpec *spec, char **why)
     return ok;
 }
 
+gboolean qmc_y4m_spec(const char *path, QmcMapSpec *spec, char **why)
+{
+    char line[Y4M_LINE_MAX + 1];
+    FILE *f = fopen(path, "rb");
+    GStatBuf st;
+    size_t n;
+
+    *why = NULL;
+    if (!f || g_stat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
+        *why = g_strdup("not a regular file");
+        if (f)
+            fclose(f);
+        return FALSE;
+    }
+    n = fread(line, 1, Y4M_LINE_MAX, f);
+    fclose(f);
+    line[n] = 0;
+    return parse_header(line, n, (guint64)st.st_size, spec, why);
+}
+
+gboolean qmc_y4m_pipe_spec(const char *path, QmcMapSpec *spec, char **why)
+{
+    char line[Y4M_LINE_MAX + 1];
+    struct stat st;
+    int fd = open(path, O_RDONLY | O_CLOEXEC), p[2];
+    size_t have = 0;
+    gint64 deadline = 0;
+    gboolean ok = FALSE;
+
+    *why = NULL;
+    spec->pipe = FALSE;
+    spec->fd = -1;
+    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISFIFO(st.st_mode) || pipe2(p, O_CLOEXEC) != 0) {
+        *why = g_strdup("not a pipe");
+        if (fd >= 0)
+            close(fd);
+        return FALSE;
+    }
+    /* tee(2) copies the start of what the pipe holds without taking it:
+     * until the header's line is there (the first wait blocks, as reading
+     * would; then 10 s at most for the rest of the line) */
+    for (gboolean last = FALSE;;) {
+        ssize_t t = tee(fd, p[1], Y4M_LINE_MAX, have ? SPLICE_F_NONBLOCK : 0);
+        if (t > 0) {
+            ssize_t got = 0, r;
+            while (got < t && (r = read(p[0], line + got, (size_t)(t - got))) > 0)
+                got += r;
+            have = (size_t)got;
+            line[have] = 0;
+            if ((have >= 10 && strncmp(line, "YUV4MPEG2 ", 10)) ||
+                (have < 10 && strncmp(line, "YUV4MPEG2 ", have)) ||
+                memchr(line, '\n', have) || have >= Y4M_LINE_MAX)
+                break;
+        } else if (t == 0 || errno != EAGAIN) {
+            break;  /* the end of the stream, or not a pipe tee reads */
+        }
+        if (last)
+            break;  /* the writer is gone and all it wrote was looked at */
+        /* the writer gone (POLLHUP, its bytes still in the pipe): one more
+         * look takes whatever it wrote last */
+        struct pollfd pf = { .fd = fd, .events = POLLIN };
+        if (poll(&pf, 1, 0) == 1 && (pf.revents & POLLHUP)) {
+            last = TRUE;
+            continue;
+        }
+        if (!deadline)
+            deadline = g_get_monotonic_time() + 10 * G_TIME_SPAN_SECOND;
+        else if (g_get_monotonic_time() > deadline)
+            break;
+        g_usleep(1000);
+    }
+    close(p[0]);
+    close(p[1]);
+    ok = parse_header(line, have, 0, spec, why);
+    /* refused, the descriptor stays open too (see the header) */
+    spec->pipe = ok;
+    spec->fd = fd;
+    return ok;
+}
+
 void qmc_raw_spec(QmcMapSpec *spec, GstVideoFormat fmt, int w, int h, int fps_n, int fps_d,
                   gsize frame, const int *strides, const int *offsets, int n_planes,
                   guint64 frames)
 {
     memset(spec, 0, sizeof(*spec));
+    spec->fd = -1;
     gst_video_info_set_format(&spec->info, fmt, w, h);
     GST_VIDEO_INFO_FPS_N(&spec->info) = fps_n;
     GST_VIDEO_INFO_FPS_D(&spec->info) = fps_d;
@@ -172,8 +243,11 @@ void qmc_raw_spec(QmcMapSpec *spec, GstVideoFormat fmt, int w, int h, int fps_n,
 
 typedef struct Map {
     gint refs;
-    const guint8 *base;
+    const guint8 *base;  /* a mapped file, or NULL: */
     gsize size;
+    int fd;              /* a pipe, read into buffers of the pool */
+    GstBufferPool *pool;
+    gboolean header_read;
     QmcMapSpec spec;
     guint64 pos;     /* the next frame's byte (the appsrc's thread alone) */
     guint64 index;   /* and its number */
@@ -185,13 +259,35 @@ static void map_unref(gpointer data)
     Map *m = data;
     if (!g_atomic_int_dec_and_test(&m->refs))
         return;
-    munmap((void *)m->base, m->size);
+    if (m->base)
+        munmap((void *)m->base, m->size);
+    if (m->pool) {
+        gst_buffer_pool_set_active(m->pool, FALSE);
+        gst_object_unref(m->pool);
+    }
+    if (m->fd >= 0)
+        close(m->fd);
     g_free(m);
 }
 
-/* The frame at m->pos: 1 with the byte of its pictures in *at and the next
- * frame's in *next; 0 at the end of the file (or a frame cut short, said
- * on src); -1 on a bad frame line, posted on src. */
+static void bad_frame_line(Map *m, GstElement *src)
+{
+    GST_ELEMENT_ERROR(src, STREAM, DECODE,
+                      ("no Y4M FRAME line at byte %" G_GUINT64_FORMAT " (frame %" G_GUINT64_FORMAT
+                       ")", m->pos, m->index), (NULL));
+}
+
+static void cut_short(Map *m, GstElement *src, guint64 got)
+{
+    GST_ELEMENT_WARNING(src, STREAM, DECODE,
+                        ("the %s ends inside frame %" G_GUINT64_FORMAT " (%" G_GUINT64_FORMAT
+                         " of %" G_GSIZE_FORMAT " bytes): that frame is left out",
+                         m->base ? "file" : "stream", m->index, got, m->spec.frame), (NULL));
+}
+
+/* The frame at m->pos of a mapped file: 1 with the byte of its pictures in
+ * *at and the next frame's in *next; 0 at the end of the file (or a frame
+ * cut short, said on src); -1 on a bad frame line, posted on src. */
 static int locate(Map *m, GstElement *src, guint64 *at, guint64 *next)
 {
     guint64 data = m->pos;
@@ -202,18 +298,13 @@ static int locate(Map *m, GstElement *src, guint64 *at, guint64 *next)
         const gsize left = m->size - m->pos;
         const guint8 *nl = memchr(p, '\n', MIN(left, (gsize)Y4M_LINE_MAX));
         if (left < 5 || memcmp(p, "FRAME", 5) || !nl) {
-            GST_ELEMENT_ERROR(src, STREAM, DECODE,
-                              ("no Y4M FRAME line at byte %" G_GUINT64_FORMAT " (frame %"
-                               G_GUINT64_FORMAT ")", m->pos, m->index), (NULL));
+            bad_frame_line(m, src);
             return -1;
         }
         data = m->pos + (guint64)(nl - p) + 1;
     }
     if (data + m->spec.frame > m->size) {
-        GST_ELEMENT_WARNING(src, STREAM, DECODE,
-                            ("the file ends inside frame %" G_GUINT64_FORMAT " (%" G_GUINT64_FORMAT
-                             " of %" G_GSIZE_FORMAT " bytes): that frame is left out",
-                             m->index, m->size - MIN(data, m->size), m->spec.frame), (NULL));
+        cut_short(m, src, m->size - MIN(data, m->size));
         return 0;
     }
     *at = data;
@@ -221,25 +312,107 @@ static int locate(Map *m, GstElement *src, guint64 *at, guint64 *next)
     return 1;
 }
 
+/* n bytes from the pipe into p: the count read (short at the end of the
+ * stream), or -1 on a read error. */
+static gssize read_full(int fd, void *p, gsize n)
+{
+    gsize got = 0;
+    while (got < n) {
+        ssize_t r = read(fd, (guint8 *)p + got, n - got);
+        if (r > 0)
+            got += (gsize)r;
+        else if (r == 0)
+            break;
+        else if (errno != EINTR)
+            return -1;
+    }
+    return (gssize)got;
+}
+
+static void read_failed(Map *m, GstElement *src)
+{
+    GST_ELEMENT_ERROR(src, RESOURCE, READ,
+                      ("reading frame %" G_GUINT64_FORMAT ": %s", m->index, g_strerror(errno)),
+                      (NULL));
+}
+
+/* The next frame of a pipe in a buffer of the pool: 1, or 0 at its end
+ * (or a frame cut short, said on src), -1 on an error posted on src. */
+static int read_frame(Map *m, GstElement *src, GstBuffer **out)
+{
+    char line[Y4M_LINE_MAX];
+    gsize n = 0;
+    gssize r;
+    GstMapInfo mi;
+    GstBuffer *buf = NULL;
+
+    if (!m->header_read) {  /* looked at, not taken, by qmc_y4m_pipe_spec() */
+        char skip[Y4M_LINE_MAX + 1];
+        if (read_full(m->fd, skip, m->spec.first) != (gssize)m->spec.first) {
+            read_failed(m, src);
+            return -1;
+        }
+        m->header_read = TRUE;
+        m->pos = m->spec.first;
+    }
+    /* the frame line, a byte at a time: nothing of the pictures is taken */
+    while (n < sizeof(line) && (r = read_full(m->fd, line + n, 1)) == 1 && line[n++] != '\n')
+        ;
+    if (n == 0)
+        return r < 0 ? (read_failed(m, src), -1) : 0;
+    if (n < 6 || memcmp(line, "FRAME", 5) || line[n - 1] != '\n') {
+        if (r == 0 && n < 6 && !memcmp(line, "FRAME", MIN(n, 5)))
+            return cut_short(m, src, 0), 0;
+        bad_frame_line(m, src);
+        return -1;
+    }
+    if (gst_buffer_pool_acquire_buffer(m->pool, &buf, NULL) != GST_FLOW_OK ||
+        !gst_buffer_map(buf, &mi, GST_MAP_WRITE)) {
+        GST_ELEMENT_ERROR(src, RESOURCE, NO_SPACE_LEFT, ("no buffer for frame %" G_GUINT64_FORMAT,
+                                                        m->index), (NULL));
+        if (buf)
+            gst_buffer_unref(buf);
+        return -1;
+    }
+    r = read_full(m->fd, mi.data, m->spec.frame);
+    gst_buffer_unmap(buf, &mi);
+    if (r != (gssize)m->spec.frame) {
+        gst_buffer_unref(buf);
+        if (r < 0)
+            return read_failed(m, src), -1;
+        return cut_short(m, src, (guint64)r), 0;
+    }
+    m->pos += n + m->spec.frame;
+    *out = buf;
+    return 1;
+}
+
 static void need_data(GstAppSrc *src, guint length, gpointer data)
 {
     Map *m = data;
-    guint64 at = 0, next = 0;
-    GstBuffer *buf;
+    GstBuffer *buf = NULL;
     const GstVideoInfo *vi = &m->spec.info;
     gsize offs[GST_VIDEO_MAX_PLANES];
     (void)length;
 
     if (m->ended)
         return;
-    if (locate(m, GST_ELEMENT(src), &at, &next) <= 0) {
+    if (m->base) {
+        guint64 at = 0, next = 0;
+        if (locate(m, GST_ELEMENT(src), &at, &next) > 0) {
+            g_atomic_int_inc(&m->refs);
+            buf = gst_buffer_new_wrapped_full(GST_MEMORY_FLAG_READONLY, (gpointer)(m->base + at),
+                                              m->spec.frame, 0, m->spec.frame, m, map_unref);
+            m->pos = next;
+        }
+    } else if (read_frame(m, GST_ELEMENT(src), &buf) <= 0) {
+        buf = NULL;
+    }
+    if (!buf) {
         m->ended = TRUE;
         gst_app_src_end_of_stream(src);
         return;
     }
-    g_atomic_int_inc(&m->refs);
-    buf = gst_buffer_new_wrapped_full(GST_MEMORY_FLAG_READONLY, (gpointer)(m->base + at),
-                                      m->spec.frame, 0, m->spec.frame, m, map_unref);
     for (int p = 0; p < m->spec.n_planes; p++)
         offs[p] = (gsize)m->spec.offsets[p];
     gst_buffer_add_video_meta_full(buf, GST_VIDEO_FRAME_FLAG_NONE, GST_VIDEO_INFO_FORMAT(vi),
@@ -255,47 +428,74 @@ static void need_data(GstAppSrc *src, guint length, gpointer data)
         GST_BUFFER_DURATION(buf) = t1 - t0;
     }
     GST_BUFFER_OFFSET(buf) = m->index;
-    m->pos = next;
     m->index++;
     gst_app_src_push_buffer(src, buf);
+}
+
+/* A pool of frame buffers for a pipe: a few in flight, reused, so that
+ * their pages are touched once. */
+static GstBufferPool *frame_pool(gsize frame)
+{
+    GstBufferPool *pool = gst_buffer_pool_new();
+    GstStructure *cfg = gst_buffer_pool_get_config(pool);
+    gst_buffer_pool_config_set_params(cfg, NULL, (guint)frame, 2, 0);
+    if (!gst_buffer_pool_set_config(pool, cfg) || !gst_buffer_pool_set_active(pool, TRUE)) {
+        gst_object_unref(pool);
+        return NULL;
+    }
+    return pool;
 }
 
 GstElement *qmc_map_source(const char *path, const char *name, const QmcMapSpec *spec)
 {
     struct stat st;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    void *base;
+    void *base = NULL;
+    GstBufferPool *pool = NULL;
     Map *m;
     GstElement *src;
     GstCaps *caps;
     GstAppSrcCallbacks cb = { .need_data = need_data };
 
-    if (fd < 0)
-        return NULL;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0) {
+    if (spec->pipe) {
+        if (spec->frame > G_MAXUINT || !(pool = frame_pool(spec->frame)))
+            return NULL;
+    } else {
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            return NULL;
+        if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0) {
+            close(fd);
+            return NULL;
+        }
+        base = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
         close(fd);
-        return NULL;
+        if (base == MAP_FAILED)
+            return NULL;
+        madvise(base, (size_t)st.st_size, MADV_SEQUENTIAL);
     }
-    base = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
-    close(fd);
-    if (base == MAP_FAILED)
-        return NULL;
-    madvise(base, (size_t)st.st_size, MADV_SEQUENTIAL);
     src = gst_element_factory_make("appsrc", name);
     if (!src) {
-        munmap(base, (size_t)st.st_size);
+        if (base)
+            munmap(base, (size_t)st.st_size);
+        if (pool) {
+            gst_buffer_pool_set_active(pool, FALSE);
+            gst_object_unref(pool);
+        }
         return NULL;
     }
     m = g_new0(Map, 1);
     m->refs = 1;
     m->base = base;
-    m->size = (gsize)st.st_size;
+    m->size = base ? (gsize)st.st_size : 0;
+    m->fd = spec->pipe ? spec->fd : -1;
+    m->pool = pool;
     m->spec = *spec;
     m->pos = spec->first;
     caps = gst_video_info_to_caps(&m->spec.info);
     if (spec->no_colorimetry)
         gst_structure_remove_field(gst_caps_get_structure(caps, 0), "colorimetry");
-    /* one frame queued: its pages are the file's, nothing to buffer */
+    /* one frame queued: a mapped file's pages need no buffering, and a
+     * pipe's writer keeps its own */
     g_object_set(src, "caps", caps, "format", GST_FORMAT_TIME, "stream-type",
                  GST_APP_STREAM_TYPE_STREAM, "max-bytes", (guint64)1, "block", FALSE, NULL);
     if (spec->frames && GST_VIDEO_INFO_FPS_N(&m->spec.info) > 0)

@@ -1,14 +1,17 @@
 /* gst-qmetric: libFuzzer harness of qmetric-compare's Y4M reader
  * (tools/compare/mapsrc.c): the input is written to a file, its header read
  * by qmc_y4m_spec(), and, when accepted with frames of at most 64 KiB, every
- * frame pulled through the mapped source to an appsink.  Whatever the
- * bytes: the header is accepted or refused with a reason, the frames end in
- * EOS or in an error message within 10 s; never a crash, a read outside
- * the file (ASan) or a hang. */
+ * frame pulled through the mapped source to an appsink; then the same
+ * bytes go through a pipe (qmc_y4m_pipe_spec(), frames read from the pipe).
+ * Whatever the bytes: the header is accepted or refused with a reason, the
+ * frames end in EOS or in an error message within 10 s, and a refused pipe
+ * still holds every byte; never a crash, a read outside the file (ASan) or
+ * a hang. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <gst/app/gstappsink.h>
@@ -29,40 +32,14 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     if (fd < 0)
         abort();
     close(fd);
+    signal(SIGPIPE, SIG_IGN);
     return 0;
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+/* Every frame of src to an appsink: EOS or an error within 10 s. */
+static void pull(GstElement *src)
 {
-    static gboolean ready;
-    QmcMapSpec spec;
-    char *why = NULL;
-    FILE *f;
-
-    if (!ready) {  /* replay.c calls the initialiser; libFuzzer too */
-        ready = TRUE;
-        if (path[sizeof(path) - 2] == 'X')
-            LLVMFuzzerInitialize(NULL, NULL);
-    }
-    if (size > (1 << 20) || !(f = fopen(path, "wb")))
-        return 0;
-    fwrite(data, 1, size, f);
-    fclose(f);
-    if (!qmc_y4m_spec(path, &spec, &why)) {
-        if (!why)  /* a refusal says why */
-            abort();
-        g_free(why);
-        return 0;
-    }
-    if (spec.frame > (1 << 16))
-        return 0;
     GstElement *pipe = gst_pipeline_new(NULL), *sink = gst_element_factory_make("appsink", NULL);
-    GstElement *src = qmc_map_source(path, NULL, &spec);
-    if (!src) {  /* an empty file, say */
-        gst_object_unref(pipe);
-        gst_object_unref(sink);
-        return 0;
-    }
     g_object_set(sink, "sync", FALSE, NULL);
     gst_bin_add_many(GST_BIN(pipe), src, sink, NULL);
     gst_element_link(src, sink);
@@ -97,5 +74,88 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     gst_element_set_state(pipe, GST_STATE_NULL);
     gst_object_unref(pipe);
+}
+
+typedef struct Feed {
+    int fd;
+    const uint8_t *data;
+    size_t size;
+} Feed;
+
+static gpointer feed(gpointer arg)
+{
+    Feed *f = arg;
+    size_t off = 0;
+    while (off < f->size) {
+        ssize_t w = write(f->fd, f->data + off, f->size - off);
+        if (w <= 0)
+            break;  /* the reader went: EPIPE (SIGPIPE is ignored) */
+        off += (size_t)w;
+    }
+    close(f->fd);
+    return NULL;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static gboolean ready;
+    QmcMapSpec spec;
+    char *why = NULL;
+    FILE *f;
+
+    if (!ready) {  /* replay.c calls the initialiser; libFuzzer too */
+        ready = TRUE;
+        if (path[sizeof(path) - 2] == 'X')
+            LLVMFuzzerInitialize(NULL, NULL);
+    }
+    if (size > (1 << 20) || !(f = fopen(path, "wb")))
+        return 0;
+    fwrite(data, 1, size, f);
+    fclose(f);
+    if (!qmc_y4m_spec(path, &spec, &why)) {
+        if (!why)  /* a refusal says why */
+            abort();
+        g_free(why);
+        why = NULL;
+    } else if (spec.frame <= (1 << 16)) {
+        GstElement *src = qmc_map_source(path, NULL, &spec);
+        if (src)  /* (NULL: an empty file, say) */
+            pull(src);
+    }
+
+    /* the same bytes through a pipe */
+    int p[2];
+    if (pipe(p) != 0)
+        return 0;
+    Feed fd_feed = { p[1], data, size };
+    GThread *wr = g_thread_new("feed", feed, &fd_feed);
+    char fdpath[64];
+    snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", p[0]);
+    if (!qmc_y4m_pipe_spec(fdpath, &spec, &why)) {
+        if (!why)
+            abort();
+        g_free(why);
+        /* refused: the pipe must still hold the input from its first byte */
+        uint8_t *back = g_malloc(size + 1);
+        size_t got = 0;
+        ssize_t r;
+        while (got < size && (r = read(p[0], back + got, size - got)) > 0)
+            got += (size_t)r;
+        if (got != size || memcmp(back, data, size))
+            abort();
+        g_free(back);
+        if (spec.fd >= 0)
+            close(spec.fd);
+    } else if (spec.frame <= (1 << 16)) {
+        GstElement *src = qmc_map_source(fdpath, NULL, &spec);
+        if (src)
+            pull(src);  /* the source closes spec.fd */
+        else
+            close(spec.fd);
+    } else {
+        close(spec.fd);
+    }
+    close(p[0]);  /* the writer sees EPIPE if it was not done */
+    g_thread_join(wr);
     return 0;
 }
