@@ -17,6 +17,7 @@
 #include <gst/video/video.h>
 
 #include "../tools/compare/mapsrc.h"
+#include "pipe_feed.h"
 #include "unit.h"
 
 static char dir[] = "/tmp/qm-mapsrc-XXXXXX";
@@ -165,27 +166,6 @@ static void check_same(const char *what, Run *a, Run *b, gboolean caps)
     for (guint k = 0; k < MIN(a->frames->len, b->frames->len); k++)
         CHECK(same_pictures(a->frames->pdata[k], b->frames->pdata[k]), "%s: frame %u differs", what, k);
     CHECK(!a->error && !b->error, "%s: error %s / %s", what, a->error, b->error);
-}
-
-typedef struct Feed {
-    int fd;
-    const char *bytes;
-    gsize len;
-} Feed;
-
-/* A pipe's writer: the bytes, then the end of the stream. */
-static gpointer feed(gpointer data)
-{
-    Feed *f = data;
-    gsize off = 0;
-    while (off < f->len) {
-        ssize_t w = write(f->fd, f->bytes + off, f->len - off);
-        if (w <= 0)
-            break;
-        off += (gsize)w;
-    }
-    close(f->fd);
-    return NULL;
 }
 
 int main(int argc, char **argv)
@@ -340,8 +320,8 @@ int main(int argc, char **argv)
         gsize len;
         write_files(raw, y4m, "YUV4MPEG2 W33 H17 F25:1 C420p10", frame, 40, 10, TRUE);
         g_assert(g_file_get_contents(y4m, &bytes, &len, NULL) && pipe(p) == 0);
-        Feed fd_feed = { p[1], bytes, len };
-        GThread *wr = g_thread_new("writer", feed, &fd_feed);
+        QmPipeFeed fd_feed = { p[1], bytes, len };
+        GThread *wr = g_thread_new("writer", qm_pipe_feed, &fd_feed);
         fdpath = g_strdup_printf("/proc/self/fd/%d", p[0]);
         CHECK(qmc_y4m_pipe_spec(fdpath, &pspec, &why) && pspec.pipe, "pipe: header refused: %s", why);
         g_free(why);

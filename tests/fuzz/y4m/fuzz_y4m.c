@@ -18,6 +18,7 @@
 #include <gst/gst.h>
 
 #include "../../../tools/compare/mapsrc.h"
+#include "../../pipe_feed.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -76,26 +77,6 @@ static void pull(GstElement *src)
     gst_object_unref(pipe);
 }
 
-typedef struct Feed {
-    int fd;
-    const uint8_t *data;
-    size_t size;
-} Feed;
-
-static gpointer feed(gpointer arg)
-{
-    Feed *f = arg;
-    size_t off = 0;
-    while (off < f->size) {
-        ssize_t w = write(f->fd, f->data + off, f->size - off);
-        if (w <= 0)
-            break;  /* the reader went: EPIPE (SIGPIPE is ignored) */
-        off += (size_t)w;
-    }
-    close(f->fd);
-    return NULL;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static gboolean ready;
@@ -127,8 +108,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int p[2];
     if (pipe(p) != 0)
         return 0;
-    Feed fd_feed = { p[1], data, size };
-    GThread *wr = g_thread_new("feed", feed, &fd_feed);
+    QmPipeFeed fd_feed = { p[1], data, size };
+    GThread *wr = g_thread_new("feed", qm_pipe_feed, &fd_feed);
     char fdpath[64];
     snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", p[0]);
     if (!qmc_y4m_pipe_spec(fdpath, &spec, &why)) {
