@@ -83,6 +83,7 @@ void qmc_set_int_array(GstElement *e, const char *prop, const int *v, int n)
 void qmc_check_input(App *app, Side *s, const char *arg)
 {
     char *path = NULL;
+    GStatBuf st;
 
     s->display = g_strdup(arg);
     if (gst_uri_is_valid(arg) && !g_str_has_prefix(arg, "file:")) {
@@ -102,14 +103,12 @@ void qmc_check_input(App *app, Side *s, const char *arg)
         qmc_input_error("%s: is a directory, not a video (the %s)", arg, qmc_side_name[s->id]);
     if (g_access(path, R_OK) != 0)
         qmc_input_error("%s: cannot be read: %s", arg, g_strerror(errno));
-    {
-        GStatBuf st;
-        s->once = g_stat(path, &st) == 0 && !S_ISREG(st.st_mode);
-    }
+    if (g_stat(path, &st) != 0)
+        qmc_input_error("%s: %s", arg, g_strerror(errno));
+    s->once = !S_ISREG(st.st_mode);
     s->uri = gst_filename_to_uri(path, NULL);
     s->raw = is_raw_name(path);
     if (s->raw) {
-        GStatBuf st;
         int strides[4], offsets[4], np;
         GstVideoFormat fmt = gst_video_format_from_string(app->o.raw_format);
         gsize fsize;
@@ -121,8 +120,6 @@ void qmc_check_input(App *app, Side *s, const char *arg)
             qmc_input_error("%s: %s frames have no fixed layout in a raw file; give a planar "
                             "or packed format (I420, Y42B, UYVY, v210, ...)", arg,
                             app->o.raw_format);
-        if (g_stat(path, &st) != 0)
-            qmc_input_error("%s: %s", arg, g_strerror(errno));
         if (st.st_size == 0)
             qmc_input_error("%s: empty file", arg);
         if ((gsize)st.st_size % fsize)
@@ -137,7 +134,7 @@ void qmc_check_input(App *app, Side *s, const char *arg)
                             app->o.skip[s->id], s->raw_frames);
         qmc_raw_spec(&s->map, fmt, app->o.width, app->o.height, app->o.fps_n, app->o.fps_d,
                      fsize, strides, offsets, np, s->raw_frames);
-        s->mapped = S_ISREG(st.st_mode);
+        s->mapped = !s->once;
     } else if (s->once || qmc_is_y4m_name(path)) {
         char *why = NULL;
         /* else y4mdec decodes it, or says what is wrong; a pipe that is not
