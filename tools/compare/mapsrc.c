@@ -10,14 +10,19 @@
  * number of GPUs (docs/benchmarks.md).  Read in place, the frames cost the
  * page faults of the first touch only, taken by the threads that copy them
  * anyway.  y4mdec also reads 8-bit 4:2:0, 4:2:2 and 4:4:4 only; FFmpeg
- * writes 10-, 12- and 16-bit and grey Y4M too. */
+ * writes 10-, 12- and 16-bit and grey Y4M too.
+ *
+ * A Y4M stream on a pipe cannot be mapped: its frames are read into a few
+ * buffers of a pool, reused.  Its header is looked at with tee(2), which
+ * leaves it in the pipe, so that a pipe carrying anything else goes to
+ * GStreamer's decoders whole. */
 #define _GNU_SOURCE  /* tee(2), pipe2(2) */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <poll.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
