@@ -1,8 +1,8 @@
 /* qmetric-compare: the types shared by its parts.
  *
  *   options.c   the command line (--help text, parsing, usage errors)
- *   inputs.c    checks of each input before anything runs; raw file layout
- *   mapsrc.c    raw and Y4M files read in place (mapped) instead of decoded
+ *   inputs.c    checks of each input before anything runs
+ *   mapsrc.c    raw file layout; raw and Y4M files read in place (mapped)
  *   pipeline.c  the GStreamer pipeline: decoders, conversion, pairing probes
  *   report.c    per-frame scores, the summary table, the chart
  *   main.c      the main loop: bus, progress line, exit status
@@ -217,8 +217,6 @@ void qmc_output_discard(Output *out);
 gboolean qmc_output_is_stdout(const Output *out);
 
 /* inputs.c */
-gsize qmc_raw_layout(GstVideoFormat fmt, int w, int h, int *strides, int *offsets,
-                     int *n_planes);
 void qmc_set_int_array(GstElement *e, const char *prop, const int *v, int n);
 void qmc_check_input(App *app, Side *s, const char *arg);
 gboolean qmc_is_y4m_name(const char *path);

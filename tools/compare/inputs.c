@@ -1,5 +1,5 @@
-/* qmetric-compare: each input checked before anything runs; the layout of
- * raw files. */
+/* qmetric-compare: each input checked before anything runs (the layout of
+ * raw files is mapsrc.c's). */
 #include "compare.h"
 
 /* ------------------------------------------------------------------ inputs */
@@ -18,51 +18,6 @@ gboolean qmc_is_y4m_name(const char *s)
     gboolean y4m = g_str_has_suffix(l, ".y4m");
     g_free(l);
     return y4m;
-}
-
-/* Bytes of one tightly packed frame and the plane layout of raw files as
- * libvmaf and FFmpeg write them (GStreamer's own default pads rows to 4
- * bytes, which differs for odd widths).  Formats whose samples are not
- * whole bytes apart (v210 packs six pixels into 16 bytes, its rows into
- * 128-byte blocks) have no bytes-per-pixel: their layout is GStreamer's,
- * which for v210 is the one its specification and FFmpeg use.  0: no
- * layout (tiled or unknown formats), which the callers report. */
-gsize qmc_raw_layout(GstVideoFormat fmt, int w, int h, int *strides, int *offsets,
-                     int *n_planes)
-{
-    const GstVideoFormatInfo *fi = gst_video_format_get_info(fmt);
-    gsize off = 0;
-    guint p, c;
-
-    *n_planes = 0;
-    if (!fi || fmt == GST_VIDEO_FORMAT_UNKNOWN || fmt == GST_VIDEO_FORMAT_ENCODED ||
-        GST_VIDEO_FORMAT_INFO_IS_TILED(fi))
-        return 0;
-    for (c = 0; c < GST_VIDEO_FORMAT_INFO_N_COMPONENTS(fi); c++) {
-        if (GST_VIDEO_FORMAT_INFO_PSTRIDE(fi, c) <= 0) {
-            GstVideoInfo vi;
-            if (!gst_video_info_set_format(&vi, fmt, w, h))
-                return 0;
-            *n_planes = GST_VIDEO_INFO_N_PLANES(&vi);
-            for (p = 0; p < (guint)*n_planes; p++) {
-                strides[p] = GST_VIDEO_INFO_PLANE_STRIDE(&vi, p);
-                offsets[p] = (int)GST_VIDEO_INFO_PLANE_OFFSET(&vi, p);
-            }
-            return GST_VIDEO_INFO_SIZE(&vi);
-        }
-    }
-    *n_planes = GST_VIDEO_FORMAT_INFO_N_PLANES(fi);
-    for (p = 0; p < (guint)*n_planes; p++) {
-        for (c = 0; c < GST_VIDEO_FORMAT_INFO_N_COMPONENTS(fi); c++)
-            if (GST_VIDEO_FORMAT_INFO_PLANE(fi, c) == p)
-                break;
-        int pw = GST_VIDEO_FORMAT_INFO_SCALE_WIDTH(fi, c, w);
-        int ph = GST_VIDEO_FORMAT_INFO_SCALE_HEIGHT(fi, c, h);
-        strides[p] = pw * GST_VIDEO_FORMAT_INFO_PSTRIDE(fi, c);
-        offsets[p] = (int)off;
-        off += (gsize)strides[p] * ph;
-    }
-    return off;
 }
 
 void qmc_set_int_array(GstElement *e, const char *prop, const int *v, int n)

@@ -33,6 +33,12 @@ gboolean qmc_y4m_spec(const char *path, QmcMapSpec *spec, char **why);
  * the last reader of a named FIFO, closing it would drop what it holds. */
 gboolean qmc_y4m_pipe_spec(const char *path, QmcMapSpec *spec, char **why);
 
+/* Bytes of one frame of a raw file and its planes' strides and offsets
+ * (tightly packed, as libvmaf and FFmpeg write them); 0 for a format with
+ * no layout in a raw file (tiled, unknown). */
+gsize qmc_raw_layout(GstVideoFormat fmt, int w, int h, int *strides, int *offsets,
+                     int *n_planes);
+
 /* The spec of a raw file of tightly packed frames (qmc_raw_layout's). */
 void qmc_raw_spec(QmcMapSpec *spec, GstVideoFormat fmt, int w, int h, int fps_n, int fps_d,
                   gsize frame, const int *strides, const int *offsets, int n_planes,
