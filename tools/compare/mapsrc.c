@@ -31,6 +31,7 @@
 #include <gst/app/gstappsrc.h>
 
 #include "mapsrc.h"
+#include "../pagedrop.h"
 
 /* ------------------------------------------------------------------ layout */
 
@@ -287,6 +288,7 @@ typedef struct Map {
     gint refs;
     const guint8 *base;  /* a mapped file, or NULL: */
     gsize size;
+    QmPageDrop *drop;    /* its pages of frames done with (pagedrop.h) */
     int fd;              /* a pipe, read into buffers of the pool */
     GstBufferPool *pool;
     gboolean header_read;
@@ -301,6 +303,7 @@ static void map_unref(gpointer data)
     Map *m = data;
     if (!g_atomic_int_dec_and_test(&m->refs))
         return;
+    qm_pagedrop_free(m->drop);
     if (m->base)
         munmap((void *)m->base, m->size);
     if (m->pool) {
@@ -310,6 +313,22 @@ static void map_unref(gpointer data)
     if (m->fd >= 0)
         close(m->fd);
     g_free(m);
+}
+
+/* A buffer that wraps frame `index` of a mapping: when it goes, the frame
+ * is done with. */
+typedef struct Wrap {
+    Map *m;
+    guint64 index;
+    gsize end;
+} Wrap;
+
+static void wrap_free(gpointer data)
+{
+    Wrap *w = data;
+    qm_pagedrop_done(w->m->drop, w->index, w->end);
+    map_unref(w->m);
+    g_free(w);
 }
 
 static void bad_frame_line(Map *m, GstElement *src)
@@ -442,9 +461,13 @@ static void need_data(GstAppSrc *src, guint length, gpointer data)
     if (m->base) {
         guint64 at = 0, next = 0;
         if (locate(m, GST_ELEMENT(src), &at, &next) > 0) {
+            Wrap *w = g_new(Wrap, 1);
+            w->m = m;
+            w->index = m->index;
+            w->end = at + m->spec.frame;
             g_atomic_int_inc(&m->refs);
             buf = gst_buffer_new_wrapped_full(GST_MEMORY_FLAG_READONLY, (gpointer)(m->base + at),
-                                              m->spec.frame, 0, m->spec.frame, m, map_unref);
+                                              m->spec.frame, 0, m->spec.frame, w, wrap_free);
             m->pos = next;
         }
     } else if (read_frame(m, GST_ELEMENT(src), &buf) <= 0) {
@@ -533,6 +556,8 @@ GstElement *qmc_map_source(const char *path, const char *name, const QmcMapSpec 
     m->pool = pool;
     m->spec = *spec;
     m->pos = spec->first;
+    if (base)
+        m->drop = qm_pagedrop_new(base, m->size);
     caps = gst_video_info_to_caps(&m->spec.info);
     if (spec->no_colorimetry)
         gst_structure_remove_field(gst_caps_get_structure(caps, 0), "colorimetry");
