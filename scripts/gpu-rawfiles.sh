@@ -60,7 +60,7 @@ for r in $(seq 1 "${REPEATS:-2}"); do
     tl=$(run $tool $nl /tmp/rawfiles-$tool.json) || continue
     fps=$(awk "BEGIN { printf \"%.0f\", ($nl - $ns) / ($tl - $ts) }")
     printf '%-9s %6s %10s %10s %10s\n' $tool $r $ts $tl $fps | tee -a "$OUT/rawfiles.txt"
-    grep -h "qmetric CUDA" /tmp/rawfiles-$tool.json.log 2>/dev/null | sed 's/^/  /' | tee -a "$OUT/rawfiles.txt"
+    grep -hE "qmetric CUDA|qmetric-yuv times" /tmp/rawfiles-$tool.json.log 2>/dev/null | sed 's/^/  /' | tee -a "$OUT/rawfiles.txt"
   done
 done
 python3 - "${tools[@]}" <<'PY' | tee -a "$OUT/rawfiles.txt"
