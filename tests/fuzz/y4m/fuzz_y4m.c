@@ -24,15 +24,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 
 static char path[] = "/tmp/qm-fuzz-y4m-XXXXXX";
+static gboolean initialised;
+
+static void remove_path(void)
+{
+    unlink(path);
+}
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc, (void)argv;
+    initialised = TRUE;
     gst_init(NULL, NULL);
     int fd = mkstemp(path);
     if (fd < 0)
         abort();
     close(fd);
+    atexit(remove_path);
     signal(SIGPIPE, SIG_IGN);
     return 0;
 }
@@ -79,16 +87,15 @@ static void pull(GstElement *src)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static gboolean ready;
     QmcMapSpec spec;
     char *why = NULL;
     FILE *f;
 
-    if (!ready) {  /* replay.c calls the initialiser; libFuzzer too */
-        ready = TRUE;
-        if (path[sizeof(path) - 2] == 'X')
-            LLVMFuzzerInitialize(NULL, NULL);
-    }
+    /* replay.c calls the initialiser; libFuzzer too.  (Not told by the
+     * path: mkstemp() may end a name with an 'X', which made one replay in
+     * about 60 call mkstemp() on a name without its template.) */
+    if (!initialised)
+        LLVMFuzzerInitialize(NULL, NULL);
     if (size > (1 << 20) || !(f = fopen(path, "wb")))
         return 0;
     fwrite(data, 1, size, f);
