@@ -11,17 +11,8 @@
 #include <unistd.h>
 
 #include "pagedrop.h"
-
-static int failures;
-#define CHECK(c, ...)                                           \
-    do {                                                        \
-        if (!(c)) {                                             \
-            failures++;                                         \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-            fprintf(stderr, __VA_ARGS__);                       \
-            fputc('\n', stderr);                                \
-        }                                                       \
-    } while (0)
+#define QM_CHECK_OUT stderr
+#include "unit.h"
 
 #define FRAME ((size_t)3110400) /* 1080p 4:2:0: not a page multiple */
 #define FRAMES 64
