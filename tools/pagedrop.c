@@ -24,6 +24,7 @@ struct QmPageDrop {
     size_t done;          /* the end of frame next - 1: bytes below are done */
     size_t dropped;       /* bytes below were dropped (a page multiple) */
     bool busy, stop;
+    bool flush;           /* qm_pagedrop_sync() waits: drop less than a batch too */
     size_t end[QM_PAGEDROP_WINDOW]; /* frames next.. told early: their end + 1 */
 };
 
@@ -33,13 +34,21 @@ static size_t droppable(const QmPageDrop *d)
     return to > d->dropped ? to - d->dropped : 0;
 }
 
+/* Whether the thread has pages to drop now. */
+static bool due(const QmPageDrop *d)
+{
+    return droppable(d) >= (d->flush ? 1 : BATCH);
+}
+
 static void *drop_main(void *arg)
 {
     QmPageDrop *d = arg;
     pthread_mutex_lock(&d->mu);
     for (;;) {
-        while (!d->stop && droppable(d) < BATCH)
+        while (!d->stop && !due(d)) {
+            pthread_cond_broadcast(&d->idle);
             pthread_cond_wait(&d->cv, &d->mu);
+        }
         if (d->stop)
             break;
         const size_t from = d->dropped, n = droppable(d);
@@ -51,7 +60,6 @@ static void *drop_main(void *arg)
         pthread_mutex_lock(&d->mu);
         d->dropped = from + n;
         d->busy = false;
-        pthread_cond_broadcast(&d->idle);
     }
     pthread_mutex_unlock(&d->mu);
     return NULL;
@@ -95,7 +103,7 @@ void qm_pagedrop_done(QmPageDrop *d, uint64_t index, size_t end)
             *e = 0;
             d->next++;
         }
-        if (droppable(d) >= BATCH)
+        if (due(d))
             pthread_cond_signal(&d->cv);
     }
     pthread_mutex_unlock(&d->mu);
@@ -106,16 +114,12 @@ size_t qm_pagedrop_sync(QmPageDrop *d)
     if (!d)
         return 0;
     pthread_mutex_lock(&d->mu);
-    /* what is left below a batch is dropped now too */
-    while (d->busy || droppable(d)) {
-        if (!d->busy) {
-            const size_t from = d->dropped, n = droppable(d);
-            madvise((void *)(d->base + from), n, MADV_DONTNEED);
-            d->dropped = from + n;
-            continue;
-        }
+    /* the thread drops what is left below a batch too */
+    d->flush = true;
+    pthread_cond_signal(&d->cv);
+    while (d->busy || droppable(d))
         pthread_cond_wait(&d->idle, &d->mu);
-    }
+    d->flush = false;
     size_t r = d->dropped;
     pthread_mutex_unlock(&d->mu);
     return r;
