@@ -2,7 +2,7 @@
  * rate-quality chart.
  *
  *   qmetric-bd [--metric vmaf,psnr_y] [--interp pchip|polynomial] [--json]
- *              [--plot rd.svg] [--title T] ANCHOR TEST [TEST...]
+ *              [--plot rd.svg [--hull]] [--title T] ANCHOR TEST [TEST...]
  *
  * A ladder is a CSV file (a header row naming the columns, one row per
  * rendition) or a JSON array of objects, with a `bitrate` column in kbit/s
@@ -200,27 +200,62 @@ static void load_ladder(Ladder *l, const char *arg, char **metrics, unsigned nm)
     g_free(text);
 }
 
+/* The help text is plain ASCII, written here rather than by GOption: GLib
+ * converts its own help to the locale's character set, which the C locale
+ * turns into "Bj?ntegaard" and "[OPTION?]". */
+static void usage(FILE *f)
+{
+    fputs(
+"usage: qmetric-bd [options] ANCHOR TEST [TEST...]\n"
+"\n"
+"Bjontegaard delta rate and delta quality of each TEST ladder against the\n"
+"ANCHOR, and their rate-quality chart.  A ladder is a CSV file (a header row,\n"
+"one row per rendition) or a JSON array of objects, with a 'bitrate' column\n"
+"in kbit/s and one column per metric (qmetric-compare --ladder-csv and\n"
+"--ladder-json write them).  NAME=FILE names a ladder (default: the file's\n"
+"name without its extension).\n"
+"\n"
+"  -m, --metric LIST       metrics to compare, comma-separated (default: vmaf)\n"
+"  --interp pchip|polynomial\n"
+"                          pchip (default) or the original cubic fit\n"
+"  --json                  print JSON instead of a table\n"
+"  --plot FILE.svg         the rate-quality chart: one curve per ladder, each\n"
+"                          point labelled (the 'name' or 'resolution' column,\n"
+"                          else its bitrate)\n"
+"  --hull                  draw the upper convex hull of all the points on it\n"
+"  --title TEXT            the chart's title\n"
+"  -h, --help              this text\n"
+"\n"
+"Exit status: 0 ok, 1 a delta could not be computed (curves that do not\n"
+"overlap, too few points), 2 usage or input error.\n", f);
+}
+
 int main(int argc, char **argv)
 {
     char *metric_opt = NULL, *interp_opt = NULL, *plot = NULL, *title = NULL;
-    gboolean json = FALSE;
+    gboolean json = FALSE, hull = FALSE, help = FALSE;
     GOptionEntry entries[] = {
-        { "metric", 'm', 0, G_OPTION_ARG_STRING, &metric_opt,
-          "metrics to compare, comma-separated (default: vmaf)", "LIST" },
-        { "interp", 0, 0, G_OPTION_ARG_STRING, &interp_opt,
-          "pchip (default) or polynomial (the original cubic fit)", "NAME" },
-        { "json", 0, 0, G_OPTION_ARG_NONE, &json, "print JSON instead of a table", NULL },
-        { "plot", 0, 0, G_OPTION_ARG_FILENAME, &plot, "write the rate-quality chart (SVG)", "FILE" },
-        { "title", 0, 0, G_OPTION_ARG_STRING, &title, "the chart's title", "TEXT" },
+        { "metric", 'm', 0, G_OPTION_ARG_STRING, &metric_opt, NULL, NULL },
+        { "interp", 0, 0, G_OPTION_ARG_STRING, &interp_opt, NULL, NULL },
+        { "json", 0, 0, G_OPTION_ARG_NONE, &json, NULL, NULL },
+        { "plot", 0, 0, G_OPTION_ARG_FILENAME, &plot, NULL, NULL },
+        { "hull", 0, 0, G_OPTION_ARG_NONE, &hull, NULL, NULL },
+        { "title", 0, 0, G_OPTION_ARG_STRING, &title, NULL, NULL },
+        { "help", 'h', 0, G_OPTION_ARG_NONE, &help, NULL, NULL },
         { NULL },
     };
-    GOptionContext *ctx = g_option_context_new("ANCHOR TEST [TEST...]");
-    g_option_context_set_summary(ctx, "Bjøntegaard delta rate and quality between encoding "
-                                 "ladders (CSV or JSON with a bitrate column in kbit/s).");
+    GOptionContext *ctx = g_option_context_new(NULL);
+    g_option_context_set_help_enabled(ctx, FALSE);
     g_option_context_add_main_entries(ctx, entries, NULL);
     GError *e = NULL;
     if (!g_option_context_parse(ctx, &argc, &argv, &e))
-        die(2, "%s", e->message);
+        die(2, "%s (see qmetric-bd --help)", e->message);
+    if (help) {
+        usage(stdout);
+        return fflush(stdout) == 0 && !ferror(stdout) ? 0 : 2;
+    }
+    if (hull && !plot)
+        die(2, "--hull draws on the chart: give --plot FILE.svg too");
     if (argc < 3)
         die(2, "give an anchor ladder and at least one test ladder (--help)");
     QmBdInterp interp = QM_BD_PCHIP;
@@ -247,7 +282,7 @@ int main(int argc, char **argv)
         g_string_append_printf(out, "{\"interpolation\": \"%s\", \"anchor\": \"%s\", \"tests\": [",
                                qm_bd_interp_name(interp), lad[0].name);
     else
-        g_string_append_printf(out, "Bjøntegaard deltas against '%s' (%s interpolation, "
+        g_string_append_printf(out, "Bjontegaard deltas against '%s' (%s interpolation, "
                                "log10 rate)\n%-20s %-12s %12s %12s\n", lad[0].name,
                                qm_bd_interp_name(interp), "ladder", "metric", "BD-rate %",
                                "BD-quality");
@@ -307,8 +342,9 @@ int main(int argc, char **argv)
             g_string_insert(sub, 8 + strlen(lad[0].name), " (");
             g_string_append_printf(sub, "; %s)", qm_bd_interp_name(interp));
         }
-        char *svg = qm_rd_svg_string(cv, (size_t)nl, (const char *const *)metrics, nm,
-                                     title ? title : "Rate-quality", sub->str);
+        const QmRdOptions ro = { .title = title ? title : "Rate-quality",
+                                 .subtitle = sub->str, .hull = hull };
+        char *svg = qm_rd_svg_string(cv, (size_t)nl, (const char *const *)metrics, nm, &ro);
         if (!g_file_set_contents(plot, svg, -1, &e))
             die(2, "%s", e->message);
         g_free(svg);
