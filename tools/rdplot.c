@@ -108,7 +108,7 @@ static void fmt_rate(char *buf, size_t len, double r)
 }
 
 /* Ticks of the logarithmic rate axis: the coarsest of these mantissa sets
- * that gives at least three ticks in the range (powers of ten alone when
+ * that gives at least four ticks in the range (powers of ten alone when
  * the range spans several decades). */
 static void rate_ticks(GString *s, const Panel *p)
 {
@@ -124,7 +124,7 @@ static void rate_ticks(GString *s, const Panel *p)
                 const double lr = log10(sets[k][j]) + e;
                 count += lr >= p->lr0 - 1e-9 && lr <= p->lr1 + 1e-9;
             }
-        if (count >= 3) {
+        if (count >= 4) {
             pick = k;
             break;
         }
@@ -384,10 +384,17 @@ char *qm_rd_svg_string(const QmRdCurve *curves, size_t n_curves,
             qmin = isfinite(qmin) ? qmin - 1 : 0;
             qmax = isfinite(qmax) ? qmax + 1 : 1;
         }
-        /* a label's height of room above the best point and below the worst */
+        /* a label's height of room above the best point and below the
+         * worst, inside the metric's own range (VMAF stops at 100) */
         const double qpad = (qmax - qmin) * (LABEL_PX + 8) / PANEL_H;
+        QmPlotFeatureInfo fi;
+        qm_plot_feature_info(metrics[m], &fi);
         p.q0 = qmin - qpad;
         p.q1 = qmax + qpad;
+        if (isfinite(fi.lo) && p.q0 < fi.lo && qmin >= fi.lo)
+            p.q0 = fi.lo;
+        if (isfinite(fi.hi) && p.q1 > fi.hi && qmax <= fi.hi)
+            p.q1 = fi.hi;
         qm_plot_nice_scale(&p.q0, &p.q1, &p.qstep, 7);
         g_string_append_printf(s, "<g id='panel-%zu'>\n", m);
         draw_panel(s, &p, curves, n_curves, m, metrics[m], opts->hull);

@@ -102,6 +102,7 @@ typedef struct {
     GPtrArray *extra;          /* char*: inputs after REFERENCE DISTORTED */
     char *manifest;
     char *ladder_csv, *ladder_json, *plot_rd;
+    gboolean hull;             /* --hull: the upper convex hull on --plot-rd's chart */
     gboolean ladder;           /* several renditions, or a ladder output asked for */
     /* alignment (alignrun.c) */
     gboolean detect_offset;    /* --detect-offset: report the offset, score nothing */
@@ -223,6 +224,12 @@ gboolean qmc_is_y4m_name(const char *path);
 
 /* pipeline.c */
 gboolean qmc_find_qmetric(void);
+/* From a streaming thread: "qmetric-compare: warning: ..." printed by the
+ * main loop (a "qmc-warning" application message). */
+void qmc_post_warning(App *app, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+/* Index pairing: a caps event in a probe gets the frame rate of the
+ * reference's timeline (ref: the reference's caps; 25/1 without a rate). */
+void qmc_index_timeline_caps(GstPadProbeInfo *info, const GstCaps *ref);
 /* Whether a decodebin pad carries video (its caps, else what it can do). */
 gboolean qmc_pad_is_video(GstPad *pad);
 /* Drop the events that reach a filter after --frames put its output at EOS
@@ -279,6 +286,12 @@ double qmc_mean_of(App *app, const char *feature);
 void qmc_print_summary(App *app, FILE *f);
 void qmc_write_plot(App *app);
 void qmc_check_gates(App *app, int *code);
+/* One gate's verdict on stderr ("WHO: vmaf mean 71.2 is below 80"); whether it passed. */
+gboolean qmc_report_gate(App *app, const char *who, const Threshold *t, double v);
+/* The features of the element's per-frame message (NULL-terminated; g_strfreev). */
+char **qmc_score_features(const GstStructure *st);
+/* Every gate's feature among these, else a usage error (qmc_fail); FALSE then. */
+gboolean qmc_check_gate_features(App *app, char **features);
 double qmc_gate_value(App *app, const Threshold *t);
 /* One pooled value of a feature from the summary message; NAN if absent. */
 double qmc_pooled(const GstStructure *summary, const char *feature, const char *method);

@@ -9,6 +9,7 @@
 #include "compare.h"
 
 #include "json.h"
+#include "series.h"
 #include "../rdplot.h"
 
 typedef struct {
@@ -26,6 +27,10 @@ typedef struct {
     guint64 skipped, frames, passed;
     gint eos;
     char *codec;               /* from the stream's caps, as the missing-plugin names go */
+    char *group;               /* the manifest's series for the chart, or NULL */
+    char *series;              /* the chart's series it is drawn in (results) */
+    gboolean rate_warned;      /* its frame rate differs from the reference's: said once */
+    gboolean failed;           /* below a --fail-below threshold */
     guint tag_bitrate;         /* bit/s from the stream's tags; 0 none */
     gint64 container_dur;      /* ns, from the demuxer; -1 unknown */
     GstStructure *summary;
@@ -51,7 +56,7 @@ static char *default_name(const char *arg)
 }
 
 /* NAME=PATH names a rendition, unless the whole argument is a file. */
-static void add_rendition(App *app, const char *arg)
+static Rend *add_rendition(App *app, const char *arg)
 {
     Rend *r = g_new0(Rend, 1);
     const char *eq = strchr(arg, '=');
@@ -70,11 +75,14 @@ static void add_rendition(App *app, const char *arg)
         if (!strcmp(((Rend *)rends->pdata[i])->name, r->name))
             qmc_usage_error("two renditions are named '%s' (name them: NAME=PATH)", r->name);
     g_ptr_array_add(rends, r);
+    return r;
 }
 
-/* One [NAME=]PATH a line ('#' comments, blank lines skipped), or a JSON array
- * of paths or of {"name": ..., "path": ...}.  Relative paths are relative to
- * the manifest's directory. */
+/* One [NAME=]PATH a line ('#' comments, blank lines skipped; a [GROUP] line
+ * puts the lines after it in that series of the chart), or a JSON array of
+ * paths or of {"name": ..., "path": ..., "group": ...} ("codec" stands for
+ * "group" when there is none).  Relative paths are relative to the
+ * manifest's directory. */
 static void read_manifest(App *app, const char *file)
 {
     char *text = NULL, *dir = g_path_get_dirname(file);
@@ -99,33 +107,47 @@ static void read_manifest(App *app, const char *file)
             const QmJson *e = a->items[i];
             const char *path = e->type == QM_JSON_STRING ? e->str : qm_json_str(e, "path");
             const char *name = e->type == QM_JSON_OBJECT ? qm_json_str(e, "name") : NULL;
+            const char *group = e->type == QM_JSON_OBJECT ? qm_json_str(e, "group") : NULL;
             char *full, *arg;
+            Rend *r;
+            if (!group && e->type == QM_JSON_OBJECT)
+                group = qm_json_str(e, "codec");
             if (!path)
                 qmc_input_error("--manifest %s: rendition %zu has no \"path\"", file, i + 1);
             full = g_path_is_absolute(path) || gst_uri_is_valid(path) ?
                    g_strdup(path) : g_build_filename(dir, path, NULL);
             arg = name ? g_strdup_printf("%s=%s", name, full) : g_strdup(full);
-            add_rendition(app, arg);
+            r = add_rendition(app, arg);
+            r->group = g_strdup(group);
             g_free(arg);
             g_free(full);
         }
         qm_json_free(j);
     } else {
         char **lines = g_strsplit(text, "\n", -1);
+        char *group = NULL;
         for (char **l = lines; *l; l++) {
             char *t = g_strstrip(*l), *eq, *full, *arg;
             const char *path;
+            size_t n = strlen(t);
             if (!*t || *t == '#')
                 continue;
+            if (t[0] == '[' && n >= 2 && t[n - 1] == ']') {
+                /* [GROUP]: the chart's series of the lines below; [] none */
+                g_free(group);
+                group = n > 2 ? g_strndup(t + 1, n - 2) : NULL;
+                continue;
+            }
             eq = strchr(t, '=');
             path = eq && !memchr(t, '/', eq - t) ? eq + 1 : t;
             full = g_path_is_absolute(path) || gst_uri_is_valid(path) ?
                    g_strdup(path) : g_build_filename(dir, path, NULL);
             arg = path == t ? g_strdup(full) : g_strdup_printf("%.*s=%s", (int)(eq - t), t, full);
-            add_rendition(app, arg);
+            add_rendition(app, arg)->group = g_strdup(group);
             g_free(arg);
             g_free(full);
         }
+        g_free(group);
         g_strfreev(lines);
     }
     if (!rends->len)
@@ -251,6 +273,24 @@ static GstPadProbeReturn caps_probe(GstPad *pad, GstPadProbeInfo *info, gpointer
     return GST_PAD_PROBE_OK;
 }
 
+/* A rendition of another frame rate than the reference's still pairs by
+ * index: said once, as the two-input comparison says it. */
+static void rate_check(Rend *r, GstEvent *ev)
+{
+    GstCaps *caps;
+    int n, d;
+    if (r == &ref_r || r->rate_warned || ref_info.fps_n <= 0)
+        return;
+    gst_event_parse_caps(ev, &caps);
+    if (!gst_structure_get_fraction(gst_caps_get_structure(caps, 0), "framerate", &n, &d) ||
+        n <= 0 || (gint64)n * ref_info.fps_d == (gint64)ref_info.fps_n * d)
+        return;
+    r->rate_warned = TRUE;
+    qmc_post_warning(r->app, "frame rates differ: reference %.4g fps, %s %.4g fps; a ladder "
+                     "pairs frame N with frame N whatever their times", (double)ref_info.fps_n /
+                     ref_info.fps_d, r->name, (double)n / d);
+}
+
 /* After each capsfilter: --frame_skip_*, --frames, index timestamps on a
  * plain timeline (frame N pairs with frame N), the end of each stream. */
 static GstPadProbeReturn flow_probe(GstPad *pad, GstPadProbeInfo *info, gpointer data)
@@ -284,6 +324,10 @@ static GstPadProbeReturn flow_probe(GstPad *pad, GstPadProbeInfo *info, gpointer
     if (GST_PAD_PROBE_INFO_TYPE(info) & GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM) {
         GstEvent *ev = GST_PAD_PROBE_INFO_EVENT(info);
         switch (GST_EVENT_TYPE(ev)) {
+        case GST_EVENT_CAPS:
+            rate_check(r, ev);
+            qmc_index_timeline_caps(info, ref_r.caps);
+            break;
         case GST_EVENT_SEGMENT: {
             GstSegment seg;
             GstEvent *n;
@@ -516,7 +560,11 @@ static gboolean on_bus(GstBus *bus, GstMessage *msg, gpointer data)
                 r->summary = gst_structure_copy(st);
             }
         } else if (gst_structure_has_name(st, "qmetric")) {
-            app->pairs_done++;
+            if (!app->pairs_done++ && app->o.thresholds->len) {
+                char **f = qmc_score_features(st);
+                qmc_check_gate_features(app, f);
+                g_strfreev(f);
+            }
         }
         break;
     }
@@ -524,6 +572,9 @@ static gboolean on_bus(GstBus *bus, GstMessage *msg, gpointer data)
         const GstStructure *st = gst_message_get_structure(msg);
         if (gst_structure_has_name(st, "qmc-error"))
             qmc_fail(app, EXIT_USAGE, "%s", gst_structure_get_string(st, "message"));
+        else if (gst_structure_has_name(st, "qmc-warning"))
+            fprintf(stderr, "qmetric-compare: warning: %s\n",
+                    gst_structure_get_string(st, "message"));
         break;
     }
     case GST_MESSAGE_EOS:
@@ -653,13 +704,34 @@ static void csv_number(FILE *f, double v)
         fputs(",", f);
 }
 
+static double gate_value(const Rend *r, const Threshold *t)
+{
+    return r->summary ? qmc_pooled(r->summary, t->feature, t->stat) : NAN;
+}
+
+/* "vmaf.mean 71.234567 < 80; psnr_y.p5 ..." : the gates a rendition fails */
+static char *failed_gates(App *app, const Rend *r)
+{
+    GString *g = g_string_new(NULL);
+    for (guint i = 0; i < app->o.thresholds->len; i++) {
+        const Threshold *t = &g_array_index(app->o.thresholds, Threshold, i);
+        const double v = gate_value(r, t);
+        if (!(v >= t->value))
+            g_string_append_printf(g, "%s%s.%s %.6f < %g", g->len ? "; " : "", t->feature,
+                                   qmc_stat_name(t->stat), v, t->value);
+    }
+    return g_string_free(g, FALSE);
+}
+
 static void write_csv(FILE *f, GPtrArray *feats, GPtrArray *stats)
 {
+    App *app = ref_r.app;
+    const gboolean gates = app->o.thresholds->len > 0;
     fputs("name,input,codec,width,height,bitrate,bitrate_source,size_bytes,frames,duration_s", f);
     for (guint k = 0; k < feats->len; k++)
         for (guint s = 0; s < stats->len; s++)
             fprintf(f, ",%s.%s", (char *)feats->pdata[k], qmc_stat_name(stats->pdata[s]));
-    fputc('\n', f);
+    fputs(gates ? ",group,passed,failed_gates\n" : ",group\n", f);
     for (guint i = 0; i < rends->len; i++) {
         Rend *r = rends->pdata[i];
         Row w;
@@ -677,6 +749,14 @@ static void write_csv(FILE *f, GPtrArray *feats, GPtrArray *stats)
             for (guint s = 0; s < stats->len; s++)
                 csv_number(f, r->summary ? qmc_pooled(r->summary, feats->pdata[k],
                                                       stats->pdata[s]) : NAN);
+        fputc(',', f);
+        csv_cell(f, r->series ? r->series : "");
+        if (gates) {
+            char *why = failed_gates(app, r);
+            fprintf(f, ",%s,", r->failed ? "false" : "true");
+            csv_cell(f, why);
+            g_free(why);
+        }
         fputc('\n', f);
     }
 }
@@ -728,6 +808,20 @@ static void write_json(App *app, FILE *f, GPtrArray *feats, GPtrArray *stats, in
         }
         if (app->gpus->len)
             fprintf(f, ", \"cuda_device\": %d", qmc_gpu_for(app, i));
+        fputs(", \"group\": ", f);
+        qmc_json_string(f, r->series ? r->series : "");
+        fputs(", \"gates\": [", f);
+        for (guint g = 0; g < app->o.thresholds->len; g++) {
+            const Threshold *t = &g_array_index(app->o.thresholds, Threshold, g);
+            const double v = gate_value(r, t);
+            fputs(g ? ", {\"feature\": " : "{\"feature\": ", f);
+            qmc_json_string(f, t->feature);
+            fprintf(f, ", \"statistic\": \"%s\", \"threshold\": %.17g, \"value\": ",
+                    qmc_stat_name(t->stat), t->value);
+            json_num(f, v);
+            fprintf(f, ", \"passed\": %s}", v >= t->value ? "true" : "false");
+        }
+        fprintf(f, "], \"passed\": %s", r->failed ? "false" : "true");
         for (guint k = 0; k < feats->len; k++) {
             fputs(", ", f);
             qmc_json_string(f, feats->pdata[k]);
@@ -741,7 +835,15 @@ static void write_json(App *app, FILE *f, GPtrArray *feats, GPtrArray *stats, in
         }
         fputc('}', f);
     }
-    fputs("\n  ],\n  \"error\": ", f);
+    fputs("\n  ],\n  \"failed\": [", f);
+    for (guint i = 0, n = 0; i < rends->len; i++) {
+        Rend *r = rends->pdata[i];
+        if (!r->failed)
+            continue;
+        fputs(n++ ? ", " : "", f);
+        qmc_json_string(f, r->name);
+    }
+    fputs("],\n  \"error\": ", f);
     if (app->error)
         qmc_json_string(f, app->error);
     else
@@ -771,62 +873,107 @@ static void print_table(FILE *f, GPtrArray *feats)
     }
 }
 
-static int by_rate(gconstpointer a, gconstpointer b)
+/* The chart's series of every rendition (series.c). */
+static void assign_series(void)
 {
-    const double *x = a, *y = b;
-    return x[0] < y[0] ? -1 : x[0] > y[0];
+    QmcSeriesIn *in = g_new0(QmcSeriesIn, rends->len);
+    char **names;
+    for (guint i = 0; i < rends->len; i++) {
+        Rend *r = rends->pdata[i];
+        Row w;
+        row_of(r, &w);
+        in[i] = (QmcSeriesIn){ r->group, r->codec, w.width, w.height };
+    }
+    names = qmc_ladder_series(in, rends->len);
+    for (guint i = 0; i < rends->len; i++)
+        ((Rend *)rends->pdata[i])->series = names[i];
+    g_free(names);              /* the strings now belong to the renditions */
+    g_free(in);
 }
 
-/* VMAF and PSNR (Y) panels, those of them that were computed. */
-static char *rd_svg(GPtrArray *feats)
+/* --fail-below on every rendition: a line per gate (the passes unless
+ * --quiet), then one naming the renditions that fail.  EXIT_FAIL_BELOW
+ * when one does, else 0. */
+static int check_gates(App *app)
+{
+    GString *names = g_string_new(NULL);
+    guint n = 0;
+    for (guint i = 0; i < rends->len; i++) {
+        Rend *r = rends->pdata[i];
+        for (guint g = 0; g < app->o.thresholds->len; g++) {
+            const Threshold *t = &g_array_index(app->o.thresholds, Threshold, g);
+            if (!qmc_report_gate(app, r->name, t, gate_value(r, t)))
+                r->failed = TRUE;
+        }
+        if (r->failed)
+            g_string_append_printf(names, "%s%s", n++ ? ", " : "", r->name);
+    }
+    if (n)
+        fprintf(stderr, "qmetric-compare: --fail-below: %u of %u renditions fail: %s\n", n,
+                rends->len, names->str);
+    g_string_free(names, TRUE);
+    return n ? EXIT_FAIL_BELOW : 0;
+}
+
+/* VMAF and PSNR (Y) panels, those of them that were computed; one curve
+ * per series, each point labelled with its rendition's name. */
+static char *rd_svg(App *app, GPtrArray *feats)
 {
     const char *want[] = { "vmaf", "psnr_y" };
     const char *metrics[2];
-    size_t nm = 0, n = rends->len;
-    double *pts = g_new(double, n * 3), *rate = g_new(double, n);
-    double *q[2] = { g_new(double, n), g_new(double, n) };
-    const char **label = g_new(const char *, n);
-    char **labels = g_new0(char *, n + 1);
-    QmRdCurve c;
+    size_t nm = 0;
+    GPtrArray *names = g_ptr_array_new();
+    GArray *curves = g_array_new(FALSE, TRUE, sizeof(QmRdCurve));
+    GPtrArray *owned = g_ptr_array_new_with_free_func(g_free);
     char *svg, *sub;
 
     for (guint k = 0; k < G_N_ELEMENTS(want); k++)
         if (g_ptr_array_find_with_equal_func(feats, want[k], g_str_equal, NULL))
             metrics[nm++] = want[k];
-    for (size_t i = 0; i < n; i++) {
-        Rend *r = rends->pdata[i];
-        Row w;
-        row_of(r, &w);
-        pts[i * 3] = w.kbps;
-        pts[i * 3 + 1] = i;
-        pts[i * 3 + 2] = 0;
+    /* the series in order of first appearance */
+    for (guint i = 0; i < rends->len; i++) {
+        const char *s = ((Rend *)rends->pdata[i])->series;
+        if (!g_ptr_array_find_with_equal_func(names, s, g_str_equal, NULL))
+            g_ptr_array_add(names, (gpointer)s);
     }
-    qsort(pts, n, sizeof(double) * 3, by_rate);
-    for (size_t i = 0; i < n; i++) {
-        Rend *r = rends->pdata[(size_t)pts[i * 3 + 1]];
-        Row w;
-        row_of(r, &w);
-        rate[i] = w.kbps;
-        for (size_t m = 0; m < nm; m++)
-            q[m][i] = qmc_pooled(r->summary, metrics[m], "mean");
-        labels[i] = g_strdup_printf("%s %dx%d", r->name, w.width, w.height);
-        label[i] = labels[i];
+    for (guint c = 0; c < names->len; c++) {
+        double *rate = g_new(double, rends->len);
+        double **q = g_new0(double *, 2);
+        const char **label = g_new(const char *, rends->len);
+        size_t n = 0;
+        q[0] = g_new(double, rends->len);
+        q[1] = g_new(double, rends->len);
+        for (guint i = 0; i < rends->len; i++) {
+            Rend *r = rends->pdata[i];
+            Row w;
+            if (strcmp(r->series, names->pdata[c]))
+                continue;
+            row_of(r, &w);
+            rate[n] = w.kbps;
+            for (size_t m = 0; m < nm; m++)
+                q[m][n] = qmc_pooled(r->summary, metrics[m], "mean");
+            label[n++] = r->name;
+        }
+        QmRdCurve cv = { .name = names->pdata[c], .rate = rate,
+                         .quality = (const double *const *)q, .label = label, .n = n };
+        g_array_append_val(curves, cv);
+        g_ptr_array_add(owned, rate);
+        g_ptr_array_add(owned, q[0]);
+        g_ptr_array_add(owned, q[1]);
+        g_ptr_array_add(owned, q);
+        g_ptr_array_add(owned, label);
     }
-    c.name = ref_r.display;
-    c.rate = rate;
-    c.quality = (const double *const *)q;
-    c.label = label;
-    c.n = n;
     sub = g_strdup_printf("%u renditions of %s, mean over frames; bitrate = file size x 8 / "
                           "duration", rends->len, ref_r.display);
-    svg = qm_rd_svg_string(&c, 1, metrics, nm, "Rate-quality", sub);
+    {
+        const QmRdOptions ro = { .title = "Rate-quality", .subtitle = sub,
+                                 .hull = app->o.hull };
+        svg = qm_rd_svg_string((QmRdCurve *)curves->data, curves->len, metrics, nm, &ro);
+    }
     g_free(sub);
-    g_strfreev(labels);
-    g_free(label);
-    g_free(q[0]);
-    g_free(q[1]);
-    g_free(rate);
-    g_free(pts);
+    g_ptr_array_free(owned, TRUE);
+    g_array_free(curves, TRUE);
+    g_ptr_array_free(names, TRUE);
     return svg;
 }
 
@@ -912,10 +1059,9 @@ int qmc_ladder_main(App *app)
     int code = 0;
     guint64 ref_frames;
 
-    if (o->plot || o->thresholds->len || o->pair_by_time)
+    if (o->plot || o->pair_by_time)
         qmc_usage_error("%s is not available with several renditions",
-                        o->plot ? "--plot" : o->pair_by_time ? "--pair-by time" :
-                        "--fail-below");
+                        o->plot ? "--plot" : "--pair-by time");
     if (o->output && !strcmp(o->output, "-"))
         qmc_usage_error("-o -: a ladder writes one log per rendition: give a directory "
                         "(-o DIR/) or a pattern with {name}");
@@ -1017,8 +1163,13 @@ int qmc_ladder_main(App *app)
                       qmc_output_is_stdout(&csv) || qmc_output_is_stdout(&json) ||
                       qmc_output_is_stdout(&rd) ? stderr : stdout;
         Output *outs[] = { &csv, &json, &rd };
-        if (ok && table)
-            print_table(table, feats);
+        int gates = 0;
+        if (ok) {
+            assign_series();
+            if (table)
+                print_table(table, feats);
+            gates = check_gates(app);
+        }
         if (ok && csv.tmp) {
             char *t = to_string(write_csv, feats, stats);
             write_to(app, &csv, t);
@@ -1028,13 +1179,13 @@ int qmc_ladder_main(App *app)
             char *buf = NULL;
             size_t len = 0;
             FILE *f = open_memstream(&buf, &len);
-            write_json(app, f, feats, stats, 0);
+            write_json(app, f, feats, stats, gates);
             fclose(f);
             write_to(app, &json, buf);
             free(buf);
         }
         if (ok && rd.tmp) {
-            char *svg = rd_svg(feats);
+            char *svg = rd_svg(app, feats);
             write_to(app, &rd, svg);
             g_free(svg);
         }
@@ -1052,7 +1203,7 @@ int qmc_ladder_main(App *app)
                 g_free(err);
             }
         }
-        code = app->error ? app->exit_code : app->interrupted ? EXIT_INTERRUPTED : 0;
+        code = app->error ? app->exit_code : app->interrupted ? EXIT_INTERRUPTED : gates;
         if (o->summary == SUMMARY_JSON && ok)
             write_json(app, stdout, feats, stats, code);
         g_ptr_array_free(stats, TRUE);

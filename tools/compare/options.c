@@ -111,13 +111,17 @@ static void usage(FILE *f)
 "\n"
 "Ladders (several renditions of one reference, scored in one pass: the\n"
 "reference is decoded once; see docs/cli.md)\n"
-"  --manifest FILE         renditions, one [NAME=]PATH a line, or a JSON array\n"
-"                          of paths or of {\"name\", \"path\"} objects\n"
+"  --manifest FILE         renditions, one [NAME=]PATH a line ([GROUP] lines\n"
+"                          group them), or a JSON array of paths or of\n"
+"                          {\"name\", \"path\", \"group\"} objects\n"
 "  --ladder-csv FILE, --ladder-json FILE\n"
 "                          one row per rendition: codec, resolution, bitrate\n"
 "                          (kbit/s, file size x 8 / duration), size, frames and\n"
 "                          pooled metrics (readable by qmetric-bd); - for stdout\n"
-"  --plot-rd FILE.svg      the rate-quality chart (VMAF and PSNR panels)\n"
+"  --plot-rd FILE.svg      the rate-quality chart (VMAF and PSNR panels): a\n"
+"                          labelled point per rendition, a curve per group\n"
+"                          (the manifest's, else per codec or resolution)\n"
+"  --hull                  draw the upper convex hull of all the points on it\n"
 "  -o DIR/ or -o PATTERN   each rendition's per-frame log: DIR/NAME.json, or\n"
 "                          PATTERN with {name} replaced (e.g. logs/{name}.xml)\n"
 "  Renditions of another size are scaled to the reference's (--scale=METHOD\n"
@@ -304,7 +308,7 @@ void qmc_parse_options(Options *o, int argc, char **argv)
         O_PAIR, O_SHORTEST, O_FRAMES, O_JSON, O_XML, O_CSV, O_POOL, O_PLOT,
         O_PLOT_METRICS, O_FAIL, O_HELP, O_SKIP_REF, O_SKIP_DIST, O_SUMMARY,
         O_MANIFEST, O_LADDER_CSV, O_LADDER_JSON, O_PLOT_RD, O_DETECT_OFFSET, O_ALIGN,
-        O_ALIGN_MAX, O_ALIGN_WINDOW, O_GPUS, O_DRY_RUN,
+        O_ALIGN_MAX, O_ALIGN_WINDOW, O_GPUS, O_DRY_RUN, O_HULL,
     };
     static const struct option opts[] = {
         { "reference", required_argument, NULL, 'r' },
@@ -351,6 +355,7 @@ void qmc_parse_options(Options *o, int argc, char **argv)
         { "ladder-csv", required_argument, NULL, O_LADDER_CSV },
         { "ladder-json", required_argument, NULL, O_LADDER_JSON },
         { "plot-rd", required_argument, NULL, O_PLOT_RD },
+        { "hull", no_argument, NULL, O_HULL },
         { "detect-offset", optional_argument, NULL, O_DETECT_OFFSET },
         { "align", required_argument, NULL, O_ALIGN },
         { "align-max", required_argument, NULL, O_ALIGN_MAX },
@@ -476,6 +481,7 @@ void qmc_parse_options(Options *o, int argc, char **argv)
         case O_LADDER_CSV: g_free(o->ladder_csv); o->ladder_csv = g_strdup(optarg); break;
         case O_LADDER_JSON: g_free(o->ladder_json); o->ladder_json = g_strdup(optarg); break;
         case O_PLOT_RD: g_free(o->plot_rd); o->plot_rd = g_strdup(optarg); break;
+        case O_HULL: o->hull = TRUE; break;
         case O_DETECT_OFFSET:
             o->detect_offset = TRUE;
             if (optarg)
@@ -548,6 +554,8 @@ void qmc_parse_options(Options *o, int argc, char **argv)
     }
     if (!o->raw_format)
         o->raw_format = g_strdup("I420");
+    if (o->hull && !o->plot_rd)
+        qmc_usage_error("--hull draws on the rate-quality chart: give --plot-rd FILE.svg too");
     if (o->detect_offset && o->align)
         qmc_usage_error("--detect-offset reports the offset, --align applies it: give one");
     if (o->align && o->pair_by_time)

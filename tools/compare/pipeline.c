@@ -42,8 +42,7 @@ GstVideoFormat qmc_compare_format(GstElement *qm, GstVideoFormat ref)
 }
 
 /* From a streaming thread: a warning for the main loop to print. */
-static void post_warning(App *app, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
-static void post_warning(App *app, const char *fmt, ...)
+void qmc_post_warning(App *app, const char *fmt, ...)
 {
     va_list ap;
     char *msg;
@@ -54,6 +53,36 @@ static void post_warning(App *app, const char *fmt, ...)
         gst_message_new_application(GST_OBJECT(app->pipeline),
             gst_structure_new("qmc-warning", "message", G_TYPE_STRING, msg, NULL)));
     g_free(msg);
+}
+
+/* Index pairing puts every frame on the reference's timeline (frame N at N
+ * of its frame durations, 1/25 s without a rate).  The caps that reach the
+ * element say that timeline's rate instead of the decoder's, so that what
+ * the element sees agrees with the timestamps it gets: otherwise it would
+ * warn that frames of other rates pair by running time and go unmatched,
+ * which index pairing never does. */
+void qmc_index_timeline_caps(GstPadProbeInfo *info, const GstCaps *ref)
+{
+    GstEvent *ev = GST_PAD_PROBE_INFO_EVENT(info), *n;
+    GstCaps *caps;
+    int fn = 0, fd = 1, cn, cd;
+
+    if (!ref || !gst_structure_get_fraction(gst_caps_get_structure(ref, 0), "framerate",
+                                            &fn, &fd) || fn <= 0) {
+        fn = 25;
+        fd = 1;
+    }
+    gst_event_parse_caps(ev, &caps);
+    if (gst_structure_get_fraction(gst_caps_get_structure(caps, 0), "framerate", &cn, &cd) &&
+        (gint64)cn * fd == (gint64)fn * cd)
+        return;
+    caps = gst_caps_copy(caps);
+    gst_caps_set_simple(caps, "framerate", GST_TYPE_FRACTION, fn, fd, NULL);
+    n = gst_event_new_caps(caps);
+    gst_caps_unref(caps);
+    gst_event_set_seqnum(n, gst_event_get_seqnum(ev));
+    gst_event_unref(ev);
+    GST_PAD_PROBE_INFO_DATA(info) = n;
 }
 
 /* Called with app->lock held once both decoded formats are known: choose the
@@ -110,7 +139,7 @@ static gboolean configure(App *app)
         gst_util_uint64_scale_int(GST_SECOND, di.fps_d, di.fps_n) : GST_CLOCK_TIME_NONE;
     if (!app->o.pair_by_time && ri.fps_n > 0 && di.fps_n > 0 &&
         (gint64)ri.fps_n * di.fps_d != (gint64)di.fps_n * ri.fps_d)
-        post_warning(app, "frame rates differ: reference %.4g fps, distorted %.4g fps; "
+        qmc_post_warning(app, "frame rates differ: reference %.4g fps, distorted %.4g fps; "
                      "--pair-by index pairs frame N with frame N whatever their times "
                      "(--pair-by time pairs the nearest frames in time)",
                      (double)ri.fps_n / ri.fps_d, (double)di.fps_n / di.fps_d);
@@ -175,7 +204,7 @@ static void check_gap(App *app, Side *s, GstClockTime pts)
         pts <= last || (pts - last) * 2 <= s->dur * 3)
         return;
     s->gap_warned = TRUE;
-    post_warning(app, "%s: its timestamps jump by %.1f ms (%.2f frame durations) after frame "
+    qmc_post_warning(app, "%s: its timestamps jump by %.1f ms (%.2f frame durations) after frame "
                  "%" G_GUINT64_FORMAT " (a dropped frame?); --pair-by index pairs frame N with "
                  "frame N regardless, so the later pairs may be shifted (--pair-by time pairs "
                  "by timestamp)", s->display, (double)(pts - last) / GST_MSECOND,
@@ -231,6 +260,10 @@ static GstPadProbeReturn flow_probe(GstPad *pad, GstPadProbeInfo *info, gpointer
     if (GST_PAD_PROBE_INFO_TYPE(info) & GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM) {
         GstEvent *ev = GST_PAD_PROBE_INFO_EVENT(info);
         switch (GST_EVENT_TYPE(ev)) {
+        case GST_EVENT_CAPS:
+            if (!app->o.pair_by_time)
+                qmc_index_timeline_caps(info, app->side[REF].caps);
+            break;
         case GST_EVENT_SEGMENT:
             if (!app->o.pair_by_time) {
                 /* our timestamps start at 0 on a plain timeline */

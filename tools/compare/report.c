@@ -19,9 +19,40 @@ static gboolean has_feature(App *app, const char *name)
     return app->features && g_strv_contains((const char *const *)app->features, name);
 }
 
-static char *feature_list(App *app)
+static char *feature_list(char **features)
 {
-    return app->features ? g_strjoinv(", ", app->features) : g_strdup("none");
+    return features ? g_strjoinv(", ", features) : g_strdup("none");
+}
+
+/* The features of a frame's scores (the element's message): its doubles. */
+char **qmc_score_features(const GstStructure *st)
+{
+    GPtrArray *names = g_ptr_array_new();
+    for (int i = 0; i < gst_structure_n_fields(st); i++) {
+        const char *f = gst_structure_nth_field_name(st, i);
+        if (gst_structure_get_field_type(st, f) == G_TYPE_DOUBLE)
+            g_ptr_array_add(names, g_strdup(f));
+    }
+    g_ptr_array_add(names, NULL);
+    return (char **)g_ptr_array_free(names, FALSE);
+}
+
+/* A gate on a feature that is not scored is a usage error, found at the
+ * first frame rather than after an hour of decoding; nothing is written. */
+gboolean qmc_check_gate_features(App *app, char **features)
+{
+    for (guint i = 0; i < app->o.thresholds->len; i++) {
+        Threshold *t = &g_array_index(app->o.thresholds, Threshold, i);
+        if (!features || !g_strv_contains((const char *const *)features, t->feature)) {
+            char *l = feature_list(features);
+            app->no_output = TRUE;
+            qmc_fail(app, EXIT_USAGE, "--fail-below: no feature '%s' in the scores (they are: %s)",
+                     t->feature, l);
+            g_free(l);
+            return FALSE;
+        }
+    }
+    return TRUE;
 }
 
 /* Expand --plot-metrics: feature keys, or metric names standing for their
@@ -62,23 +93,15 @@ static char **expand_plot_features(App *app, const char *list, char **bad)
  * against them now rather than after an hour of decoding. */
 static void first_scores(App *app, const GstStructure *st)
 {
-    GPtrArray *names = g_ptr_array_new();
     char *bad = NULL;
-    int n = gst_structure_n_fields(st);
 
-    for (int i = 0; i < n; i++) {
-        const char *f = gst_structure_nth_field_name(st, i);
-        if (gst_structure_get_field_type(st, f) == G_TYPE_DOUBLE)
-            g_ptr_array_add(names, g_strdup(f));
-    }
-    g_ptr_array_add(names, NULL);
-    app->features = (char **)g_ptr_array_free(names, FALSE);
+    app->features = qmc_score_features(st);
     app->features_checked = TRUE;
 
     if (app->o.plot_metrics) {
         app->plot_features = expand_plot_features(app, app->o.plot_metrics, &bad);
         if (bad) {
-            char *l = feature_list(app);
+            char *l = feature_list(app->features);
             app->no_output = TRUE;
             qmc_fail(app, EXIT_USAGE, "--plot-metrics: no feature or metric '%s' in the scores "
                      "(they are: %s)", bad, l);
@@ -95,16 +118,7 @@ static void first_scores(App *app, const GstStructure *st)
         g_ptr_array_add(p, NULL);
         app->plot_features = (char **)g_ptr_array_free(p, FALSE);
     }
-    for (guint i = 0; i < app->o.thresholds->len; i++) {
-        Threshold *t = &g_array_index(app->o.thresholds, Threshold, i);
-        if (!has_feature(app, t->feature)) {
-            char *l = feature_list(app);
-            app->no_output = TRUE;
-            qmc_fail(app, EXIT_USAGE, "--fail-below: no feature '%s' in the scores (they are: %s)",
-                     t->feature, l);
-            g_free(l);
-        }
-    }
+    qmc_check_gate_features(app, app->features);
     app->progress_feature = g_strdup(has_feature(app, "vmaf") ? "vmaf" :
                                      app->plot_features[0] ? app->plot_features[0] :
                                      app->features[0]);
@@ -359,20 +373,30 @@ double qmc_gate_value(App *app, const Threshold *t)
     return app->summary ? qmc_pooled(app->summary, t->feature, t->stat) : NAN;
 }
 
+/* One gate's verdict, one line on stderr (a pass only without --quiet);
+ * who: the rendition it was applied to, or NULL.  Returns whether it passed
+ * (a value that is not a number fails). */
+gboolean qmc_report_gate(App *app, const char *who, const Threshold *t, double v)
+{
+    const gboolean ok = v >= t->value;
+    if (ok && app->o.quiet)
+        return TRUE;
+    fprintf(stderr, "qmetric-compare: %s%s%s %s %.6f ", who ? who : "", who ? ": " : "",
+            t->feature, qmc_stat_name(t->stat), v);
+    if (ok)
+        fprintf(stderr, ">= %g: ok\n", t->value);
+    else
+        fprintf(stderr, "is below %g (--fail-below)\n", t->value);
+    return ok;
+}
+
 /* Every --fail-below gate: one line each on stderr (the passing ones unless
  * --quiet); *code becomes EXIT_FAIL_BELOW when one fails. */
 void qmc_check_gates(App *app, int *code)
 {
     for (guint i = 0; i < app->o.thresholds->len; i++) {
         Threshold *t = &g_array_index(app->o.thresholds, Threshold, i);
-        double v = qmc_gate_value(app, t);
-        if (!(v >= t->value)) {
-            fprintf(stderr, "qmetric-compare: %s %s %.6f is below %g (--fail-below)\n",
-                    t->feature, qmc_stat_name(t->stat), v, t->value);
+        if (!qmc_report_gate(app, NULL, t, qmc_gate_value(app, t)))
             *code = EXIT_FAIL_BELOW;
-        } else if (!app->o.quiet) {
-            fprintf(stderr, "qmetric-compare: %s %s %.6f >= %g: ok\n", t->feature,
-                    qmc_stat_name(t->stat), v, t->value);
-        }
     }
 }
