@@ -140,6 +140,31 @@ with tempfile.TemporaryDirectory() as t:
     rc, _, _ = run("--plot", os.path.join(t, "rd.svg"), os.path.join(t, "a.csv"), os.path.join(t, "h.csv"))
     svg = open(os.path.join(t, "rd.svg")).read() if rc == 0 else ""
     check(rc == 0 and svg.startswith("<svg") and ">a</text>" in svg and ">h</text>" in svg, "chart")
+    # one curve per ladder, named in the legend (NAME=FILE or the file);
+    # each point labelled by its 'name' column, else its bitrate; the hull
+    rc, _, err = run("--plot", os.path.join(t, "rd.svg"), "--hull", "x264=" + os.path.join(t, "a.csv"),
+                     os.path.join(t, "h.csv"), os.path.join(t, "a.json"))
+    svg = open(os.path.join(t, "rd.svg")).read() if rc == 0 else ""
+    for name in ("x264", "h", "a", "upper convex hull"):
+        check(svg.count(">%s</text>" % name) == 1, "legend entry %r: %s" % (name, err))
+    check(svg.count(">r2</text>") == 2, "the CSV's points are labelled by name")
+    check(svg.count(">400 kbit/s</text>") == 1, "a point without a name shows its bitrate")
+    check("id='hull-0'" in svg and "bitrate (kbit/s, log scale)" in svg and " k</text>" not in svg,
+          "hull, rate axis in kbit/s")
+    rc, _, err = run("--hull", os.path.join(t, "a.csv"), os.path.join(t, "h.csv"))
+    check(rc == 2 and "--plot" in err, "--hull without --plot: %d %s" % (rc, err))
+
+    # every output in any locale: the help and the table are plain ASCII
+    # (GLib turned the o-slash into '?' outside a UTF-8 locale)
+    utf8 = [l for l in subprocess.run(["locale", "-a"], capture_output=True, text=True).stdout.split()
+            if l.lower().replace("-", "").endswith("utf8") and l != "C.utf8"]
+    for lang in ["C", "C.UTF-8", "POSIX"] + utf8[:1]:
+        env = dict(os.environ, LANG=lang, LC_ALL=lang)
+        for args in (["--help"], [os.path.join(t, "a.csv"), os.path.join(t, "h.csv")]):
+            p = subprocess.run([BD] + args, capture_output=True, env=env)
+            out = p.stdout + p.stderr
+            check(p.returncode == 0 and out.isascii() and b"?" not in out and b"Bjontegaard" in out,
+                  "LANG=%s %s: %d %r" % (lang, args[0], p.returncode, out[:120]))
 
 print("bd: %d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

@@ -6,7 +6,9 @@
 # separate two-input run on that rendition; the reference decoded once
 # (decoder instances counted in GStreamer's log); the bitrate column is
 # size x 8 / duration; CSV and JSON read by qmetric-bd; the manifest forms;
-# the chart; usage errors.
+# the chart (a curve per codec or manifest group named in the legend, every
+# point labelled, kbit/s ticks, the hull); --fail-below on every rendition;
+# one warning for a rendition of another frame rate; usage errors.
 set -uo pipefail
 qc=${QMETRIC_COMPARE:?set QMETRIC_COMPARE to build/tools/qmetric-compare}
 bd=${QMETRIC_BD:?set QMETRIC_BD to build/tools/qmetric-bd}
@@ -102,8 +104,16 @@ v = list(nums(d))
 assert v and all(abs(x) < 1e-9 for x in v if isinstance(x, (int, float))), s
 EOF
 
-# the chart: both panels, the four points
+# the chart: both panels; one codec, one curve named after it (not after the
+# reference); each point labelled with its rendition on both panels; rate
+# ticks in the axis' unit (kbit/s), not "500 k"
 grep -q '<svg' rd.svg && grep -q 'vmaf' rd.svg && grep -q 'psnr_y' rd.svg || fail "rd.svg lacks a panel"
+grep -q "<text x='[0-9.]*' y='[0-9.]*'>H.264</text>" rd.svg || fail "the legend does not name the codec"
+! grep -q '>ref.mkv</text>' rd.svg || fail "the legend names the reference"
+for n in r60 r150 r400 small; do
+  [ "$(grep -c ">$n</text>" rd.svg)" = 2 ] || fail "point $n is not labelled on both panels"
+done
+grep -q 'bitrate (kbit/s, log scale)' rd.svg && ! grep -q ' [kM]</text>' rd.svg || fail "rate ticks are not in kbit/s"
 
 # manifests: text (NAME=PATH, comments) and JSON give the same rows
 mkdir m
@@ -115,6 +125,81 @@ printf '[{"name": "r60", "path": "r60.mkv"}, "../r150.mkv"]' >m/list.json
 [ "$(cut -d, -f1,6- mt.csv)" = "$(cut -d, -f1,6- mj.csv)" ] || fail "text and JSON manifests differ"
 [ "$(sed -n 2,3p mt.csv | cut -d, -f1,4-)" = "$(sed -n 2,3p l.csv | cut -d, -f1,4-)" ] ||
   fail "manifest rows differ from the command-line ladder"
+
+# mixed codecs: a curve each in the legend, the group column says which;
+# a manifest's [GROUP] lines and "group" (or "codec") keys name the curves
+# instead; --hull draws the hull and names it
+if gst-inspect-1.0 avenc_mpeg4 >/dev/null 2>&1 && gst-inspect-1.0 avdec_mpeg4 >/dev/null 2>&1; then
+  for qz in 4 12; do
+    gst-launch-1.0 -q $src ! $raw ! avenc_mpeg4 pass=quant quantizer=$qz ! matroskamux ! filesink location=m$qz.mkv
+  done
+  "$qc" -q ref.mkv r60.mkv r400.mkv m4.mkv m12.mkv --plot-rd mix.svg --hull --ladder-csv mix.csv 2>err.txt ||
+    fail "mixed ladder: $(cat err.txt)"
+  grep -q '>H.264</text>' mix.svg && grep -q '>MPEG-4 Video</text>' mix.svg &&
+    grep -q '>upper convex hull</text>' mix.svg && grep -q "id='hull-0'" mix.svg ||
+    fail "mixed ladder: the legend does not name both codecs and the hull"
+  [ "$(python3 -c 'import csv; print(",".join(r["group"] for r in csv.DictReader(open("mix.csv"))))')" = \
+    "H.264,H.264,MPEG-4 Video,MPEG-4 Video" ] || fail "mixed ladder: group column"
+  printf '[x264 fast]\nr60.mkv\nr400.mkv\n[mpeg4]\nm4.mkv\n' >groups.txt
+  printf '[{"path": "r60.mkv", "group": "x264 fast"}, {"path": "m4.mkv", "codec": "mpeg4"}]' >groups.json
+  for m in groups.txt groups.json; do
+    "$qc" -q ref.mkv --manifest $m --plot-rd g.svg --ladder-json g.json 2>err.txt || fail "$m: $(cat err.txt)"
+    grep -q '>x264 fast</text>' g.svg && grep -q '>mpeg4</text>' g.svg && ! grep -q '>H.264</text>' g.svg ||
+      fail "$m: the groups do not name the curves"
+    python3 -c 'import json; g = [r["group"] for r in json.load(open("g.json"))["renditions"]]; assert g[0] == "x264 fast" and g[-1] == "mpeg4", g' ||
+      fail "$m: group key"
+  done
+else
+  echo "SKIP: avenc_mpeg4/avdec_mpeg4 missing: no mixed-codec ladder"
+fi
+
+# --fail-below applies to every rendition: exit 1, each failing one named
+# with its value, the rows say which passed; all above: 0; a feature that
+# is not scored: 2 and nothing written
+mid=$(python3 -c 'import csv; v = sorted(float(r["vmaf.mean"]) for r in csv.DictReader(open("l.csv"))); print("%.3f" % ((v[1] + v[2]) / 2))')
+"$qc" -q ref.mkv r60.mkv r150.mkv r400.mkv small=half.mkv --fail-below vmaf=$mid \
+  --ladder-csv g.csv --ladder-json gj.json 2>err.txt; rc=$?
+python3 - "$rc" "$mid" <<'EOF' || fail "--fail-below on a ladder (above)"
+import csv, json, re, sys
+rc, mid = int(sys.argv[1]), float(sys.argv[2])
+err = open("err.txt").read()
+rows = {r["name"]: r for r in csv.DictReader(open("g.csv"))}
+want = [n for n, r in rows.items() if float(r["vmaf.mean"]) < mid]
+bad = []
+if rc != 1: bad.append("exit %d" % rc)
+if len(want) != 2: bad.append("expected two renditions below %s: %s" % (mid, want))
+for n in rows:
+    line = re.search(r"^qmetric-compare: %s: vmaf mean ([0-9.]+) is below %g \(--fail-below\)$" % (n, mid), err, re.M)
+    if (line is not None) != (n in want): bad.append("%s: line %s" % (n, line))
+    if line and line.group(1) != rows[n]["vmaf.mean"]: bad.append("%s: value %s" % (n, line.group(1)))
+    if rows[n]["passed"] != ("false" if n in want else "true"): bad.append("%s: passed %s" % (n, rows[n]["passed"]))
+    if (n in want) != rows[n]["failed_gates"].startswith("vmaf.mean " + rows[n]["vmaf.mean"] + " < "):
+        bad.append("%s: failed_gates %s" % (n, rows[n]["failed_gates"]))
+if "--fail-below: 2 of 4 renditions fail: %s\n" % ", ".join(want) not in err: bad.append("no summary line")
+j = json.load(open("gj.json"))
+if j["failed"] != want or j["exit_status"] != 1: bad.append("json failed %s" % j["failed"])
+for r in j["renditions"]:
+    g = r["gates"][0]
+    if r["passed"] != (r["name"] not in want) or g["passed"] != r["passed"] or g["threshold"] != mid or g["statistic"] != "mean":
+        bad.append("json %s: %s" % (r["name"], r["gates"]))
+for b in bad: print("  " + b)
+if bad: print(err)
+sys.exit(1 if bad else 0)
+EOF
+"$qc" -q ref.mkv r60.mkv r150.mkv --fail-below vmaf=1 --fail-below psnr_y.min=1 2>err.txt ||
+  fail "--fail-below met by every rendition: rc $?, $(cat err.txt)"
+"$qc" -q ref.mkv r60.mkv r150.mkv --fail-below nosuch=1 --ladder-csv e.csv 2>err.txt; rc=$?
+[ $rc = 2 ] && grep -q "no feature 'nosuch' in the scores" err.txt && [ ! -e e.csv ] ||
+  fail "--fail-below on a missing feature: rc $rc, $(cat err.txt)"
+
+# a rendition of another frame rate pairs by index all the same: one
+# warning says so, none says "running time" (the element's rule)
+gst-launch-1.0 -q $src ! video/x-raw,format=I420,width=320,height=240,framerate=30/1 ! $enc bitrate=150 ! \
+  matroskamux ! filesink location=r30.mkv
+"$qc" -q ref.mkv r60.mkv fast=r30.mkv 2>err.txt || fail "a 30 fps rendition: $(cat err.txt)"
+[ "$(grep -ci 'frame rates differ' err.txt)" = 1 ] &&
+  grep -q 'frame rates differ: reference 25 fps, fast 30 fps; a ladder pairs frame N with frame N' err.txt &&
+  ! grep -q 'running time' err.txt || fail "frame-rate warnings: $(cat err.txt)"
 
 # a {name} pattern for the logs, XML by its extension
 "$qc" -q ref.mkv r60.mkv r150.mkv -o 'x/{name}-log.xml' || fail "{name} pattern"

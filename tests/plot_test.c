@@ -1,9 +1,13 @@
-/* tools/qmplot.c: the SVG chart of per-frame scores.
+/* tools/qmplot.c: the SVG chart of per-frame scores; tools/rdplot.c and
+ * rdlabel.c: the rate-quality chart of ladders.
  *
  * Synthetic series with known features (a dip at a known frame, a flat line,
  * gaps, a long series, a lower-is-better score) checked in the SVG text:
  * well-formed enough to parse, the long series thinned, the worst frame
  * marked where it is, no worst mark on a flat line, one panel per unit.
+ * Rate-quality: the convex hull of known point sets, labels that do not
+ * overlap, every point labelled, rate ticks in the axis' unit, the legend
+ * naming the series.
  * QM_PLOT_TEST_OUT=dir keeps the charts for a look.
  */
 #include <math.h>
@@ -14,6 +18,8 @@
 #include <glib.h>
 
 #include "qmplot.h"
+#include "rdlabel.h"
+#include "rdplot.h"
 
 #define QM_CHECK_OUT stderr
 #include "unit.h"
@@ -48,6 +54,97 @@ static void check_xml(const char *svg)
     CHECK(ok, "not well-formed: %s", err ? err->message : "?");
     g_clear_error(&err);
     g_markup_parse_context_free(ctx);
+}
+
+/* the upper convex hull of known point sets */
+static void test_hull(void)
+{
+    size_t idx[16], h;
+    /* sorted: 100:50 150:55 200:70 300:60 400:80 800:85 1600:84; 150 and
+     * 300 lie under chords, 1600 is past the best quality */
+    const double r1[] = { 100, 200, 400, 800, 300, 150, 1600 };
+    const double q1[] = { 50, 70, 80, 85, 60, 55, 84 };
+    h = qm_rd_upper_hull(r1, q1, 7, idx);
+    CHECK(h == 4 && idx[0] == 0 && idx[1] == 1 && idx[2] == 2 && idx[3] == 3,
+          "hull of set 1: %zu vertices (%zu %zu %zu %zu)", h, idx[0], idx[1], idx[2], idx[3]);
+    /* in linear rate, (200, 60) is above the chord from (100, 50) to
+     * (1000, 90) (54.4 there): on the hull, though under the chord drawn on
+     * the log axis; a NaN, a zero rate and a worse point at one rate are
+     * left out */
+    const double r2[] = { 1000, 200, 100, 500, 0, 200 };
+    const double q2[] = { 90, 60, NAN, 95, 99, 58 };
+    h = qm_rd_upper_hull(r2, q2, 6, idx);
+    CHECK(h == 2 && idx[0] == 1 && idx[1] == 3,
+          "hull of set 2: %zu vertices (%zu %zu): 200:60 then 500:95 (1000:90 is past "
+          "the best)", h, idx[0], idx[1]);
+    const double r3[] = { 100, 1000, 200 };
+    const double q3[] = { 50, 90, 60 };
+    h = qm_rd_upper_hull(r3, q3, 3, idx);
+    CHECK(h == 3 && idx[0] == 0 && idx[1] == 2 && idx[2] == 1,
+          "hull in linear rate keeps (200, 60): %zu vertices", h);
+    CHECK(qm_rd_upper_hull(r1, q1, 0, idx) == 0, "no points, no hull");
+}
+
+/* labels of a dense curve: none over another, all inside the area, the
+ * same places every time */
+static void test_labels(void)
+{
+    enum { N = 14 };
+    QmRdLabel l[N], again[N];
+    double segs[4 * (N - 1)];
+    const QmRdBox area = { 0, 0, 460, 340 };
+    for (int i = 0; i < N; i++) {
+        /* a saturating ladder: points crowd towards the top right */
+        l[i] = (QmRdLabel){ .x = 20 + 30 * i, .y = 320 - 300 * (1 - exp(-i / 3.0)),
+                            .w = qm_rd_text_width("1080p_6000", 10), .h = 12 };
+        if (i)
+            memcpy(segs + 4 * (i - 1), (double[]){ l[i - 1].x, l[i - 1].y, l[i].x, l[i].y },
+                   sizeof(double) * 4);
+    }
+    memcpy(again, l, sizeof(l));
+    qm_rd_place_labels(l, N, &area, segs, N - 1, 3.5);
+    qm_rd_place_labels(again, N, &area, segs, N - 1, 3.5);
+    for (int i = 0; i < N; i++) {
+        CHECK(l[i].box.x0 >= area.x0 && l[i].box.x1 <= area.x1 && l[i].box.y0 >= area.y0 &&
+              l[i].box.y1 <= area.y1, "label %d outside the area", i);
+        CHECK(!memcmp(&l[i].box, &again[i].box, sizeof(QmRdBox)), "label %d moved", i);
+        for (int j = 0; j < i; j++)
+            CHECK(qm_rd_box_overlap(&l[i].box, &l[j].box) == 0, "labels %d and %d overlap", i, j);
+    }
+}
+
+/* the chart: two series, labels, ticks, hull, legend */
+static void test_rd_chart(void)
+{
+    const double ra[] = { 3000, 300, 600, 1200, 6000 };
+    const double va[] = { 93, 45, 63, 78, 96 }, pa[] = { 40.5, 31, 34, 36.5, 42.3 };
+    const double rb[] = { 200, 400, 800, 1600, 3200 };
+    const double vb[] = { 44, 62, 78, 89, 95.5 }, pb[] = { 30.8, 33.8, 36.5, 39, 41.6 };
+    const double *qa[] = { va, pa }, *qb[] = { vb, pb };
+    const char *const la[] = { "1080p", "240p", "360p", "540p", "2160p" };
+    const QmRdCurve c[] = {
+        { "H.264", ra, qa, la, 5 },
+        { "AV1 & <co>", rb, qb, NULL, 5 },
+    };
+    const char *const metrics[] = { "vmaf", "psnr_y" };
+    const QmRdOptions o = { .title = "ladders", .subtitle = "two codecs", .hull = TRUE };
+    char *svg = qm_rd_svg_string(c, 2, metrics, 2, &o);
+    keep("rd.svg", svg);
+    check_xml(svg);
+    CHECK(strstr(svg, ">H.264</text>") && strstr(svg, ">AV1 &amp; &lt;co&gt;</text>"),
+          "the legend names both series");
+    CHECK(strstr(svg, ">upper convex hull</text>") && strstr(svg, "id='hull-0'") &&
+          strstr(svg, "id='hull-1'"), "a hull per panel, in the legend");
+    CHECK(count(svg, ">1080p</text>") == 2 && count(svg, ">240p</text>") == 2,
+          "rendition labels on both panels");
+    CHECK(count(svg, ">800 kbit/s</text>") == 2, "a point without a label shows its bitrate");
+    CHECK(strstr(svg, "bitrate (kbit/s, log scale)") != NULL, "rate axis title with its unit");
+    CHECK(strstr(svg, ">500</text>") && strstr(svg, ">1000</text>") &&
+          strstr(svg, ">2000</text>"), "rate ticks in kbit/s");
+    CHECK(!strstr(svg, " k</text>") && !strstr(svg, " M</text>"), "no k/M tick suffixes");
+    CHECK(strstr(svg, ">psnr_y (dB)</text>") != NULL, "PSNR axis in dB");
+    CHECK(!strstr(svg, ">110</text>"), "VMAF's axis stops at 100");
+    g_free(svg);
 }
 
 int main(void)
@@ -123,6 +220,9 @@ int main(void)
     g_free(svg);
 
     g_free(x); g_free(vmaf); g_free(neg); g_free(psnr); g_free(flat); g_free(cambi); g_free(xs);
+    test_hull();
+    test_labels();
+    test_rd_chart();
     if (failures)
         return 1;
     printf("plot: ok\n");

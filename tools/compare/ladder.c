@@ -78,6 +78,16 @@ static Rend *add_rendition(App *app, const char *arg)
     return r;
 }
 
+/* Whether what follows a manifest's leading '[' is JSON (an array of
+ * objects or strings, or an empty one) rather than a text manifest's first
+ * [GROUP] line. */
+static gboolean json_array_start(const char *p)
+{
+    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+        p++;
+    return *p == '{' || *p == '"' || *p == ']';
+}
+
 /* One [NAME=]PATH a line ('#' comments, blank lines skipped; a [GROUP] line
  * puts the lines after it in that series of the chart), or a JSON array of
  * paths or of {"name": ..., "path": ..., "group": ...} ("codec" stands for
@@ -94,7 +104,7 @@ static void read_manifest(App *app, const char *file)
         qmc_input_error("--manifest: %s", err->message);
     for (p = text; *p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'; p++)
         ;
-    if (*p == '[' || *p == '{') {
+    if (*p == '{' || (*p == '[' && json_array_start(p + 1))) {
         char msg[256];
         QmJson *j = qm_json_parse(text, len, msg, sizeof(msg));
         const QmJson *a;
