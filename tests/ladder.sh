@@ -217,6 +217,8 @@ echo "not a video" >notes.txt
 "$qc" -q ref.mkv r60.mkv notes.txt --ladder-csv e.csv 2>err.txt; rc=$?
 [ $rc = 2 ] && grep -q 'notes.txt: not a video format' err.txt && [ ! -e e.csv ] ||
   fail "a rendition that is not video: rc $rc, $(cat err.txt)"
+"$qc" -q ref.mkv r60.mkv r150.mkv --hull 2>err.txt; rc=$?
+[ $rc = 2 ] && grep -q -- '--hull draws on the rate-quality chart' err.txt || fail "--hull without --plot-rd: rc $rc"
 "$qc" -q ref.mkv a=r60.mkv a=r150.mkv 2>err.txt; rc=$?
 [ $rc = 2 ] && grep -q "two renditions are named 'a'" err.txt || fail "duplicate names: rc $rc"
 

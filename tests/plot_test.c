@@ -145,6 +145,16 @@ static void test_rd_chart(void)
     CHECK(strstr(svg, ">psnr_y (dB)</text>") != NULL, "PSNR axis in dB");
     CHECK(!strstr(svg, ">110</text>"), "VMAF's axis stops at 100");
     g_free(svg);
+
+    /* a rate range within one octave still has round ticks across it */
+    const double rn[] = { 63, 79, 120, 122 }, vn[] = { 88, 98, 98.7, 98.8 };
+    const double *qn[] = { vn };
+    const QmRdCurve narrow = { "H.264", rn, qn, NULL, 4 };
+    svg = qm_rd_svg_string(&narrow, 1, metrics, 1, NULL);
+    keep("rd-narrow.svg", svg);
+    CHECK(strstr(svg, ">70</text>") && strstr(svg, ">90</text>") && strstr(svg, ">120</text>"),
+          "ticks of a narrow rate range");
+    g_free(svg);
 }
 
 int main(void)

@@ -107,41 +107,50 @@ static void fmt_rate(char *buf, size_t len, double r)
     g_snprintf(buf, len, "%.10g", r);
 }
 
+static void rate_tick(GString *s, const Panel *p, double r)
+{
+    const double x = px(p, r);
+    char buf[32];
+    fmt_rate(buf, sizeof(buf), r);
+    g_string_append_printf(s, "<line x1='%.1f' y1='%.1f' x2='%.1f' y2='%.1f' "
+                           "stroke='#e4e4e4'/>\n", x, p->y0, x, p->y0 + p->h);
+    g_string_append_printf(s, "<text x='%.1f' y='%.1f' text-anchor='middle' "
+                           "font-size='11'>%s</text>\n", x, p->y0 + p->h + 16, buf);
+}
+
 /* Ticks of the logarithmic rate axis: the coarsest of these mantissa sets
  * that gives at least four ticks in the range (powers of ten alone when
- * the range spans several decades). */
+ * the range spans several decades); a range too narrow for any of them
+ * (within one octave or so) gets evenly spaced round values instead. */
 static void rate_ticks(GString *s, const Panel *p)
 {
     static const double sets[][9] = {
         { 1 }, { 1, 2, 5 }, { 1, 1.5, 2, 3, 5, 7 }, { 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6 },
     };
     static const int n_set[] = { 1, 3, 6, 9 };
-    int pick = G_N_ELEMENTS(n_set) - 1;
+    const int e0 = (int)floor(p->lr0), e1 = (int)ceil(p->lr1);
     for (int k = 0; k < (int)G_N_ELEMENTS(n_set); k++) {
         int count = 0;
-        for (int e = (int)floor(p->lr0); e <= (int)ceil(p->lr1); e++)
+        for (int e = e0; e <= e1; e++)
             for (int j = 0; j < n_set[k]; j++) {
                 const double lr = log10(sets[k][j]) + e;
                 count += lr >= p->lr0 - 1e-9 && lr <= p->lr1 + 1e-9;
             }
-        if (count >= 4) {
-            pick = k;
-            break;
-        }
+        if (count < 4)
+            continue;
+        for (int e = e0; e <= e1; e++)
+            for (int j = 0; j < n_set[k]; j++) {
+                const double r = sets[k][j] * pow(10, e), lr = log10(r);
+                if (lr >= p->lr0 - 1e-9 && lr <= p->lr1 + 1e-9)
+                    rate_tick(s, p, r);
+            }
+        return;
     }
-    for (int e = (int)floor(p->lr0); e <= (int)ceil(p->lr1); e++)
-        for (int j = 0; j < n_set[pick]; j++) {
-            const double r = sets[pick][j] * pow(10, e), lr = log10(r);
-            if (lr < p->lr0 - 1e-9 || lr > p->lr1 + 1e-9)
-                continue;
-            const double x = px(p, r);
-            char buf[32];
-            fmt_rate(buf, sizeof(buf), r);
-            g_string_append_printf(s, "<line x1='%.1f' y1='%.1f' x2='%.1f' y2='%.1f' "
-                                   "stroke='#e4e4e4'/>\n", x, p->y0, x, p->y0 + p->h);
-            g_string_append_printf(s, "<text x='%.1f' y='%.1f' text-anchor='middle' "
-                                   "font-size='11'>%s</text>\n", x, p->y0 + p->h + 16, buf);
-        }
+    double lo = pow(10, p->lr0), hi = pow(10, p->lr1), step;
+    qm_plot_nice_scale(&lo, &hi, &step, 8);
+    for (double r = lo; r <= hi + step * 1e-6; r += step)
+        if (r > 0 && log10(r) >= p->lr0 - 1e-9 && log10(r) <= p->lr1 + 1e-9)
+            rate_tick(s, p, r);
 }
 
 /* "psnr_y (dB)": the metric and the unit its chart panel has (qmplot.c's
