@@ -273,6 +273,10 @@ refused "CUDA pairs, no GPU worker" cuda.json 'pairs "g" use backend cuda, and n
 timeout 20 "$BATCH" "$T/cuda.json" "${PROGS[@]}" >/dev/null 2>"$T/r.err"
 r=$?
 [ $r = 2 ] && grep -q 'give --gpus N' "$T/r.err" && ok || bad "CUDA pairs on a local cluster without --gpus: exit $r"
+timeout 20 "$BATCH" "$T/manifest.json" --qmetric-yuv "$T/nosuch-program" >/dev/null 2>"$T/r.err"
+r=$?
+[ $r = 2 ] && grep -q "qmetric-batch: --qmetric-yuv $T/nosuch-program is not a program" "$T/r.err" && ok ||
+  bad "a program that is not there: exit $r, $(cat "$T/r.err")"
 
 # --- the embedded local cluster gives the same --------------------------------
 rm -rf "$T/out"
