@@ -14,6 +14,7 @@
 #  - refusals before anything runs (exit 2, one line, no traceback):
 #    outputs that are one file however spelt, an output that is an input,
 #    unsafe pair names, malformed manifests, CUDA pairs with no GPU worker;
+#  - a progress line on a terminal only;
 #  - Ctrl-C (SIGINT) of a local cluster's run: exit 130, its programs and
 #    worker processes gone, no chunk folder and no output.
 # SKIP (77) without Debian's python3-distributed.
@@ -136,6 +137,18 @@ assert all(r["status"] == "ok" and r["seconds"] > 0 for r in rows), rows
 assert len(set(w for r in rows for w in r["workers"])) == 2, rows
 PY
 [ -z "$(leftovers "$T")" ] && ok || bad "chunk folders were left behind: $(leftovers "$T")"
+
+# --- a progress line on a terminal (script(1) gives one), cleared at the end ---
+rm -rf "$T/out"
+script -qec "'$BATCH' '$T/manifest.json' --scheduler $SCHED ${PROGS[*]} >/dev/null" /dev/null \
+  </dev/null >"$T/tty.out" 2>&1
+if $PY - "$T/tty.out" <<'PY'
+import re, sys
+t = open(sys.argv[1], encoding="utf-8", errors="replace", newline="").read()
+assert re.search(r"\rqmetric-batch: chunks \d+/\d+.*, pairs \d/2 done\x1b\[K", t), repr(t)
+assert re.search(r"\r\x1b\[Kpair +frames", t), repr(t)  # cleared before the table
+PY
+then ok; else bad "no progress line on a terminal: $(head -c 400 "$T/tty.out" | cat -v)"; fi
 
 # --- a missing input does not stop the other pairs; the table ---------------
 rm -rf "$T/out"
