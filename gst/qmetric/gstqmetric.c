@@ -61,7 +61,7 @@ GST_DEBUG_CATEGORY_STATIC (gst_qmetric_debug);
 /* a first pipeline should be fast: libvmaf's VMAF plus the two scores
  * everyone asks for, as qmetric-compare's default; "all" costs tens of times
  * more CPU (docs/element.md) */
-#define DEFAULT_METRICS "vmaf,psnr,float_ssim"
+#define DEFAULT_METRICS QM_DEFAULT_METRICS
 #define DEFAULT_MODEL "vmaf_v0.6.1"
 #define DEFAULT_FEATURES NULL
 #define DEFAULT_LOG_LOCATION NULL
