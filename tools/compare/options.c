@@ -578,6 +578,11 @@ void qmc_parse_options(Options *o, int argc, char **argv)
             qmc_usage_error("only one of -o -, --plot -, --ladder-csv -, --ladder-json -, "
                             "--plot-rd - and --summary json can use standard output");
     }
+    /* no output may replace an input (output.c); a ladder's renditions are
+     * added as they are read (ladder.c) */
+    qmc_output_protect(o->input[REF]);
+    qmc_output_protect(o->input[DIST]);
+    qmc_output_protect(o->manifest);
     if (o->pool) {
         /* libvmaf spells harmonic_mean with '_', GStreamer flags with '-' and '+' */
         char *p;
