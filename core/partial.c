@@ -198,60 +198,93 @@ int qm_partial_set(QmPartialWriter *p, const char *key, const char *value)
     return 0;
 }
 
-static const char *chroma_text(QmChroma c)
+/* Text appended to a growing buffer; false when out of memory. */
+typedef struct Text {
+    char *s;
+    size_t len, cap;
+} Text;
+
+static bool add(Text *t, const char *a, const char *b, const char *c)
 {
-    static const char *const t[] = { "400", "420", "422", "444" };
-    return (unsigned)c < 4 ? t[c] : "unknown";
+    const size_t n = strlen(a) + strlen(b) + strlen(c);
+    if (t->len + n + 1 > t->cap) {
+        const size_t cap = (t->len + n + 1) * 2;
+        char *g = realloc(t->s, cap);
+        if (!g)
+            return false;
+        t->s = g;
+        t->cap = cap;
+    }
+    t->len += (size_t)sprintf(t->s + t->len, "%s%s%s", a, b, c);
+    return true;
+}
+
+char *qm_partial_engine_settings(const QmEngine *e, const QmSettings *s)
+{
+    Text t = { NULL, 0, 0 };
+    char num[32];
+    const bool cuda = qm_engine_backend(e) == QM_BACKEND_CUDA;
+    char *metrics = qm_engine_metrics_text(e, false);
+    char *dev = cuda ? qm_engine_metrics_text(e, true) : NULL;
+    bool ok = metrics && (!cuda || dev);
+    /* in the order of the keys (qm_partial_set() sorts anyway) */
+    ok = ok && add(&t, "backend=", cuda ? "cuda" : "cpu", "\n");
+    snprintf(num, sizeof(num), "%d", s->bpc);
+    ok = ok && add(&t, "bitdepth=", num, "\n");
+    if (ok && cuda)
+        ok = add(&t, "device_metrics=", dev, "\n");
+    ok = ok && add(&t, "disable_clip=", s->disable_clip ? "true" : "false", "\n");
+    ok = ok && add(&t, "enable_transform=", s->enable_transform ? "true" : "false", "\n");
+    ok = ok && add(&t, "metrics=", metrics, "\n");
+    /* models: "name sha256:HEX" each, in score order ("none" without) */
+    const unsigned nm = qm_engine_n_models(e);
+    ok = ok && add(&t, "models=", nm ? "" : "none", "");
+    for (unsigned i = 0; ok && i < nm; i++) {
+        char hex[QM_SHA256_HEX], *name = strdup(qm_engine_model_name(e, i));
+        for (char *c = name; c && *c; c++)
+            if ((unsigned char)*c < 0x20)
+                *c = '?';  /* one line per setting */
+        qm_sha256_hex(qm_engine_model_sha256(e, i), hex);
+        ok = name && add(&t, i ? "," : "", name, " sha256:") && add(&t, hex, "", "");
+        free(name);
+    }
+    ok = ok && add(&t, "\n", "", "");
+    static const char *const chroma[] = { "400", "420", "422", "444" };
+    ok = ok && add(&t, "pixel_format=", (unsigned)s->chroma < 4 ? chroma[s->chroma] : "unknown", "\n");
+    snprintf(num, sizeof(num), "%u", s->subsample > 1 ? s->subsample : 1);
+    ok = ok && add(&t, "subsample=", num, "\n");
+    free(metrics);
+    free(dev);
+    if (!ok) {
+        free(t.s);
+        return NULL;
+    }
+    return t.s;
+}
+
+int qm_partial_set_lines(QmPartialWriter *p, const char *text)
+{
+    int err = 0;
+    while (*text && !err) {
+        const char *nl = strchr(text, '\n'), *eq = strchr(text, '=');
+        const size_t len = nl ? (size_t)(nl - text) : strlen(text);
+        if (!eq || eq >= text + len || eq == text)
+            return QM_EINVAL;
+        char *key = strndup(text, (size_t)(eq - text));
+        char *value = strndup(eq + 1, len - (size_t)(eq - text) - 1);
+        err = key && value ? qm_partial_set(p, key, value) : QM_ENOMEM;
+        free(key);
+        free(value);
+        text += len + (nl != NULL);
+    }
+    return err;
 }
 
 int qm_partial_set_engine(QmPartialWriter *p, const QmEngine *e, const QmSettings *s)
 {
-    char num[32];
-    int err = 0;
-    char *metrics = qm_engine_metrics_text(e, false);
-    const bool cuda = qm_engine_backend(e) == QM_BACKEND_CUDA;
-    char *dev = cuda ? qm_engine_metrics_text(e, true) : NULL;
-    /* models: "name sha256:HEX" each, in score order */
-    const unsigned nm = qm_engine_n_models(e);
-    size_t mlen = 8;
-    for (unsigned i = 0; i < nm; i++)
-        mlen += strlen(qm_engine_model_name(e, i)) + QM_SHA256_HEX + 10;
-    char *models = malloc(mlen);
-    if (!metrics || (cuda && !dev) || !models) {
-        err = QM_ENOMEM;
-        goto out;
-    }
-    size_t at = 0;
-    models[0] = 0;
-    for (unsigned i = 0; i < nm; i++) {
-        char hex[QM_SHA256_HEX];
-        qm_sha256_hex(qm_engine_model_sha256(e, i), hex);
-        at += (size_t)snprintf(models + at, mlen - at, "%s%s sha256:%s", i ? "," : "",
-                               qm_engine_model_name(e, i), hex);
-    }
-    err = qm_partial_set(p, "metrics", metrics);
-    if (!err)
-        err = qm_partial_set(p, "models", nm ? models : "none");
-    snprintf(num, sizeof(num), "%u", s->subsample > 1 ? s->subsample : 1);
-    if (!err)
-        err = qm_partial_set(p, "subsample", num);
-    if (!err)
-        err = qm_partial_set(p, "pixel_format", chroma_text(s->chroma));
-    snprintf(num, sizeof(num), "%d", s->bpc);
-    if (!err)
-        err = qm_partial_set(p, "bitdepth", num);
-    if (!err)
-        err = qm_partial_set(p, "enable_transform", s->enable_transform ? "true" : "false");
-    if (!err)
-        err = qm_partial_set(p, "disable_clip", s->disable_clip ? "true" : "false");
-    if (!err)
-        err = qm_partial_set(p, "backend", cuda ? "cuda" : "cpu");
-    if (!err && cuda)
-        err = qm_partial_set(p, "device_metrics", dev);
-out:
-    free(metrics);
-    free(dev);
-    free(models);
+    char *lines = qm_partial_engine_settings(e, s);
+    const int err = lines ? qm_partial_set_lines(p, lines) : QM_ENOMEM;
+    free(lines);
     return err;
 }
 

@@ -116,6 +116,17 @@ int qm_partial_set(QmPartialWriter *p, const char *key, const char *value);
  */
 int qm_partial_set_engine(QmPartialWriter *p, const QmEngine *e, const QmSettings *s);
 /**
+ * The settings qm_partial_set_engine() records, as "key=value" lines (one
+ * per setting, sorted by key), malloc'd; NULL when out of memory.  For a
+ * writer without an engine of its own: the qmetric element posts them in
+ * its "qmetric-summary" message (field "identity"), and qmetric-compare
+ * records them with qm_partial_set_lines().
+ */
+char *qm_partial_engine_settings(const QmEngine *e, const QmSettings *s);
+/** qm_partial_set() of every "key=value" line of text; QM_EINVAL for a
+ *  line without '=' or with an empty key. */
+int qm_partial_set_lines(QmPartialWriter *p, const char *text);
+/**
  * The hashes (qm_frame_hash()) of frame `frame` of both inputs, in
  * increasing frame order, for every frame the chunk reads (the context and
  * look-ahead included).  The writer keeps those within QM_CHUNK_CONTEXT
