@@ -72,6 +72,17 @@ int qm_partial_fingerprint_fd(int fd, uint64_t *bytes, char hex[QM_SHA256_HEX])
 
 /* ---------------------------------------------------------------- writing */
 
+/* The settings' keys and values (n of each, the arrays too). */
+static void free_settings(char **key, char **value, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++) {
+        free(key[i]);
+        free(value[i]);
+    }
+    free(key);
+    free(value);
+}
+
 struct QmPartialWriter {
     FILE *f;
     char *tool;
@@ -420,13 +431,8 @@ int qm_partial_close(QmPartialWriter *p, bool end_of_input, double seconds)
         err = QM_EIO;
     for (unsigned i = 0; p->names && i < p->n; i++)
         free(p->names[i]);
-    for (unsigned i = 0; i < p->n_set; i++) {
-        free(p->set_key[i]);
-        free(p->set_value[i]);
-    }
     free(p->names);
-    free(p->set_key);
-    free(p->set_value);
+    free_settings(p->set_key, p->set_value, p->n_set);
     free(p->tool);
     free(p->hash);
     free(p);
@@ -741,12 +747,7 @@ void qm_partial_free(QmPartial *p)
     if (p->features)
         for (unsigned i = 0; i < p->n_features; i++)
             free(p->features[i]);
-    for (unsigned i = 0; i < p->n_settings; i++) {
-        free(p->set_key[i]);
-        free(p->set_value[i]);
-    }
-    free(p->set_key);
-    free(p->set_value);
+    free_settings(p->set_key, p->set_value, p->n_settings);
     free(p->features);
     free(p->values);
     free(p->present);
