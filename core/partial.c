@@ -94,7 +94,7 @@ struct QmPartialWriter {
     QmPartialInput input[2];
     unsigned n_set;
     char **set_key, **set_value;   /* sorted by key */
-    bool header;                   /* written: no more inputs or settings */
+    bool header;                   /* what comes before the rows is written */
     uint64_t rows;
     bool failed;
     QmPartialHash *hash;           /* increasing frames */
@@ -167,7 +167,7 @@ QmPartialWriter *qm_partial_open(const char *path, const char *tool, unsigned n,
 
 int qm_partial_set_input(QmPartialWriter *p, int which, const QmPartialInput *in)
 {
-    if (p->header || (which != QM_PARTIAL_REFERENCE && which != QM_PARTIAL_DISTORTED))
+    if (which != QM_PARTIAL_REFERENCE && which != QM_PARTIAL_DISTORTED)
         return QM_EINVAL;
     p->input[which] = *in;
     p->have_input[which] = true;
@@ -176,8 +176,6 @@ int qm_partial_set_input(QmPartialWriter *p, int which, const QmPartialInput *in
 
 int qm_partial_set(QmPartialWriter *p, const char *key, const char *value)
 {
-    if (p->header)
-        return QM_EINVAL;
     unsigned i = 0;
     while (i < p->n_set && strcmp(p->set_key[i], key) < 0)
         i++;
@@ -345,22 +343,34 @@ static void put_input(FILE *f, const char *name, const QmPartialInput *in)
             in->bitdepth, in->bytes, in->fingerprint);
 }
 
-/* Everything before the rows, once; QM_EINVAL without both inputs. */
-static int write_header(QmPartialWriter *p)
+/* Everything before the rows, once. */
+static void write_header(QmPartialWriter *p)
 {
     if (p->header)
-        return 0;
-    if (!p->have_input[0] || !p->have_input[1]) {
-        p->failed = true;
-        return QM_EINVAL;
-    }
+        return;
     p->header = true;
     FILE *f = p->f;
     fprintf(f, "{\n\"qmetric_partial\": %d,\n\"tool\": ", QM_PARTIAL_VERSION);
     put_string(f, p->tool);
     fputs(",\n\"version\": ", f);
     put_string(f, QM_VERSION);
-    fputs(",\n\"inputs\": {\n", f);
+    fprintf(f, ",\n\"width\": %d,\n\"height\": %d,\n\"start\": %" PRIu64 ",\n\"features\": [",
+            p->w, p->h, p->start);
+    for (unsigned i = 0; i < p->n; i++) {
+        if (i)
+            fputs(", ", f);
+        put_string(f, p->names[i]);
+    }
+    fputs("],\n\"rows\": [", f);
+}
+
+/* Everything after the rows: the identity, which a writer may learn only
+ * at the end (qmetric-compare: from the element's summary). */
+static void write_tail(QmPartialWriter *p, bool end_of_input, double seconds)
+{
+    FILE *f = p->f;
+    const uint64_t end = p->start + p->rows;
+    fprintf(f, "\n],\n\"frames\": %" PRIu64 ",\n\"inputs\": {\n", p->rows);
     put_input(f, "reference", &p->input[0]);
     fputs(",\n", f);
     put_input(f, "distorted", &p->input[1]);
@@ -371,23 +381,23 @@ static int write_header(QmPartialWriter *p)
         fputs(": ", f);
         put_string(f, p->set_value[i]);
     }
-    fprintf(f, "\n},\n\"width\": %d,\n\"height\": %d,\n\"start\": %" PRIu64 ",\n\"features\": [",
-            p->w, p->h, p->start);
-    for (unsigned i = 0; i < p->n; i++) {
-        if (i)
-            fputs(", ", f);
-        put_string(f, p->names[i]);
+    fputs("\n},\n\"frame_hashes\": [", f);
+    unsigned k = 0;
+    for (unsigned i = 0; i < p->n_hash; i++) {
+        const QmPartialHash *h = &p->hash[i];
+        if (!qm_partial_hash_wanted(h->frame, p->start, end))
+            continue;
+        fprintf(f, "%s[%" PRIu64 ", \"%016" PRIx64 "\", \"%016" PRIx64 "\"]",
+                k++ ? ",\n  " : "\n  ", h->frame, h->hash[0], h->hash[1]);
     }
-    fputs("],\n\"rows\": [", f);
-    return 0;
+    fprintf(f, "\n],\n\"end_of_input\": %s,\n\"seconds\": %.6f\n}\n",
+            end_of_input ? "true" : "false", seconds);
 }
 
 int qm_partial_row(QmPartialWriter *p, const double *v, const uint8_t *present)
 {
     FILE *f = p->f;
-    int err = write_header(p);
-    if (err)
-        return err;
+    write_header(p);
     fputs(p->rows++ ? ",\n[" : "\n[", f);
     for (unsigned i = 0; i < p->n; i++) {
         if (i)
@@ -410,20 +420,12 @@ int qm_partial_row(QmPartialWriter *p, const double *v, const uint8_t *present)
 int qm_partial_close(QmPartialWriter *p, bool end_of_input, double seconds)
 {
     FILE *f = p->f;
-    int err = f ? write_header(p) : QM_EIO;
+    /* a record without both inputs is no record: the file is left
+     * incomplete (not JSON), which every reader refuses */
+    int err = !f ? QM_EIO : !p->have_input[0] || !p->have_input[1] ? QM_EINVAL : 0;
     if (!err) {
-        const uint64_t end = p->start + p->rows;
-        fprintf(f, "\n],\n\"frames\": %" PRIu64 ",\n\"frame_hashes\": [", p->rows);
-        unsigned k = 0;
-        for (unsigned i = 0; i < p->n_hash; i++) {
-            const QmPartialHash *h = &p->hash[i];
-            if (!qm_partial_hash_wanted(h->frame, p->start, end))
-                continue;
-            fprintf(f, "%s[%" PRIu64 ", \"%016" PRIx64 "\", \"%016" PRIx64 "\"]",
-                    k++ ? ",\n  " : "\n  ", h->frame, h->hash[0], h->hash[1]);
-        }
-        fprintf(f, "\n],\n\"end_of_input\": %s,\n\"seconds\": %.6f\n}\n",
-                end_of_input ? "true" : "false", seconds);
+        write_header(p);
+        write_tail(p, end_of_input, seconds);
         if (p->failed || fflush(f) || ferror(f))
             err = QM_EIO;
     }
@@ -704,9 +706,6 @@ static int load_tree(Loader *l, const QmJson *j)
     for (size_t i = 0; i < feat->n; i++) {
         if (feat->items[i]->type != QM_JSON_STRING || !feat->items[i]->str[0])
             return bad(l, "feature name %zu is not a non-empty string", i);
-        for (size_t k = 0; k < i; k++)
-            if (!strcmp(feat->items[k]->str, feat->items[i]->str))
-                return bad(l, "feature \"%s\" is named twice", feat->items[i]->str);
         if (!(p->features[i] = strdup(feat->items[i]->str)))
             return QM_ENOMEM;
         p->n_features++;

@@ -13,12 +13,12 @@
  *
  *   { "qmetric_partial": 2,
  *     "tool": "qmetric-yuv", "version": QM_VERSION,
- *     "inputs": { "reference": INPUT, "distorted": INPUT },
- *     "settings": { "key": "value", ... },
  *     "width": W, "height": H,
- *     "features": [names...], "start": first frame,
+ *     "start": first frame, "features": [names...],
  *     "rows": [[value, ...], ...],
  *     "frames": count,
+ *     "inputs": { "reference": INPUT, "distorted": INPUT },
+ *     "settings": { "key": "value", ... },
  *     "frame_hashes": [[frame, "reference hash", "distorted hash"], ...],
  *     "end_of_input": true when the input ended inside this chunk,
  *     "seconds": time the chunk took }
@@ -41,8 +41,10 @@
  *
  * A value is a number printed with 17 significant digits (read back bit
  * for bit), null where the frame has no value of that feature, or the
- * strings "inf", "-inf", "nan".  Settings and inputs are written before
- * the rows, so a writer sets them before the first row.
+ * strings "inf", "-inf", "nan".  The inputs, settings and hashes are
+ * written after the rows, so a writer may set them at any time before
+ * qm_partial_close() (qmetric-compare learns the engine's settings from
+ * the element's summary, at the end).
  */
 #ifndef QM_PARTIAL_H
 #define QM_PARTIAL_H
@@ -93,18 +95,17 @@ typedef struct QmPartialWriter QmPartialWriter;
 /**
  * Start a partial file of the frames from `start` on: `tool` names the
  * program ("qmetric-yuv"), n feature names in row order, the size of the
- * pictures compared.  NULL with *err (malloc'd) on failure.  Nothing is
- * written before the first row or close(), so that the inputs and
- * settings can be set first.
+ * pictures compared.  NULL with *err (malloc'd) on failure (the file is
+ * created here: a destination that cannot be written fails at once).
  */
 QmPartialWriter *qm_partial_open(const char *path, const char *tool, unsigned n,
                                  const char *const *names, int w, int h,
                                  uint64_t start, char **err);
-/** Record input `which` (QM_PARTIAL_REFERENCE or _DISTORTED); before the
- *  first row.  Both are required. */
+/** Record input `which` (QM_PARTIAL_REFERENCE or _DISTORTED), at any
+ *  time before qm_partial_close().  Both are required. */
 int qm_partial_set_input(QmPartialWriter *p, int which, const QmPartialInput *in);
 /** Record a setting (a canonical string value; a key set again replaces
- *  its value); before the first row.  QM_EINVAL after it. */
+ *  its value), at any time before qm_partial_close(). */
 int qm_partial_set(QmPartialWriter *p, const char *key, const char *value);
 /**
  * Record the engine's settings: "metrics" (qm_engine_metrics_text()),
