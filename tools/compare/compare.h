@@ -10,6 +10,7 @@
  *   align.c     the search for a constant frame offset (no GStreamer)
  *   alignrun.c  --detect-offset and --align: decoding its window, the report
  *   gpus.c      --gpus: the CUDA devices and which rendition runs where
+ *   swscale.c   --scale: libswscale as FFmpeg's scale filter (swscale.h)
  *
  * Copyright (C) 2026 the gst-qmetric authors.  LGPL-2.1-or-later.
  */

@@ -458,6 +458,8 @@ void qmc_parse_options(Options *o, int argc, char **argv)
             o->scale = TRUE;
             if (optarg)
                 set_scaler(o, c == O_SCALE ? "--scale" : "--scaler", optarg);
+            else if (!o->scale_method)
+                set_scaler(o, "--scale", QMC_DEFAULT_SCALER);
             break;
         case O_PAIR:
             if (!strcmp(optarg, "time"))
