@@ -1,11 +1,13 @@
 #!/bin/bash
 # qmetric-compare --scale against the FFmpeg workflow: a 191x107 rendition
-# (190x106 at 10 bits) scored against its 320x180 source with --scale --scaler K gives exactly the
-# per-frame and pooled values of the same comparison on the rendition
-# scaled by Debian's ffmpeg (-vf scale=320:180:flags=K), for bicubic (the
-# default), lanczos and bilinear, 8- and 10-bit; a ladder scales the same way
-# and names its scaler; --scale=METHOD spellings (videoscale's names
-# refused with the list).  SKIP (77) without ffmpeg.
+# (190x106 at 10 bits) scored against its 320x180 source with --scale
+# --scaler K gives exactly the per-frame and pooled values of the same
+# comparison on the rendition scaled by Debian's ffmpeg (-vf
+# scale=320:180:flags=K), for bicubic (the default), lanczos and bilinear,
+# 8- and 10-bit, and an H.264 rendition decoded by libavcodec on both sides;
+# a ladder scales the same way and names its scaler; --scale=METHOD
+# spellings (videoscale's names refused with the list).  SKIP (77) without
+# ffmpeg.
 set -uo pipefail
 qc=${QMETRIC_COMPARE:?set QMETRIC_COMPARE to build/tools/qmetric-compare}
 command -v ffmpeg >/dev/null || { echo "SKIP: ffmpeg is not installed (scripts/install-deps.sh)"; exit 77; }
@@ -62,6 +64,15 @@ for k in bicubic lanczos; do
   run 0 ref10.y4m ff10-$k.y4m $m -o want10-$k.json
   run 0 ref10.y4m small10.y4m $m --scaler $k -o got10-$k.json && same want10-$k.json got10-$k.json "10-bit $k"
 done
+
+# an encoded rendition: both decode it with libavcodec (avdec_h264, ffmpeg)
+ffmpeg -hide_banner -encoders >encoders.txt 2>&1
+if gst-inspect-1.0 avdec_h264 >/dev/null 2>&1 && grep -q libx264 encoders.txt; then
+  ff -i ref.y4m -vf scale=190:106:flags=area -c:v libx264 -preset ultrafast -crf 30 small.mp4
+  ff -i small.mp4 -vf scale=320:180 ff-mp4.y4m
+  run 0 ref.y4m ff-mp4.y4m $m -o want-mp4.json
+  run 0 ref.y4m small.mp4 $m --scale -o got-mp4.json && same want-mp4.json got-mp4.json "H.264 rendition"
+fi
 
 # a ladder scales its renditions the same way and says with what
 for k in bicubic lanczos; do
