@@ -70,7 +70,7 @@ static void usage(FILE *f)
 "  -p, --pixel_format 420|422|444|400, -b, --bitdepth 8|10|12|16\n"
 "                          the same, libvmaf style\n"
 "  --fps N[/D]             raw input frame rate (default 25)\n"
-"  --scale[=SCALER]        scale the distorted video to the reference size as\n"
+"  --scale[=K]             scale the distorted video to the reference size as\n"
 "                          FFmpeg's scale filter does (libswscale); --scale=K\n"
 "                          is --scale --scaler K\n"
 "  --scaler K              libswscale's scaler, as in FFmpeg's scale=W:H:flags=K\n"
