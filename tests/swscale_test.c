@@ -1,4 +1,4 @@
-/* tools/compare/swscale.c: the pictures of qmetric-compare's scaler equal
+/* tools/compare/swscale.c, swscale_av.c: the pictures of qmetric-compare's scaler equal
  * FFmpeg's `scale` filter's byte for byte: Debian's ffmpeg scales the same
  * raw frames (`-f rawvideo ... -vf scale=W:H:flags=K -f rawvideo`) and every
  * plane of every frame is compared, for each planar and semi-planar format
