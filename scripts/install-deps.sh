@@ -15,6 +15,9 @@ packages=(
   python3-distributed procps python3-numpy python3-scipy
   # qmetric-probe (libsoup 3) and its tests (a real Prometheus, promtool)
   libsoup-3.0-dev prometheus
+  # qmetric-compare --scale (libswscale, as FFmpeg scales); its tests compare
+  # with ffmpeg's output
+  libswscale-dev libavutil-dev ffmpeg
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -11,6 +11,7 @@
  *   alignrun.c  --detect-offset and --align: decoding its window, the report
  *   gpus.c      --gpus: the CUDA devices and which rendition runs where
  *   series.c    a ladder's chart: which curve each rendition is drawn in
+ *   swscale.c   --scale: libswscale as FFmpeg's scale filter (swscale.h)
  *
  * Copyright (C) 2026 the gst-qmetric authors.  LGPL-2.1-or-later.
  */

@@ -7,6 +7,7 @@
  * JSON, and a rate-quality chart; each rendition's per-frame log.
  */
 #include "compare.h"
+#include "swscale.h"
 
 #include "json.h"
 #include "series.h"
@@ -456,9 +457,7 @@ static void build_input(App *app, Rend *r, const char *kind)
     if (r != &ref_r) {
         /* only renditions of another size are touched: same-size frames pass */
         g_snprintf(name, sizeof(name), "%s-scale", kind);
-        r->scale = qmc_make("videoscale", name);
-        qmc_set_enum(r->scale, "method", app->o.scale_method ? app->o.scale_method : "catrom",
-                     "--scale");
+        r->scale = qmc_make_scaler(name, app->o.scale_method);
         gst_bin_add(GST_BIN(app->pipeline), r->scale);
         gst_element_link(last, r->scale);
         last = r->scale;
@@ -789,7 +788,7 @@ static void write_json(App *app, FILE *f, GPtrArray *feats, GPtrArray *stats, in
             configured ? ref_info.width : 0, configured ? ref_info.height : 0, ref_r.frames);
     fprintf(f, ",\n  \"compared_as\": \"%s\",\n  \"scale_method\": \"%s\",\n  \"renditions\": [",
             configured ? gst_video_format_to_string(target) : "",
-            app->o.scale_method ? app->o.scale_method : "catrom");
+            app->o.scale_method);
     for (guint i = 0; i < rends->len; i++) {
         Rend *r = rends->pdata[i];
         Row w;

@@ -1,5 +1,6 @@
 /* qmetric-compare: the command line: --help, parsing, usage errors. */
 #include "compare.h"
+#include "swscale.h"
 
 /* "qmetric-compare: MESSAGE" and tail on stderr, then exit(EXIT_USAGE). */
 static G_GNUC_NORETURN void die_usage(const char *tail, const char *fmt, va_list ap)
@@ -70,8 +71,12 @@ static void usage(FILE *f)
 "  -p, --pixel_format 420|422|444|400, -b, --bitdepth 8|10|12|16\n"
 "                          the same, libvmaf style\n"
 "  --fps N[/D]             raw input frame rate (default 25)\n"
-"  --scale[=METHOD]        scale the distorted video to the reference size\n"
-"                          (METHOD: bilinear, catrom, lanczos, ...; default catrom)\n"
+"  --scale[=K]             scale the distorted video to the reference size as\n"
+"                          FFmpeg's scale filter does (libswscale); --scale=K\n"
+"                          is --scale --scaler K\n"
+"  --scaler K              libswscale's scaler, as in FFmpeg's scale=W:H:flags=K\n"
+"                          (bicubic, lanczos, bilinear, spline, ...; default\n"
+"                          bicubic; implies --scale)\n"
 "  --pair-by index|time    pair the Nth frames (default, as libvmaf; warns when\n"
 "                          the frame rates differ or timestamps jump) or by\n"
 "                          running time, as the qmetric element pairs\n"
@@ -125,8 +130,8 @@ static void usage(FILE *f)
 "  --hull                  draw the upper convex hull of all the points on it\n"
 "  -o DIR/ or -o PATTERN   each rendition's per-frame log: DIR/NAME.json, or\n"
 "                          PATTERN with {name} replaced (e.g. logs/{name}.xml)\n"
-"  Renditions of another size are scaled to the reference's (--scale=METHOD\n"
-"  chooses the kernel; default catrom).\n"
+"  Renditions of another size are scaled to the reference's as by --scale\n"
+"  (--scaler K chooses the scaler; default bicubic).\n"
 "\n"
 "The log and the chart are written when the comparison completes, never in part.\n"
 "Exit status: 0 ok, 1 a --fail-below threshold failed, 2 usage, input or\n"
@@ -301,11 +306,23 @@ static void parse_gpus(Options *o, const char *arg)
     }
 }
 
+/* --scaler K, --scale=K: FFmpeg's flags=K.  The videoscale method names that
+ * --scale took before and libswscale does not know (catrom, mitchell, ...)
+ * are refused with the list, not mapped to a kernel that differs. */
+static void set_scaler(Options *o, const char *opt, const char *flags)
+{
+    char *why = NULL;
+    if (!qmc_scaler_check(flags, &why))
+        qmc_usage_error("%s: %s", opt, why);
+    g_free(o->scale_method);
+    o->scale_method = g_strdup(flags);
+}
+
 void qmc_parse_options(Options *o, int argc, char **argv)
 {
     enum {
         O_METRICS = 256, O_FEATURE, O_TRANSFORM, O_NOCLIP, O_SUBSAMPLE, O_THREADS,
-        O_BACKEND, O_CUDA, O_SIZE, O_WIDTH, O_HEIGHT, O_FORMAT, O_FPS, O_SCALE,
+        O_BACKEND, O_CUDA, O_SIZE, O_WIDTH, O_HEIGHT, O_FORMAT, O_FPS, O_SCALE, O_SCALER,
         O_PAIR, O_SHORTEST, O_FRAMES, O_JSON, O_XML, O_CSV, O_POOL, O_PLOT,
         O_PLOT_METRICS, O_FAIL, O_HELP, O_SKIP_REF, O_SKIP_DIST, O_SUMMARY,
         O_MANIFEST, O_LADDER_CSV, O_LADDER_JSON, O_PLOT_RD, O_DETECT_OFFSET, O_ALIGN,
@@ -335,6 +352,7 @@ void qmc_parse_options(Options *o, int argc, char **argv)
         { "bitdepth", required_argument, NULL, 'b' },
         { "fps", required_argument, NULL, O_FPS },
         { "scale", optional_argument, NULL, O_SCALE },
+        { "scaler", required_argument, NULL, O_SCALER },
         { "pair-by", required_argument, NULL, O_PAIR },
         { "shortest", no_argument, NULL, O_SHORTEST },
         { "frames", required_argument, NULL, O_FRAMES },
@@ -442,9 +460,12 @@ void qmc_parse_options(Options *o, int argc, char **argv)
         case 'b': o->bitdepth = parse_int("--bitdepth", optarg, 8, 16); break;
         case O_FPS: parse_fraction("--fps", optarg, &o->fps_n, &o->fps_d); break;
         case O_SCALE:
+        case O_SCALER:
             o->scale = TRUE;
-            g_free(o->scale_method);
-            o->scale_method = g_strdup(optarg ? optarg : "catrom");
+            if (optarg)
+                set_scaler(o, c == O_SCALE ? "--scale" : "--scaler", optarg);
+            else if (!o->scale_method)
+                set_scaler(o, "--scale", QMC_DEFAULT_SCALER);
             break;
         case O_PAIR:
             if (!strcmp(optarg, "time"))
@@ -557,6 +578,8 @@ void qmc_parse_options(Options *o, int argc, char **argv)
         o->raw_format = g_strdup("I420");
     if (o->hull && !o->plot_rd)
         qmc_usage_error("--hull draws on the rate-quality chart: give --plot-rd FILE.svg too");
+    if (!o->scale_method)
+        o->scale_method = g_strdup(QMC_DEFAULT_SCALER);
     if (o->detect_offset && o->align)
         qmc_usage_error("--detect-offset reports the offset, --align applies it: give one");
     if (o->align && o->pair_by_time)

@@ -1,6 +1,7 @@
 /* qmetric-compare: the pipeline: two decoders, conversion to one format,
  * optional scaling, the probes that pair frames, and the qmetric element. */
 #include "compare.h"
+#include "swscale.h"
 
 /* ---------------------------------------------------------------- pipeline */
 
@@ -451,8 +452,7 @@ static void build_side(App *app, Side *s)
     gst_bin_add_many(GST_BIN(app->pipeline), s->convert, s->filter, s->queue, NULL);
     last = s->convert;
     if (s->id == DIST && app->o.scale) {
-        s->scale = qmc_make("videoscale", "distorted-scale");
-        qmc_set_enum(s->scale, "method", app->o.scale_method, "--scale");
+        s->scale = qmc_make_scaler("distorted-scale", app->o.scale_method);
         gst_bin_add(GST_BIN(app->pipeline), s->scale);
         gst_element_link(last, s->scale);
         last = s->scale;
