@@ -237,6 +237,8 @@ static gboolean gst_qmetric_sink_event (GstAggregator * agg,
     GstAggregatorPad * pad, GstEvent * event);
 static gboolean gst_qmetric_sink_query (GstAggregator * agg,
     GstAggregatorPad * pad, GstQuery * query);
+static gboolean gst_qmetric_sink_query_pre_queue (GstAggregator * agg,
+    GstAggregatorPad * pad, GstQuery * query);
 static gboolean live_may_end (GstQmetric * self, gint64 deadline);
 static gint64 live_end_time (GstQmetric * self, guint i);
 static GstFlowReturn gst_qmetric_aggregate (GstAggregator * agg,
@@ -483,6 +485,8 @@ gst_qmetric_class_init (GstQmetricClass * klass)
   agg_class->flush = GST_DEBUG_FUNCPTR (gst_qmetric_flush);
   agg_class->sink_event = GST_DEBUG_FUNCPTR (gst_qmetric_sink_event);
   agg_class->sink_query = GST_DEBUG_FUNCPTR (gst_qmetric_sink_query);
+  agg_class->sink_query_pre_queue =
+      GST_DEBUG_FUNCPTR (gst_qmetric_sink_query_pre_queue);
   agg_class->aggregate = GST_DEBUG_FUNCPTR (gst_qmetric_aggregate);
   agg_class->get_next_time = GST_DEBUG_FUNCPTR (gst_qmetric_get_next_time);
   /* the output caps are the distorted input's, set from its CAPS event */
@@ -1980,10 +1984,17 @@ pair_queued (GstQmetric * self, gint64 deadline, gboolean done_all)
     in.tolerance = tol;
     d = qm_pair_decide (&self->pair_state, &in);
     if (d.action == QM_PAIR_WAIT) {
-      if (done_all || (self->pq[0].n == 0 && self->pq[1].n == 0))
+      if (done_all || (self->pq[0].n == 0 && self->pq[1].n == 0)) {
+        /* Not live, a frame is taken only with one of the other pad (or
+         * its end) in sight: a pad whose frame waits here looks empty to
+         * GstAggregator, which then calls aggregate() only once that pad
+         * brings another frame, even when the other pad's frame is there */
+        if (!done_all && deadline == QM_PAIR_NO_DEADLINE &&
+            !((in.more[0] || in.done[0]) && (in.more[1] || in.done[1])))
+          break;
         pulled = pull_frame (self, QM_PAIR_REF, deadline, &error) ||
             (!error && pull_frame (self, QM_PAIR_DIST, deadline, &error));
-      else
+      } else
         pulled = pull_frame (self, d.need, deadline, &error);
       if (error)
         return GST_FLOW_NOT_NEGOTIATED;
@@ -2282,6 +2293,47 @@ gst_qmetric_sink_event (GstAggregator * agg, GstAggregatorPad * pad,
   return GST_AGGREGATOR_CLASS (parent_class)->sink_event (agg, pad, event);
 }
 
+/* The allocation answer: frames stay with us while they are scored
+ * (several in flight, plus the look-ahead of motion), so upstream pools are
+ * asked for that many more.  It depends on the query's caps and the threads
+ * property only, never on where the stream is. */
+static gboolean
+answer_allocation (GstQmetric * self, GstQuery * query)
+{
+  GstCaps *caps;
+  GstVideoInfo info;
+  guint threads;
+
+  gst_query_parse_allocation (query, &caps, NULL);
+  if (!caps || !gst_video_info_from_caps (&info, caps))
+    return FALSE;
+  GST_OBJECT_LOCK (self);
+  threads = self->threads ? self->threads : g_get_num_processors ();
+  GST_OBJECT_UNLOCK (self);
+  gst_query_add_allocation_pool (query, NULL, info.size,
+      MIN (2 * threads + 2, 64), 0);
+  gst_query_add_allocation_meta (query, GST_VIDEO_META_API_TYPE, NULL);
+  return TRUE;
+}
+
+/* Serialized queries wait in the pad's queue until every buffer before
+ * them is taken, and hold their sender meanwhile.  An allocation query is
+ * answered at once instead: a tee sends it to both branches and waits for
+ * both answers, so the reference branch stops until the distorted pad's
+ * query is answered, and that pad's frames may be waiting for a reference
+ * frame (GstAggregator, not live, calls aggregate() only when every pad
+ * shows a buffer).  Queued, that stalled a pipeline for good at a caps
+ * change on both pads (test_colorimetry_change_loop). */
+static gboolean
+gst_qmetric_sink_query_pre_queue (GstAggregator * agg, GstAggregatorPad * pad,
+    GstQuery * query)
+{
+  if (GST_QUERY_TYPE (query) == GST_QUERY_ALLOCATION)
+    return answer_allocation (GST_QMETRIC (agg), query);
+  return GST_AGGREGATOR_CLASS (parent_class)->sink_query_pre_queue (agg, pad,
+      query);
+}
+
 static gboolean
 gst_qmetric_sink_query (GstAggregator * agg, GstAggregatorPad * pad,
     GstQuery * query)
@@ -2294,24 +2346,8 @@ gst_qmetric_sink_query (GstAggregator * agg, GstAggregatorPad * pad,
               self->cuda_ctx))
         return TRUE;
       break;
-    case GST_QUERY_ALLOCATION:{
-      GstCaps *caps;
-      GstVideoInfo info;
-      guint threads;
-
-      gst_query_parse_allocation (query, &caps, NULL);
-      if (!caps || !gst_video_info_from_caps (&info, caps))
-        return FALSE;
-      GST_OBJECT_LOCK (self);
-      threads = self->threads ? self->threads : g_get_num_processors ();
-      GST_OBJECT_UNLOCK (self);
-      /* frames stay with us while they are scored (several in flight, plus
-       * the look-ahead of motion): ask upstream pools for that many more */
-      gst_query_add_allocation_pool (query, NULL, info.size,
-          MIN (2 * threads + 2, 64), 0);
-      gst_query_add_allocation_meta (query, GST_VIDEO_META_API_TYPE, NULL);
-      return TRUE;
-    }
+    case GST_QUERY_ALLOCATION:
+      return answer_allocation (self, query);
     default:
       break;
   }

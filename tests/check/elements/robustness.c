@@ -527,6 +527,73 @@ GST_START_TEST (test_metadata_change_keeps_engine)
 }
 GST_END_TEST;
 
+/* Changes the capsfilter's colorimetry at the 25th frame, from the
+ * source's streaming thread. */
+static GstPadProbeReturn
+change_colorimetry (GstPad * pad, GstPadProbeInfo * info, gpointer user)
+{
+  GstElement *cf = user;
+  guint n = GPOINTER_TO_UINT (g_object_get_data (G_OBJECT (cf), "n")) + 1;
+
+  g_object_set_data (G_OBJECT (cf), "n", GUINT_TO_POINTER (n));
+  if (n == 25) {
+    GstCaps *caps = gst_caps_from_string (CAPS_64 ",colorimetry=bt709");
+    g_object_set (cf, "caps", caps, NULL);
+    gst_caps_unref (caps);
+  }
+  return GST_PAD_PROBE_OK;
+}
+
+/* A colorimetry-only caps change on both pads (one source through a tee),
+ * 50 times (QMETRIC_CAPS_LOOP): every run ends with EOS and all 60 frames
+ * scored.  The change makes both branches ask for allocation again; the tee
+ * waits for both answers, and the distorted pad's query used to wait behind
+ * a frame that the element would take only with the next reference frame,
+ * which the tee held back: a stall with no error in about 1 run in 8. */
+GST_START_TEST (test_colorimetry_change_loop)
+{
+  const gchar *env = g_getenv ("QMETRIC_CAPS_LOOP");
+  guint runs = env ? atoi (env) : 50, r;
+
+  for (r = 0; r < runs; r++) {
+    GstElement *pipe = gst_parse_launch ("videotestsrc name=src "
+        "num-buffers=60 pattern=ball ! capsfilter name=cf caps=\"" CAPS_64
+        ",colorimetry=bt601\" ! tee name=t t. ! queue ! q.ref_sink t. ! "
+        "queue ! videobalance brightness=0.05 ! q.dist_sink qmetric name=q "
+        "metrics=psnr ! fakesink", NULL);
+    GstElement *src = gst_bin_get_by_name (GST_BIN (pipe), "src");
+    GstElement *cf = gst_bin_get_by_name (GST_BIN (pipe), "cf");
+    GstPad *pad = gst_element_get_static_pad (src, "src");
+    GstBus *bus = gst_element_get_bus (pipe);
+    GstMessage *m;
+    guint scored = 0;
+
+    gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, change_colorimetry, cf,
+        NULL);
+    gst_element_set_state (pipe, GST_STATE_PLAYING);
+    /* a run takes milliseconds: 10 s without a message is the stall */
+    while ((m = gst_bus_timed_pop_filtered (bus, 10 * GST_SECOND,
+                GST_MESSAGE_EOS | GST_MESSAGE_ERROR | GST_MESSAGE_ELEMENT))) {
+      gboolean end = GST_MESSAGE_TYPE (m) != GST_MESSAGE_ELEMENT;
+      fail_if (GST_MESSAGE_TYPE (m) == GST_MESSAGE_ERROR, "run %u: error", r);
+      scored += !end && gst_structure_has_name (gst_message_get_structure (m),
+          "qmetric");
+      gst_message_unref (m);
+      if (end)
+        break;
+    }
+    fail_unless (m != NULL, "run %u stalled after %u frames", r, scored);
+    fail_unless_equals_int (scored, 60);
+    gst_element_set_state (pipe, GST_STATE_NULL);
+    gst_object_unref (bus);
+    gst_object_unref (pad);
+    gst_object_unref (cf);
+    gst_object_unref (src);
+    gst_object_unref (pipe);
+  }
+}
+GST_END_TEST;
+
 GST_START_TEST (test_pad_differences_warn)
 {
   static const struct
@@ -878,6 +945,7 @@ robustness_suite (void)
   tcase_add_test (tc, test_out_of_range_samples);
   tcase_add_test (tc, test_renegotiate_size_and_format);
   tcase_add_test (tc, test_metadata_change_keeps_engine);
+  tcase_add_test (tc, test_colorimetry_change_loop);
   tcase_add_test (tc, test_pad_differences_warn);
   tcase_add_test (tc, test_seek_after_eos);
   tcase_add_test (tc, test_log_write_error);
