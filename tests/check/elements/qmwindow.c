@@ -153,6 +153,46 @@ GST_START_TEST (test_duration_windows)
 }
 GST_END_TEST;
 
+/* 25 frames/s, window=1s, distorted frames 25-49 lost: the unmatched
+ * reference frames 25-49 are in the second window, whether the pairs in
+ * front of them are still being scored (motion's look-ahead) or not. */
+GST_START_TEST (test_drops_across_boundary)
+{
+  static const gchar *props[] = {
+    "metrics=psnr window=1s",
+    "metrics=psnr,motion window=1s",
+    "metrics=psnr,motion threads=2 window=1s",
+  };
+  guint c, i;
+
+  for (c = 0; c < G_N_ELEMENTS (props); c++) {
+    QmRig *rig = qm_rig_new (props[c], I420_64, NULL);
+
+    for (i = 0; i < 75; i++) {
+      qm_rig_push (rig, TRUE, frame (i, 0), i);
+      if (i < 25 || i >= 50)
+        qm_rig_push (rig, FALSE, frame (i, 1 + i % 5), i);
+    }
+    qm_rig_finish (rig);
+    fail_unless (rig->eos && !rig->error, "%s", rig->error);
+    fail_unless_equals_int (rig->windows->len, 3);
+    for (i = 0; i < 3; i++) {
+      const GstStructure *w = g_ptr_array_index (rig->windows, i);
+      fail_unless_equals_uint64 (u64 (w, "start-running-time"), i * GST_SECOND);
+      fail_unless_equals_uint64 (u64 (w, "end-running-time"),
+          (i + 1) * GST_SECOND);
+      fail_unless (u64 (w, "pairs") == (i == 1 ? 0 : 25) &&
+          u64 (w, "unmatched-reference") == (i == 1 ? 25 : 0) &&
+          u64 (w, "unmatched-distorted") == 0, "%s: window %u has %"
+          G_GUINT64_FORMAT " pairs and %" G_GUINT64_FORMAT " unmatched "
+          "reference frames", props[c], i, u64 (w, "pairs"),
+          u64 (w, "unmatched-reference"));
+    }
+    qm_rig_free (rig);
+  }
+}
+GST_END_TEST;
+
 /* window=3frames: 8 pairs make windows of 3, 3 and 2 (the last at EOS). */
 GST_START_TEST (test_frame_windows)
 {
@@ -365,6 +405,7 @@ qmwindow_suite (void)
 
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_duration_windows);
+  tcase_add_test (tc, test_drops_across_boundary);
   tcase_add_test (tc, test_frame_windows);
   tcase_add_test (tc, test_keyframe_windows);
   tcase_add_test (tc, test_bad_window);
