@@ -108,6 +108,7 @@ struct QmEngine {
     uint64_t next_bk;     /* oldest frame whose backend work is not collected */
     bool bk_busy;         /* a thread is calling the backend (lock dropped) */
     unsigned timeout_ms;  /* bound on every wait for the backend */
+    char backend_note[320]; /* where the metrics run and why (open_backend) */
 };
 
 const char *qm_strerror(int err)
@@ -595,8 +596,8 @@ static int cpu_init_insts(QmEngine *e)
                  * values (SpEED's prescale and 16x decimation must leave a
                  * 5x5 block, say): name the input, not just "not supported" */
                 set_error(e, "%s cannot run on %dx%d %d-bit %s input with its "
-                          "options (the picture is too small or too deep for "
-                          "them)", in->d->name, e->s.w, e->s.h, e->s.bpc,
+                          "options (the picture's size or depth is outside "
+                          "what they allow)", in->d->name, e->s.w, e->s.h, e->s.bpc,
                           chroma_name(e->s.chroma));
                 free(in->priv[k]);
                 in->priv[k] = NULL;
@@ -879,6 +880,8 @@ static int open_backend(QmEngine *e, const QmBackendOps *ops)
     QmBackendInst gi[MAX_INST];
     unsigned n = 0;
     if (!ops) {
+        snprintf(e->backend_note, sizeof(e->backend_note),
+                 "this build has no CUDA backend");
         if (e->s.backend != QM_BACKEND_CUDA)
             return 0;
         set_error(e, "backend=cuda: this build has no CUDA backend "
@@ -893,8 +896,11 @@ static int open_backend(QmEngine *e, const QmBackendOps *ops)
         gi[n].base = e->inst[i].base;
         n++;
     }
-    if (n == 0 && e->s.backend == QM_BACKEND_AUTO)
+    if (n == 0 && e->s.backend == QM_BACKEND_AUTO) {
+        snprintf(e->backend_note, sizeof(e->backend_note),
+                 "none of the metrics has a %s twin", ops->name);
         return 0;
+    }
     /* Frames in flight on the device.  Host pictures are copied into the
      * staging of several frames at once (a worker a plane) while earlier
      * frames run: eight slots keep eight copy workers and the GPU busy;
@@ -916,8 +922,9 @@ static int open_backend(QmEngine *e, const QmBackendOps *ops)
             free(msg);
             return err;
         }
-        qm_engine_log(e, QM_LOG_INFO, "no usable GPU (%s): metrics run on the CPU",
-                      msg ? msg : qm_strerror(err));
+        snprintf(e->backend_note, sizeof(e->backend_note), "no usable GPU: %s",
+                 msg ? msg : qm_strerror(err));
+        qm_engine_log(e, QM_LOG_INFO, "%s: metrics run on the CPU", e->backend_note);
         free(msg);
         return 0;
     }
@@ -925,6 +932,9 @@ static int open_backend(QmEngine *e, const QmBackendOps *ops)
     /* the backend's instance index k is the k-th instance it accepted */
     for (int i = 0; i < e->ninst; i++)
         e->inst[i].dev = ops->can_run(e->inst[i].d, &e->inst[i].opt);
+    snprintf(e->backend_note, sizeof(e->backend_note), "%s on %s: %u of %d "
+             "metric instances on the GPU", ops->name,
+             ops->device_name(e->bk_ctx), n, e->ninst);
     qm_engine_log(e, QM_LOG_INFO, "%s backend on %s: %u of %d metric "
                   "instances on the GPU", ops->name, ops->device_name(e->bk_ctx),
                   n, e->ninst);
@@ -1028,6 +1038,7 @@ int qm_engine_open_with(QmEngine **out, const QmSettings *s,
     e->max_inflight = (unsigned)(nt > 1 ? 2 * nt : 1);
     e->cap = e->max_inflight + e->delay + 64;
 
+    snprintf(e->backend_note, sizeof(e->backend_note), "backend=cpu");
     if (s->backend != QM_BACKEND_CPU && (err = open_backend(e, accel)))
         goto fail;
     if ((err = cpu_init_insts(e)))
@@ -1086,6 +1097,11 @@ fail:
 QmBackend qm_engine_backend(const QmEngine *e)
 {
     return e->bk ? QM_BACKEND_CUDA : QM_BACKEND_CPU;
+}
+
+const char *qm_engine_backend_note(const QmEngine *e)
+{
+    return e->backend_note;
 }
 
 bool qm_engine_reads_host(const QmEngine *e)

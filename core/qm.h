@@ -139,6 +139,11 @@ int qm_engine_open(QmEngine **out, const QmSettings *s, char **errmsg);
 /** Backend actually in use (CPU or CUDA). */
 QmBackend qm_engine_backend(const QmEngine *e);
 
+/** Why the metrics run where they run, one line (static until close): e.g.
+ *  "backend=cpu", "this build has no CUDA backend", "no usable GPU: no CUDA
+ *  device", "CUDA on NVIDIA H100: 5 of 6 metric instances on the GPU". */
+const char *qm_engine_backend_note(const QmEngine *e);
+
 /** Whether some metric runs on the CPU: pictures must then be planar host
  *  memory (device pictures are accepted only when every metric is on the
  *  GPU). */

@@ -175,6 +175,9 @@ struct _GstQmetric
   GstVideoInfo pair_ref_info, pair_dist_info, engine_info;
   gboolean have_ref_info, have_dist_info;
   QmEngine *engine;
+  gboolean opening;             /* in qm_engine_open() (its log callback) */
+  QmBackend backend_used;       /* of the last engine opened */
+  gchar *backend_note;          /* why (backend=auto), as last posted */
   guint n_features;
   const gchar **names;          /* interned */
   GQuark *quarks;
@@ -555,6 +558,7 @@ gst_qmetric_finalize (GObject * object)
   g_mutex_clear (&self->wd_lock);
   g_cond_clear (&self->wd_cond);
   g_free (self->window);
+  g_free (self->backend_note);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
@@ -730,6 +734,10 @@ qm_engine_log_cb (void *opaque, int level, const char *msg)
       break;
     case QM_LOG_WARNING:
       GST_WARNING_OBJECT (self, "%s", msg);
+      /* what the engine leaves out at its set-up ("metric cambi left out:
+       * ...") is the user's to know, not only the debug log's */
+      if (self->opening)
+        GST_ELEMENT_WARNING (self, LIBRARY, SETTINGS, ("%s", msg), (NULL));
       break;
     case QM_LOG_INFO:
       GST_INFO_OBJECT (self, "%s", msg);
@@ -835,7 +843,9 @@ open_engine (GstQmetric * self, GstClockTime rt)
   s.release = qm_pair_release;
   s.release_opaque = self;
 
+  self->opening = TRUE;
   ret = qm_engine_open (&self->engine, &s, &err);
+  self->opening = FALSE;
   clear_settings (&s);
   if (ret) {
     gchar *why = valid_utf8 (err ? err : qm_strerror (ret));
@@ -849,17 +859,22 @@ open_engine (GstQmetric * self, GstClockTime rt)
     g_free (log_location);
     return FALSE;
   }
-  if (s.backend == QM_BACKEND_AUTO && qm_have_cuda () &&
-      qm_engine_backend (self->engine) != QM_BACKEND_CUDA) {
-    /* one clear line for users who expected the GPU */
-    GST_ELEMENT_INFO (self, RESOURCE, NOT_FOUND,
-        ("No usable CUDA device: the metrics run on the CPU"),
-        ("backend=auto; the GST_DEBUG=qmetric:4 log says why"));
+  self->backend_used = qm_engine_backend (self->engine);
+  if (s.backend == QM_BACKEND_AUTO &&
+      g_strcmp0 (self->backend_note, qm_engine_backend_note (self->engine))) {
+    /* backend=auto chose: one line says where and why (once, and again
+     * only if a reopened engine chose otherwise) */
+    g_free (self->backend_note);
+    self->backend_note = g_strdup (qm_engine_backend_note (self->engine));
+    GST_ELEMENT_INFO (self, RESOURCE, SETTINGS,
+        ("backend=auto: the metrics run on the %s (%s)",
+            self->backend_used == QM_BACKEND_CUDA ? "GPU" : "CPU",
+            self->backend_note), (NULL));
   }
-  GST_INFO_OBJECT (self, "metrics run on the %s, %u features, %u frame(s) "
-      "of look-ahead", qm_engine_backend (self->engine) == QM_BACKEND_CUDA ?
-      "GPU (CUDA)" : "CPU", qm_engine_n_features (self->engine),
-      qm_engine_delay (self->engine));
+  GST_INFO_OBJECT (self, "metrics run on the %s (%s), %u features, %u "
+      "frame(s) of look-ahead", self->backend_used == QM_BACKEND_CUDA ?
+      "GPU" : "CPU", qm_engine_backend_note (self->engine),
+      qm_engine_n_features (self->engine), qm_engine_delay (self->engine));
 
   /* usually announced at the caps already (the same value: no message) */
   announce_lookahead (self, &self->pair_dist_info,
@@ -1219,7 +1234,8 @@ summary_structure (GstQmetric * self)
       "unreadable", G_TYPE_UINT64, self->unreadable,
       "cuda-in-place", G_TYPE_UINT64, self->cuda_in_place,
       "cuda-copied", G_TYPE_UINT64, self->cuda_copied,
-
+      "backend", G_TYPE_STRING, self->backend_used == QM_BACKEND_CUDA ?
+      "cuda" : "cpu",
       "out-of-range", G_TYPE_UINT64, self->out_of_range,
       "segment", G_TYPE_UINT, self->segment,
       "flushes", G_TYPE_UINT, self->flushes,
@@ -2392,6 +2408,8 @@ gst_qmetric_start (GstAggregator * agg)
   self->pad_diff_warned = 0;
   self->segment = 0;
   self->foreign_ctx_warned = FALSE;
+  self->backend_used = QM_BACKEND_CPU;
+  g_clear_pointer (&self->backend_note, g_free);
   g_atomic_int_set (&self->seek_flushing, 0);
   /* a bad window property fails the start before the watchdog thread is
    * made: GstAggregator does not call stop() after a failed start, and the

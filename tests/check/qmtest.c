@@ -67,6 +67,7 @@ qm_rig_new (const gchar * props, const gchar * ref_caps,
   rig->windows = g_ptr_array_new_with_free_func ((GDestroyNotify)
       gst_structure_free);
   rig->warnings = g_ptr_array_new_with_free_func (g_free);
+  rig->infos = g_ptr_array_new_with_free_func (g_free);
   rig->buffers = g_ptr_array_new_with_free_func ((GDestroyNotify)
       gst_buffer_unref);
   rig->tags = g_ptr_array_new_with_free_func ((GDestroyNotify)
@@ -129,6 +130,13 @@ qm_rig_run (QmRig * rig)
         g_error_free (e);
         break;
       }
+      case GST_MESSAGE_INFO:{
+        GError *e;
+        gst_message_parse_info (m, &e, NULL);
+        g_ptr_array_add (rig->infos, g_strdup (e->message));
+        g_error_free (e);
+        break;
+      }
       case GST_MESSAGE_ELEMENT:{
         const GstStructure *s = gst_message_get_structure (m);
         if (gst_structure_has_name (s, "qmetric"))
@@ -168,6 +176,7 @@ qm_rig_free (QmRig * rig)
   g_ptr_array_unref (rig->scores);
   g_ptr_array_unref (rig->windows);
   g_ptr_array_unref (rig->warnings);
+  g_ptr_array_unref (rig->infos);
   g_ptr_array_unref (rig->buffers);
   g_ptr_array_unref (rig->tags);
   if (rig->summary)

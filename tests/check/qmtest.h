@@ -12,6 +12,7 @@ typedef struct {
   GstStructure *summary;  /* "qmetric-summary" or NULL */
   GPtrArray *windows;     /* GstStructure "qmetric-window", in order */
   GPtrArray *warnings;    /* gchar*, the messages' text */
+  GPtrArray *infos;       /* gchar*, the info messages' text */
   gchar *error;           /* first error's text, or NULL */
   GPtrArray *buffers;     /* GstBuffer from the appsink */
   GPtrArray *tags;        /* GstTagList seen on the appsink's pad */
