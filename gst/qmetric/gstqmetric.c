@@ -562,6 +562,36 @@ gst_qmetric_finalize (GObject * object)
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
+/* A property read when the stream starts (GST_PARAM_MUTABLE_READY) set
+ * while the element runs would read back its new value and do nothing:
+ * it is refused, and says so.  Called with the object lock, which it drops
+ * to post the warning (TRUE: refused). */
+static gboolean
+refuse_while_running (GstQmetric * self, GParamSpec * pspec)
+{
+  gchar *now;
+  GValue cur = G_VALUE_INIT;
+
+  if (!(pspec->flags & GST_PARAM_MUTABLE_READY) ||
+      (GST_STATE (self) <= GST_STATE_READY &&
+          GST_STATE_NEXT (self) <= GST_STATE_READY))
+    return FALSE;
+  GST_OBJECT_UNLOCK (self);
+  g_value_init (&cur, pspec->value_type);
+  g_object_get_property (G_OBJECT (self), pspec->name, &cur);
+  now = g_strdup_value_contents (&cur);
+  g_value_unset (&cur);
+  GST_WARNING_OBJECT (self, "property %s set while running: refused",
+      pspec->name);
+  GST_ELEMENT_WARNING (self, CORE, STATE_CHANGE,
+      ("The property \"%s\" can be changed only in the NULL or READY state "
+          "(it is read when the stream starts); it keeps its value %s",
+          pspec->name, now), (NULL));
+  g_free (now);
+  GST_OBJECT_LOCK (self);
+  return TRUE;
+}
+
 static void
 gst_qmetric_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec)
@@ -569,6 +599,10 @@ gst_qmetric_set_property (GObject * object, guint prop_id,
   GstQmetric *self = GST_QMETRIC (object);
 
   GST_OBJECT_LOCK (self);
+  if (refuse_while_running (self, pspec)) {
+    GST_OBJECT_UNLOCK (self);
+    return;
+  }
   switch (prop_id) {
     case PROP_METRICS:
       g_free (self->metrics);

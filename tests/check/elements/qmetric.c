@@ -718,6 +718,57 @@ GST_START_TEST (test_properties)
 }
 GST_END_TEST;
 
+/* A property read at the start (GST_PARAM_MUTABLE_READY) set while the
+ * element plays keeps its value, with a warning naming it; post-messages
+ * (GST_PARAM_MUTABLE_PLAYING) changes; in READY everything changes. */
+GST_START_TEST (test_ready_only_properties_refused)
+{
+  QmRig *rig = qm_rig_new ("metrics=psnr", I420_64, NULL);
+  GstState state = GST_STATE_NULL;
+  guint64 frames = 0;
+  gchar *s;
+  guint u, i;
+  gboolean b;
+
+  for (i = 0; i < 4; i++) {
+    qm_rig_push (rig, TRUE, pat_frame (I420_64, i, 0, 255), i);
+    qm_rig_push (rig, FALSE, pat_frame (I420_64, i, 3, 255), i);
+  }
+  /* the element runs (PAUSED or PLAYING: the sink prerolls on its own) */
+  gst_element_get_state (rig->q, &state, NULL, 0);
+  fail_unless (state >= GST_STATE_PAUSED);
+  g_object_set (rig->q, "metrics", "psnr,float_ssim", "subsample", 4,
+      "post-messages", FALSE, NULL);
+  g_object_get (rig->q, "metrics", &s, "subsample", &u, "post-messages", &b,
+      NULL);
+  fail_unless_equals_string (s, "psnr");
+  fail_unless_equals_int (u, 1);
+  fail_unless (!b);
+  g_free (s);
+  qm_rig_finish (rig);
+  fail_unless (rig->eos && !rig->error, "%s", rig->error);
+  fail_unless (has_text (rig->warnings, "The property \"metrics\" can be "
+          "changed only in the NULL or READY state (it is read when the "
+          "stream starts); it keeps its value \"psnr\""));
+  fail_unless (has_text (rig->warnings, "The property \"subsample\" can be "
+          "changed only in the NULL or READY state (it is read when the "
+          "stream starts); it keeps its value 1"));
+  /* the stream ran with the old values: psnr only, every frame scored */
+  fail_unless (rig->scores->len <= 2);
+  fail_unless (gst_structure_has_field (rig->summary, "psnr_y"));
+  fail_unless (gst_structure_get_uint64 (rig->summary, "frames", &frames));
+  fail_unless_equals_uint64 (frames, 4);
+  fail_unless (!gst_structure_has_field (rig->summary, "float_ssim"));
+
+  gst_element_set_state (rig->pipe, GST_STATE_READY);
+  g_object_set (rig->q, "metrics", "psnr,float_ssim", NULL);
+  g_object_get (rig->q, "metrics", &s, NULL);
+  fail_unless_equals_string (s, "psnr,float_ssim");
+  g_free (s);
+  qm_rig_free (rig);
+}
+GST_END_TEST;
+
 GST_START_TEST (test_threads_keep_order)
 {
   QmRig *rig = qm_rig_new ("metrics=psnr threads=4", I420_64, NULL);
@@ -877,6 +928,7 @@ qmetric_suite (void)
   tcase_add_test (tc, test_all_at_any_size);
   tcase_add_test (tc, test_backend_auto_says_where);
   tcase_add_test (tc, test_properties);
+  tcase_add_test (tc, test_ready_only_properties_refused);
   tcase_add_test (tc, test_threads_keep_order);
   tcase_add_test (tc, test_threads_two_gpu_bound);
   tcase_add_test (tc, test_live_late_partner);
