@@ -54,6 +54,7 @@
 #include "qm.h"
 #include "qmlog.h"
 #include "gstqmetricwindow.h"
+#include "qmratelimit.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_qmetric_debug);
 #define GST_CAT_DEFAULT gst_qmetric_debug
@@ -84,9 +85,24 @@ GST_DEBUG_CATEGORY_STATIC (gst_qmetric_debug);
 #define PAIR_QUEUE_MAX 8
 #define DEFAULT_WINDOW "none"
 
-/* individual warnings for the first unmatched frames; then every Nth */
-#define UNMATCHED_WARN_FIRST 20
-#define UNMATCHED_WARN_EVERY 1000
+/* Warnings that can repeat, rate-limited per cause (qmratelimit.h): the
+ * first WARN_BURST of a per-frame cause pass (GstAggregator's latency
+ * complaint, the same text every time: the first only), then one per
+ * WARN_INTERVAL_US, which says how many were held back. */
+enum
+{
+  WARN_LATE,
+  WARN_UNMATCHED_REF,
+  WARN_UNMATCHED_DIST,
+  WARN_UNREADABLE,
+  WARN_OUT_OF_RANGE,
+  WARN_LATENCY,                 /* GstAggregator: "Impossible to configure
+                                 * latency", at every latency query */
+  WARN_OVERLOAD,
+  N_WARN
+};
+#define WARN_BURST 20
+#define WARN_INTERVAL_US (10 * G_USEC_PER_SEC)
 
 enum
 {
@@ -221,6 +237,10 @@ struct _GstQmetric
   guint pad_diff_warned;        /* PAD_DIFF_* last warned about */
   gint64 t_start;               /* monotonic us, for the log's fps */
   QmWindow *win;                /* qmetric-window messages (qmwindow.c) */
+
+  /* warnings of each cause, rate-limited; any thread may post one */
+  GMutex warn_lock;
+  QmRateLimit warn_rl[N_WARN];
 };
 
 #define gst_qmetric_parent_class parent_class
@@ -256,6 +276,8 @@ static GstPadProbeReturn data_probe (GstPad * pad, GstPadProbeInfo * info,
 static void pairing_start (GstQmetric * self);
 static void pairing_stop (GstQmetric * self);
 static void pairing_reset (GstQmetric * self);
+static gboolean warn_pass (GstQmetric * self, guint cause, gchar held[64]);
+static guint64 warn_suppressed (GstQmetric * self);
 
 /* ---- enums ---- */
 
@@ -320,6 +342,47 @@ gst_qmetric_pool_get_type (void)
   };
 
   return register_once (&type, "GstQmetricPool", NULL, values);
+}
+
+/* ---- warnings the base class repeats ---- */
+
+/* GstAggregator posts "Impossible to configure latency" (CORE, CLOCK) at
+ * every latency query that finds max < min, and queries at every wake-up
+ * while it has no latency: with a live pad that has no data, about 56 a
+ * second.  They go through the element's limiter like its own. */
+static gboolean
+gst_qmetric_post_message (GstElement * element, GstMessage * msg)
+{
+  GstQmetric *self = GST_QMETRIC (element);
+  GError *err = NULL;
+  gchar *dbg = NULL, held[64];
+
+  if (GST_MESSAGE_TYPE (msg) != GST_MESSAGE_WARNING ||
+      GST_MESSAGE_SRC (msg) != GST_OBJECT (element))
+    return GST_ELEMENT_CLASS (parent_class)->post_message (element, msg);
+  gst_message_parse_warning (msg, &err, &dbg);
+  if (err->domain == GST_CORE_ERROR && err->code == GST_CORE_ERROR_CLOCK) {
+    if (!warn_pass (self, WARN_LATENCY, held)) {
+      gst_message_unref (msg);
+      msg = NULL;
+    } else {
+      /* its text is the generic "clock problem": the reason is the last
+       * line of the debug text; and how many like it were held back */
+      const gchar *why = dbg ? strrchr (dbg, '\n') : NULL;
+      GError *e = g_error_new (err->domain, err->code, "%s%s%s%s%s",
+          why ? "Clock problem: " : err->message, why ? why + 1 : "",
+          held[0] ? " (" : "", held[0] ? held + 2 : "", held[0] ? ")" : "");
+      GstMessage *m = gst_message_new_warning (GST_MESSAGE_SRC (msg), e, dbg);
+      gst_message_set_seqnum (m, gst_message_get_seqnum (msg));
+      gst_message_unref (msg);
+      msg = m;
+      g_error_free (e);
+    }
+  }
+  g_error_free (err);
+  g_free (dbg);
+  return msg ? GST_ELEMENT_CLASS (parent_class)->post_message (element,
+      msg) : FALSE;
 }
 
 /* ---- class ---- */
@@ -481,6 +544,7 @@ gst_qmetric_class_init (GstQmetricClass * klass)
       "gst-qmetric authors");
 
   element_class->set_context = GST_DEBUG_FUNCPTR (gst_qmetric_set_context);
+  element_class->post_message = GST_DEBUG_FUNCPTR (gst_qmetric_post_message);
   agg_class->src_query = GST_DEBUG_FUNCPTR (gst_qmetric_src_query);
   agg_class->src_event = GST_DEBUG_FUNCPTR (gst_qmetric_src_event);
   agg_class->start = GST_DEBUG_FUNCPTR (gst_qmetric_start);
@@ -522,6 +586,7 @@ gst_qmetric_init (GstQmetric * self)
   self->dist_pad = add_sink_pad (self, "dist_sink");
   g_mutex_init (&self->wd_lock);
   g_cond_init (&self->wd_cond);
+  g_mutex_init (&self->warn_lock);
   /* the partner-timeout watchdog needs to know when data last came */
   gst_pad_add_probe (GST_PAD (self->ref_pad), GST_PAD_PROBE_TYPE_BUFFER |
       GST_PAD_PROBE_TYPE_BUFFER_LIST, data_probe, self, NULL);
@@ -557,6 +622,7 @@ gst_qmetric_finalize (GObject * object)
   g_free (self->log_location);
   g_mutex_clear (&self->wd_lock);
   g_cond_clear (&self->wd_cond);
+  g_mutex_clear (&self->warn_lock);
   g_free (self->window);
   g_free (self->backend_note);
   G_OBJECT_CLASS (parent_class)->finalize (object);
@@ -1268,6 +1334,7 @@ summary_structure (GstQmetric * self)
       "unreadable", G_TYPE_UINT64, self->unreadable,
       "cuda-in-place", G_TYPE_UINT64, self->cuda_in_place,
       "cuda-copied", G_TYPE_UINT64, self->cuda_copied,
+      "warnings-suppressed", G_TYPE_UINT64, warn_suppressed (self),
       "backend", G_TYPE_STRING, self->backend_used == QM_BACKEND_CUDA ?
       "cuda" : "cpu",
       "out-of-range", G_TYPE_UINT64, self->out_of_range,
@@ -1367,13 +1434,13 @@ from_pair_time (gint64 t)
   return t >= 0 ? (GstClockTime) t : GST_CLOCK_TIME_NONE;
 }
 
-/* Live: frames whose running time is at or before the returned one have
- * waited the whole latency for a partner.  Not live: nothing expires. */
+/* Live (latency: the aggregator's, GST_CLOCK_TIME_NONE when not live):
+ * frames whose running time is at or before the returned one have waited
+ * the whole latency for a partner.  Not live: nothing expires. */
 static gint64
-live_deadline (GstQmetric * self)
+live_deadline (GstQmetric * self, GstClockTime latency)
 {
-  GstAggregator *agg = GST_AGGREGATOR (self);
-  GstClockTime latency = gst_aggregator_get_latency (agg), now, base;
+  GstClockTime now, base;
   GstClock *clock;
 
   if (!GST_CLOCK_TIME_IS_VALID (latency))
@@ -1575,12 +1642,51 @@ frame_duration (GstQmetric * self, guint i, GstBuffer * buf, gint64 t)
   return QM_PAIR_NO_TIME;
 }
 
-/* A warning that repeats: the first UNMATCHED_WARN_FIRST, then every
- * UNMATCHED_WARN_EVERYth. */
+/* Whether a warning of `cause` may be posted now; if so, held[] is "" or
+ * "; N similar warnings suppressed", for its text. */
 static gboolean
-warn_now (guint64 n)
+warn_pass (GstQmetric * self, guint cause, gchar held[64])
 {
-  return n <= UNMATCHED_WARN_FIRST || n % UNMATCHED_WARN_EVERY == 0;
+  guint64 n = 0;
+  gboolean pass;
+
+  g_mutex_lock (&self->warn_lock);
+  pass = qm_rate_pass (&self->warn_rl[cause], g_get_monotonic_time (), &n);
+  g_mutex_unlock (&self->warn_lock);
+  held[0] = 0;
+  if (pass && n)
+    g_snprintf (held, 64, "; %" G_GUINT64_FORMAT " similar warning%s "
+        "suppressed", n, n == 1 ? "" : "s");
+  return pass;
+}
+
+static void
+warn_reset (GstQmetric * self)
+{
+  /* QMETRIC_WARN_INTERVAL_MS: a shorter interval for tests */
+  const gchar *env = g_getenv ("QMETRIC_WARN_INTERVAL_MS");
+  gint64 interval = env ? g_ascii_strtoll (env, NULL, 10) * 1000 :
+      WARN_INTERVAL_US;
+  guint i;
+
+  g_mutex_lock (&self->warn_lock);
+  for (i = 0; i < N_WARN; i++)
+    qm_rate_init (&self->warn_rl[i], i == WARN_LATENCY ? 1 : WARN_BURST,
+        interval > 0 ? interval : WARN_INTERVAL_US);
+  g_mutex_unlock (&self->warn_lock);
+}
+
+static guint64
+warn_suppressed (GstQmetric * self)
+{
+  guint64 n = 0;
+  guint i;
+
+  g_mutex_lock (&self->warn_lock);
+  for (i = 0; i < N_WARN; i++)
+    n += self->warn_rl[i].held_total;
+  g_mutex_unlock (&self->warn_lock);
+  return n;
 }
 
 /* Take the head buffer of sink pad i into our queue.  FALSE: nothing to
@@ -1630,16 +1736,17 @@ pull_frame (GstQmetric * self, guint i, gint64 deadline, gboolean * error)
 
   if (f->t >= 0 && deadline != QM_PAIR_NO_DEADLINE && f->t <= deadline) {
     /* it came after the time its partner was allowed to wait */
+    gchar held[64];
     self->late++;
-    if (warn_now (self->late))
+    if (warn_pass (self, WARN_LATE, held))
       GST_ELEMENT_WARNING (self, STREAM, FAILED,
           ("%s frame at running time %" GST_TIME_FORMAT " arrived %"
               GST_TIME_FORMAT " after its partner stopped waiting; raise "
               "the latency property to pair frames this late (%"
-              G_GUINT64_FORMAT " late frames so far)",
+              G_GUINT64_FORMAT " late frames so far%s)",
               i == QM_PAIR_REF ? "Reference" : "Distorted",
               GST_TIME_ARGS (f->t), GST_TIME_ARGS (deadline - f->t),
-              self->late), (NULL));
+              self->late, held), (NULL));
   }
   return TRUE;
 }
@@ -1692,8 +1799,10 @@ warn_unmatched (GstQmetric * self, gboolean is_ref, GstClockTime rt,
 {
   guint64 n = is_ref ? self->unmatched_ref : self->unmatched_dist;
   GstStructure *details;
+  gchar held[64];
 
-  if (!warn_now (n))
+  if (!warn_pass (self, is_ref ? WARN_UNMATCHED_REF : WARN_UNMATCHED_DIST,
+          held))
     return;
   details = gst_structure_new ("qmetric-unmatched", "pad", G_TYPE_STRING,
       is_ref ? "ref_sink" : "dist_sink", "running-time", G_TYPE_UINT64, rt,
@@ -1701,9 +1810,10 @@ warn_unmatched (GstQmetric * self, gboolean is_ref, GstClockTime rt,
       qm_pair_reason_text (why), NULL);
   GST_ELEMENT_WARNING_WITH_DETAILS (self, STREAM, FAILED,
       ("%s frame at running time %" GST_TIME_FORMAT " has no %s frame (%s): "
-          "it is not compared (%" G_GUINT64_FORMAT " such frames so far)",
+          "it is not compared (%" G_GUINT64_FORMAT " such frames so far%s)",
           is_ref ? "Reference" : "Distorted", GST_TIME_ARGS (rt),
-          is_ref ? "distorted" : "reference", qm_pair_reason_text (why), n),
+          is_ref ? "distorted" : "reference", qm_pair_reason_text (why), n,
+          held),
       (NULL), ("details", GST_TYPE_STRUCTURE, details, NULL));
   /* the message holds a copy */
   gst_structure_free (details);
@@ -1860,23 +1970,25 @@ static void
 skip_pair (GstQmetric * self, QmPair * p, GstBuffer * rbuf,
     GstQmetricMapResult why, const gchar * side, const gchar * problem)
 {
+  gchar held[64];
   guint64 n;
 
   if (why == GST_QMETRIC_MAP_OUT_OF_RANGE) {
     n = ++self->out_of_range;
-    if (n <= UNMATCHED_WARN_FIRST || n % UNMATCHED_WARN_EVERY == 0)
+    if (warn_pass (self, WARN_OUT_OF_RANGE, held))
       GST_ELEMENT_WARNING (self, STREAM, FORMAT,
           ("%s frame at running time %" GST_TIME_FORMAT " has samples beyond "
               "its bit depth: %s; it is not compared (%" G_GUINT64_FORMAT
-              " such pairs so far)", side, GST_TIME_ARGS (p->running_time),
-              problem, n), (NULL));
+              " such pairs so far%s)", side, GST_TIME_ARGS (p->running_time),
+              problem, n, held), (NULL));
   } else {
     n = ++self->unreadable;
-    if (n <= UNMATCHED_WARN_FIRST || n % UNMATCHED_WARN_EVERY == 0)
+    if (warn_pass (self, WARN_UNREADABLE, held))
       GST_ELEMENT_WARNING (self, STREAM, FORMAT,
           ("%s frame at running time %" GST_TIME_FORMAT " is unreadable: %s; "
-              "it is not compared (%" G_GUINT64_FORMAT " such pairs so far)",
-              side, GST_TIME_ARGS (p->running_time), problem, n), (NULL));
+              "it is not compared (%" G_GUINT64_FORMAT " such pairs so "
+              "far%s)", side, GST_TIME_ARGS (p->running_time), problem, n,
+              held), (NULL));
   }
   gst_qmetric_side_unmap (&p->ref);
   gst_qmetric_side_unmap (&p->dist);
@@ -2172,7 +2284,9 @@ gst_qmetric_aggregate (GstAggregator * agg, gboolean timeout)
   }
   self->agg_latency = latency;
   check_rates (self);
-  deadline = live_deadline (self);
+  /* (one latency query per call: while GstAggregator has no latency, each
+   * one queries upstream, and may post a warning) */
+  deadline = live_deadline (self, latency);
   GST_LOG_OBJECT (self, "aggregate (timeout %d), deadline %" G_GINT64_FORMAT
       ", latency %" GST_TIME_FORMAT, timeout, deadline, GST_TIME_ARGS (latency));
   if (timeout && deadline == QM_PAIR_NO_DEADLINE) {
@@ -2444,6 +2558,7 @@ gst_qmetric_start (GstAggregator * agg)
   self->foreign_ctx_warned = FALSE;
   self->backend_used = QM_BACKEND_CPU;
   g_clear_pointer (&self->backend_note, g_free);
+  warn_reset (self);
   g_atomic_int_set (&self->seek_flushing, 0);
   /* a bad window property fails the start before the watchdog thread is
    * made: GstAggregator does not call stop() after a failed start, and the

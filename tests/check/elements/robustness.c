@@ -527,6 +527,99 @@ GST_START_TEST (test_metadata_change_keeps_engine)
 }
 GST_END_TEST;
 
+/* Warnings are rate-limited per cause.  A live reference against a live
+ * distorted source that never sends anything: GstAggregator cannot
+ * configure its latency (the empty appsrc reports max 0 < min 33 ms) and
+ * posted "clock problem" at every latency query, about 56 a second once
+ * partner-timeout had ended the distorted pad; every reference frame is
+ * unmatched.  With the interval at 300 ms (QMETRIC_WARN_INTERVAL_MS) for
+ * 1.5 s: the latency warning once, then about every 300 ms saying how many
+ * were held back; the unmatched frames' first 20, then the same; the
+ * summary counts what was held back. */
+GST_START_TEST (test_warnings_rate_limited)
+{
+  GstElement *pipe;
+  GstBus *bus;
+  GstMessage *m;
+  guint clock = 0, clock_held = 0, unmatched = 0, unmatched_held = 0;
+  guint64 suppressed = 0, unmatched_ref = 0;
+  gint64 end, give_up;
+  gboolean eos = FALSE;
+
+  g_setenv ("QMETRIC_WARN_INTERVAL_MS", "300", TRUE);
+  pipe = gst_parse_launch ("videotestsrc is-live=true ! " CAPS_64 " ! "
+      "q.ref_sink appsrc is-live=true format=time caps=\"" CAPS_64 "\" ! "
+      "q.dist_sink qmetric name=q metrics=psnr partner-timeout=100000000 ! "
+      "fakesink", NULL);
+  bus = gst_element_get_bus (pipe);
+  gst_element_set_state (pipe, GST_STATE_PLAYING);
+  end = g_get_monotonic_time () + 1500 * G_TIME_SPAN_MILLISECOND;
+  give_up = end + 10 * G_TIME_SPAN_SECOND;
+  while (!eos) {
+    GError *e;
+    if (end && g_get_monotonic_time () > end) {
+      gst_element_send_event (pipe, gst_event_new_eos ());
+      end = 0;
+    }
+    fail_if (g_get_monotonic_time () > give_up, "no EOS");
+    if (!(m = gst_bus_timed_pop (bus, 50 * GST_MSECOND)))
+      continue;
+    switch (GST_MESSAGE_TYPE (m)) {
+      case GST_MESSAGE_WARNING:
+        gst_message_parse_warning (m, &e, NULL);
+        if (e->domain == GST_CORE_ERROR && e->code == GST_CORE_ERROR_CLOCK) {
+          fail_unless (g_str_has_prefix (e->message, "Clock problem: "
+                  "Impossible to configure latency"), "%s", e->message);
+          clock++;
+          clock_held += strstr (e->message, "similar warnings suppressed)")
+              != NULL;
+        } else if (strstr (e->message, "has no distorted frame")) {
+          unmatched++;
+          unmatched_held += strstr (e->message, "similar warning") != NULL;
+        }
+        g_error_free (e);
+        break;
+      case GST_MESSAGE_ERROR:
+        fail ("error");
+        break;
+      case GST_MESSAGE_EOS:
+        eos = TRUE;
+        break;
+      case GST_MESSAGE_ELEMENT:
+        if (gst_structure_has_name (gst_message_get_structure (m),
+                "qmetric-summary")) {
+          gst_structure_get_uint64 (gst_message_get_structure (m),
+              "warnings-suppressed", &suppressed);
+          gst_structure_get_uint64 (gst_message_get_structure (m),
+              "unmatched-reference", &unmatched_ref);
+        }
+        break;
+      default:
+        break;
+    }
+    gst_message_unref (m);
+  }
+  g_unsetenv ("QMETRIC_WARN_INTERVAL_MS");
+  GST_INFO ("%u latency warnings (%u counting), %u unmatched (%u counting), "
+      "%" G_GUINT64_FORMAT " suppressed, %" G_GUINT64_FORMAT " unmatched",
+      clock, clock_held, unmatched, unmatched_held, suppressed, unmatched_ref);
+  /* once, then at most one per 300 ms of the 1.5 s, each after a flood */
+  fail_unless (clock >= 2 && clock <= 7, "%u latency warnings", clock);
+  fail_unless (clock_held >= 1 && clock_held == clock - 1, "%u of %u say "
+      "how many were held back", clock_held, clock);
+  fail_unless (unmatched_ref > 30, "%" G_GUINT64_FORMAT " unmatched",
+      unmatched_ref);
+  fail_unless (unmatched >= 20 && unmatched <= 20 + 6, "%u unmatched-frame "
+      "warnings for %" G_GUINT64_FORMAT " frames", unmatched, unmatched_ref);
+  fail_unless (unmatched_held >= 1);
+  fail_unless (suppressed >= 10, "%" G_GUINT64_FORMAT " suppressed",
+      suppressed);
+  gst_element_set_state (pipe, GST_STATE_NULL);
+  gst_object_unref (bus);
+  gst_object_unref (pipe);
+}
+GST_END_TEST;
+
 /* Changes the capsfilter's colorimetry at the 25th frame, from the
  * source's streaming thread. */
 static GstPadProbeReturn
@@ -946,6 +1039,7 @@ robustness_suite (void)
   tcase_add_test (tc, test_renegotiate_size_and_format);
   tcase_add_test (tc, test_metadata_change_keeps_engine);
   tcase_add_test (tc, test_colorimetry_change_loop);
+  tcase_add_test (tc, test_warnings_rate_limited);
   tcase_add_test (tc, test_pad_differences_warn);
   tcase_add_test (tc, test_seek_after_eos);
   tcase_add_test (tc, test_log_write_error);
