@@ -109,6 +109,7 @@ struct QmEngine {
     bool bk_busy;         /* a thread is calling the backend (lock dropped) */
     unsigned timeout_ms;  /* bound on every wait for the backend */
     char backend_note[320]; /* where the metrics run and why (open_backend) */
+    unsigned test_delay_us; /* QMETRIC_TEST_DELAY_US: a slow CPU, for tests */
 };
 
 const char *qm_strerror(int err)
@@ -662,6 +663,8 @@ static int run_task(QmEngine *e, Slot *s, int inst, int worker)
     QmFrame f = { &s->ref, &s->dist, s->index };
     void *priv = in->priv[in->npriv == 1 ? 0 : worker];
     int err = in->d->cpu.compute(priv, &f, &r);
+    if (e->test_delay_us && s->computed)
+        usleep(e->test_delay_us);
     if (err)
         set_error(e, "%s failed on frame %llu: %s", in->d->name,
                   (unsigned long long)s->index, qm_strerror(err));
@@ -1014,6 +1017,12 @@ int qm_engine_open_with(QmEngine **out, const QmSettings *s,
         return QM_ENOMEM;
     e->s = *s;
     e->timeout_ms = s->device_timeout_ms ? s->device_timeout_ms : QM_DEVICE_TIMEOUT_MS;
+    /* a test hook: every CPU computation of a metric on a scored frame
+     * takes this much longer (a machine too slow for its input, on demand;
+     * the element's overload test, docs/element.md "Overload") */
+    const char *delay = getenv("QMETRIC_TEST_DELAY_US");
+    if (delay)
+        e->test_delay_us = (unsigned)strtoul(delay, NULL, 10);
     int err = QM_EINVAL;
     if (s->w <= 0 || s->h <= 0 || s->bpc < 8 || s->bpc > 16 ||
         s->chroma > QM_CHROMA_444) {
@@ -1153,6 +1162,13 @@ static bool needs_host_planar(const QmPicture *a, const QmPicture *b)
 int qm_engine_submit(QmEngine *e, const QmPicture *ref, const QmPicture *dist,
                      void *frame_user)
 {
+    return qm_engine_submit_flags(e, ref, dist, frame_user, 0);
+}
+
+int qm_engine_submit_flags(QmEngine *e, const QmPicture *ref,
+                           const QmPicture *dist, void *frame_user,
+                           unsigned flags)
+{
     if (e->flushed)
         return QM_EINVAL;
     if (ref->w != e->s.w || ref->h != e->s.h || dist->w != e->s.w ||
@@ -1213,7 +1229,7 @@ int qm_engine_submit(QmEngine *e, const QmPicture *ref, const QmPicture *dist,
     s->ref = *ref;
     s->dist = *dist;
     s->user = frame_user;
-    s->computed = s->index % e->s.subsample == 0;
+    s->computed = s->index % e->s.subsample == 0 && !(flags & QM_SUBMIT_SKIP);
     s->todo = s->claimed = s->done = 0;
     s->bk_pending = false;
     uint32_t bk_todo = 0;

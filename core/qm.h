@@ -164,6 +164,18 @@ unsigned qm_engine_delay(const QmEngine *e);
 int qm_engine_submit(QmEngine *e, const QmPicture *ref, const QmPicture *dist,
                      void *frame_user);
 
+enum {
+    /* no scores for this pair, as for a pair that subsample leaves out:
+     * metrics that see every frame (motion) still read it, so the scores of
+     * the pairs around it are those of a run that scores every pair */
+    QM_SUBMIT_SKIP = 1 << 0,
+};
+
+/** qm_engine_submit() with QM_SUBMIT_* flags. */
+int qm_engine_submit_flags(QmEngine *e, const QmPicture *ref,
+                           const QmPicture *dist, void *frame_user,
+                           unsigned flags);
+
 typedef struct QmResult {
     uint64_t index;      /* pair index, from 0 in submission order */
     void *frame_user;

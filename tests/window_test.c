@@ -327,7 +327,8 @@ static void test_jsonl_record(void)
     CHECK(line && !strcmp(buf, "{\"type\":\"window\",\"window\":3,"
           "\"start_running_time\":3000000000,\"end_running_time\":null,"
           "\"reason\":\"eos\",\"pairs\":2,\"unmatched_reference\":1,"
-          "\"unmatched_distorted\":0,\"unreadable\":0,\"pooled_metrics\":"
+          "\"unmatched_distorted\":0,\"unreadable\":0,\"skipped\":0,"
+          "\"pooled_metrics\":"
           "{\"vmaf\":{\"frames\":2,\"min\":80.000000,\"mean\":85.000000,"
           "\"p5\":80.500000}}}\n"), "record: %s", buf);
     qm_pool_clear(&pools[0]);

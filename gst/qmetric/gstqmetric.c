@@ -55,6 +55,7 @@
 #include "qmlog.h"
 #include "gstqmetricwindow.h"
 #include "qmratelimit.h"
+#include "qmshed.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_qmetric_debug);
 #define GST_CAT_DEFAULT gst_qmetric_debug
@@ -84,6 +85,8 @@ GST_DEBUG_CATEGORY_STATIC (gst_qmetric_debug);
  * wait (core/pair.h) */
 #define PAIR_QUEUE_MAX 8
 #define DEFAULT_WINDOW "none"
+/* live, behind: score at least one pair in 100 (docs/element.md, Overload) */
+#define DEFAULT_MAX_SKIP 100
 
 /* Warnings that can repeat, rate-limited per cause (qmratelimit.h): the
  * first WARN_BURST of a per-frame cause pass (GstAggregator's latency
@@ -123,6 +126,7 @@ enum
   PROP_PAIRING_TOLERANCE,
   PROP_PARTNER_TIMEOUT,
   PROP_WINDOW,
+  PROP_MAX_SKIP,
 };
 
 /* One compared pair, from submission to the push of its distorted frame. */
@@ -136,6 +140,7 @@ typedef struct
   gboolean done;                /* scores known (or none due) */
   gboolean has_scores;
   gboolean unreadable;          /* matched but not mapped: not compared */
+  gboolean skipped;             /* not scored to keep up (Overload) */
   gdouble *values;
   guint8 *present;
 } QmPair;
@@ -180,6 +185,7 @@ struct _GstQmetric
   GstClockTime pairing_tolerance;
   GstClockTime partner_timeout;
   gchar *window;
+  guint max_skip;
 
   /* CUDA shared with upstream (a GstCudaContext) */
   GstObject *cuda_ctx;
@@ -203,6 +209,8 @@ struct _GstQmetric
   guint64 n_pairs;              /* pairs submitted since start */
   guint64 n_scored;             /* pairs with scores */
   guint64 unmatched_ref, unmatched_dist, unreadable, out_of_range;
+  guint64 skipped;              /* pairs not scored to keep up (live) */
+  QmShed shed;                  /* which pairs, when behind (qmshed.c) */
   /* buffers of CUDA memory read in place by the CUDA backend, and those
    * mapped for the CPU instead (a download; see compare_pair) */
   guint64 cuda_in_place, cuda_copied;
@@ -515,6 +523,14 @@ gst_qmetric_class_init (GstQmetricClass * klass)
           "number of pairs (\"120frames\") or \"keyframe\" (from one "
           "distorted key frame to the next). A window ends early after 36000 "
           "pairs", DEFAULT_WINDOW, flags));
+  g_object_class_install_property (gobject_class, PROP_MAX_SKIP,
+      g_param_spec_uint ("max-skip", "Maximum skip",
+          "Live: when the metrics cannot keep up with the input, score one "
+          "pair in k (k chosen from the backlog, back to 1 when it is gone) "
+          "and pass the others downstream unscored, counted as skipped; "
+          "max-skip bounds k (1 = score every pair however late: the delay "
+          "then grows without bound). Not live, every pair is scored",
+          1, 100000, DEFAULT_MAX_SKIP, flags));
 
   {
     /* system memory, and CUDA memory where GStreamer's CUDA library and our
@@ -608,6 +624,7 @@ gst_qmetric_init (GstQmetric * self)
   self->pairing_tolerance = DEFAULT_PAIRING_TOLERANCE;
   self->partner_timeout = DEFAULT_PARTNER_TIMEOUT;
   self->window = g_strdup (DEFAULT_WINDOW);
+  self->max_skip = DEFAULT_MAX_SKIP;
   g_queue_init (&self->out);
 }
 
@@ -730,6 +747,9 @@ gst_qmetric_set_property (GObject * object, guint prop_id,
       if (!self->window)
         self->window = g_strdup (DEFAULT_WINDOW);
       break;
+    case PROP_MAX_SKIP:
+      self->max_skip = g_value_get_uint (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -792,6 +812,9 @@ gst_qmetric_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_WINDOW:
       g_value_set_string (value, self->window);
+      break;
+    case PROP_MAX_SKIP:
+      g_value_set_uint (value, self->max_skip);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -1213,7 +1236,7 @@ window_emit (void *opaque, QmWindowStats * st)
   if (self->log) {
     QmLogWindow lw = { st->index, st->start_rt, st->end_rt, st->reason,
       st->pairs, st->unmatched_ref, st->unmatched_dist, st->unreadable,
-      MIN (st->n_features, self->n_features), st->pools,
+      st->skipped, MIN (st->n_features, self->n_features), st->pools,
       QM_POOL_LIBVMAF | QM_POOL_P1 | QM_POOL_P5
     };
     if (qm_log_window (self->log, &lw) < 0)
@@ -1263,7 +1286,8 @@ window_add (GstQmetric * self, QmPair * p)
   else if (p->unreadable)
     qm_window_event (self->win, rt, QM_WINDOW_UNREADABLE, key, TRUE);
   else
-    qm_window_pair (self->win, rt, p->duration, key, self->n_features,
+    qm_window_pair (self->win, rt, p->duration, (key ? QM_WINDOW_PAIR_KEY :
+            0) | (p->skipped ? QM_WINDOW_PAIR_SKIPPED : 0), self->n_features,
         p->has_scores ? p->values : NULL, p->present);
 }
 
@@ -1332,6 +1356,7 @@ summary_structure (GstQmetric * self)
       "unmatched-reference", G_TYPE_UINT64, self->unmatched_ref,
       "unmatched-distorted", G_TYPE_UINT64, self->unmatched_dist,
       "unreadable", G_TYPE_UINT64, self->unreadable,
+      "skipped", G_TYPE_UINT64, self->skipped,
       "cuda-in-place", G_TYPE_UINT64, self->cuda_in_place,
       "cuda-copied", G_TYPE_UINT64, self->cuda_copied,
       "warnings-suppressed", G_TYPE_UINT64, warn_suppressed (self),
@@ -1602,6 +1627,7 @@ pairing_start (GstQmetric * self)
   self->agg_latency = GST_CLOCK_TIME_NONE;
   GST_OBJECT_LOCK (self);
   timeout = self->partner_timeout;
+  qm_shed_init (&self->shed, self->max_skip);
   GST_OBJECT_UNLOCK (self);
   if (timeout > 0) {
     self->wd_running = TRUE;
@@ -2024,6 +2050,58 @@ formats_agree (GstQmetric * self)
 static gboolean geometry_changed (const GstVideoInfo * a,
     const GstVideoInfo * b);
 
+/* Live: whether pair p is scored or skipped to keep up (qmshed.c).  Its lag
+ * is how far its running time is behind the clock's; the budget, the
+ * aggregator's latency.  A change of the share scored is said: a warning
+ * while pairs are skipped, an info message once every pair is scored
+ * again. */
+static gboolean
+shed_skip (GstQmetric * self, QmPair * p)
+{
+  GstClock *clock;
+  GstClockTime now, base;
+  const GstVideoInfo *info = &self->pair_dist_info;
+  gint64 frame_ns = -1, lag;
+  QmShedChange change;
+  gboolean score;
+  gchar held[64];
+
+  if (self->shed.max_skip <= 1 || !GST_CLOCK_TIME_IS_VALID (self->agg_latency)
+      || !GST_CLOCK_TIME_IS_VALID (p->running_time) ||
+      !(clock = gst_element_get_clock (GST_ELEMENT (self))))
+    return FALSE;
+  now = gst_clock_get_time (clock);
+  gst_object_unref (clock);
+  base = gst_element_get_base_time (GST_ELEMENT (self));
+  lag = (gint64) (now - base) - (gint64) p->running_time;
+  if (GST_CLOCK_TIME_IS_VALID (p->duration))
+    frame_ns = (gint64) p->duration;
+  else if (GST_VIDEO_INFO_FPS_N (info) > 0)
+    frame_ns = gst_util_uint64_scale_int (GST_SECOND,
+        GST_VIDEO_INFO_FPS_D (info), GST_VIDEO_INFO_FPS_N (info));
+  score = qm_shed_pair (&self->shed, g_get_monotonic_time (), lag,
+      (gint64) self->agg_latency, frame_ns, &change);
+  if (change == QM_SHED_SAME)
+    return !score;
+  GST_INFO_OBJECT (self, "lag %" GST_STIME_FORMAT ", latency %"
+      GST_TIME_FORMAT ": scoring 1 pair in %u", GST_STIME_ARGS (lag),
+      GST_TIME_ARGS (self->agg_latency), self->shed.k);
+  if (self->shed.k == 1) {
+    GST_ELEMENT_INFO (self, STREAM, FAILED,
+        ("Keeping up again: scoring every pair (%.1f pairs/s)",
+            self->shed.rate), (NULL));
+  } else if (warn_pass (self, WARN_OVERLOAD, held)) {
+    GST_ELEMENT_WARNING (self, STREAM, FAILED,
+        ("Falling behind: scoring 1 pair in %u (%.1f of %.1f pairs/s) to "
+            "stay within the latency (%" GST_TIME_FORMAT "); the other pairs "
+            "pass downstream unscored and are counted as skipped (max-skip=%u"
+            "%s)", self->shed.k, self->shed.rate / self->shed.k,
+            self->shed.rate, GST_TIME_ARGS (self->agg_latency),
+            self->shed.max_skip, held), (NULL));
+  }
+  return !score;
+}
+
 static GstFlowReturn
 compare_pair (GstQmetric * self, GstBuffer * rbuf, GstBuffer * dbuf,
     GstClockTime rt)
@@ -2032,6 +2110,7 @@ compare_pair (GstQmetric * self, GstBuffer * rbuf, GstBuffer * dbuf,
   GstSegment *seg = &self->dist_pad->segment;
   GstQmetricMapResult mr;
   gboolean gpu;
+  unsigned flags;
   int err;
 
   /* a size or format change reaches the engine with the first pair in the
@@ -2082,8 +2161,15 @@ compare_pair (GstQmetric * self, GstBuffer * rbuf, GstBuffer * dbuf,
   self->last_stream_time = p->stream_time;
   p->index = self->n_pairs++;
   g_queue_push_tail (&self->out, p);
+  /* a skipped pair still goes through the engine, unscored, as subsample
+   * leaves pairs out: motion sees every frame, so the pairs that are
+   * scored get the scores of a run that scores them all */
+  p->skipped = shed_skip (self, p);
+  self->skipped += p->skipped;
+  flags = p->skipped ? QM_SUBMIT_SKIP : 0;
 
-  err = qm_engine_submit (self->engine, &p->ref.pic, &p->dist.pic, p);
+  err = qm_engine_submit_flags (self->engine, &p->ref.pic, &p->dist.pic, p,
+      flags);
   if (err == QM_EAGAIN) {
     /* results are taken after every submit; this only happens if the
      * engine's ring is full of look-ahead: take them and try again */
@@ -2097,7 +2183,8 @@ compare_pair (GstQmetric * self, GstBuffer * rbuf, GstBuffer * dbuf,
       p->done = TRUE;
       return ret;
     }
-    err = qm_engine_submit (self->engine, &p->ref.pic, &p->dist.pic, p);
+    err = qm_engine_submit_flags (self->engine, &p->ref.pic, &p->dist.pic,
+        p, flags);
   }
   if (err) {
     GST_ELEMENT_ERROR (self, LIBRARY, FAILED,
@@ -2180,6 +2267,10 @@ pair_queued (GstQmetric * self, gint64 deadline, gboolean done_all)
         self->pair_dist_info = self->pq[QM_PAIR_DIST].info[0];
         rbuf = queue_pop (self, QM_PAIR_REF);
         ret = compare_pair (self, rbuf, queue_pop (self, QM_PAIR_DIST), rt);
+        /* what is scored leaves now, not when this loop ends: with frames
+         * always waiting (behind, live), that is much later */
+        if (ret == GST_FLOW_OK)
+          ret = drain (self, FALSE);
         break;
       }
       case QM_PAIR_DROP_REF:
@@ -2535,6 +2626,7 @@ reset_counts (GstQmetric * self)
   self->n_pairs = self->n_scored = 0;
   self->unmatched_ref = self->unmatched_dist = 0;
   self->unreadable = self->out_of_range = 0;
+  self->skipped = 0;
   self->cuda_in_place = self->cuda_copied = 0;
   self->flushes = 0;
   self->first_stream_time = self->last_stream_time = GST_CLOCK_TIME_NONE;

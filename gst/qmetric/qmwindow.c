@@ -22,7 +22,7 @@ struct QmWindow {
     int open;                   /* the window has a start */
     uint64_t start_rt, end_rt;  /* end_rt: nominal end (duration) or the
                                  * end of the last frame seen */
-    uint64_t pairs, counts[3];
+    uint64_t pairs, skipped, counts[3];
     /* events found ahead of the pairs before them (a ring) */
     Pending pending[QM_WINDOW_MAX_PENDING];
     unsigned p_head, p_len;
@@ -181,6 +181,7 @@ static void close_window(QmWindow *w, const char *reason, uint64_t boundary)
         .end_rt = w->end_rt,
         .reason = reason,
         .pairs = w->pairs,
+        .skipped = w->skipped,
         .unmatched_ref = w->counts[QM_WINDOW_UNMATCHED_REF],
         .unmatched_dist = w->counts[QM_WINDOW_UNMATCHED_DIST],
         .unreadable = w->counts[QM_WINDOW_UNREADABLE],
@@ -193,7 +194,7 @@ static void close_window(QmWindow *w, const char *reason, uint64_t boundary)
         qm_pool_clear(&w->pools[i]);
         qm_pool_init(&w->pools[i]);
     }
-    w->pairs = 0;
+    w->pairs = w->skipped = 0;
     memset(w->counts, 0, sizeof(w->counts));
     w->open = 0;
 }
@@ -277,9 +278,10 @@ static void advance(QmWindow *w, uint64_t rt, int keyframe)
         begin(w, rt);
 }
 
-void qm_window_pair(QmWindow *w, uint64_t rt, uint64_t dur, int keyframe,
+void qm_window_pair(QmWindow *w, uint64_t rt, uint64_t dur, unsigned flags,
                     unsigned n, const double *values, const uint8_t *present)
 {
+    const int keyframe = (flags & QM_WINDOW_PAIR_KEY) != 0;
     if (!w || w->spec.kind == QM_WINDOW_OFF)
         return;
     if (!w->pools && n) {
@@ -295,6 +297,7 @@ void qm_window_pair(QmWindow *w, uint64_t rt, uint64_t dur, int keyframe,
     if (rt != QM_WINDOW_TIME_NONE)
         fold_pending(w, rt);
     w->pairs++;
+    w->skipped += (flags & QM_WINDOW_PAIR_SKIPPED) != 0;
     extend(w, rt, dur);
     for (unsigned i = 0; values && present && i < w->n; i++)
         if (present[i])
