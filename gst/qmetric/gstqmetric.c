@@ -135,6 +135,7 @@ typedef struct
   guint64 index;
   GstQmetricSide ref, dist;
   GstBuffer *dist_buf;          /* NULL once pushed */
+  GstCaps *caps;                /* dist_buf's caps (the src pad's for it) */
   GstClockTime pts, duration, running_time, stream_time;
   gboolean matched;             /* FALSE: a distorted frame with no reference */
   gboolean done;                /* scores known (or none due) */
@@ -154,6 +155,7 @@ typedef struct
   /* each frame's caps when it was taken: a caps change may come (and
    * change the pad's info) while earlier frames still wait here */
   GstVideoInfo info[PAIR_QUEUE_MAX];
+  GstCaps *caps[PAIR_QUEUE_MAX];        /* distorted pad: the frame's caps */
   guint n;
   gint n_shared;                /* n, for the watchdog thread (atomic) */
   GstClockTime prev_t;          /* last timed frame's running time */
@@ -192,6 +194,10 @@ struct _GstQmetric
 
   /* streaming state */
   GstVideoInfo ref_info, dist_info;   /* the pads' latest caps */
+  /* the distorted pad's latest caps, in stream order (the pad's current
+   * caps are set when the event arrives, ahead of the frames queued
+   * before it), and the caps last set on the src pad */
+  GstCaps *dist_caps, *src_caps;
   /* the caps of the pair being compared (its frames' own, from the pairing
    * queue) and those the engine was opened for */
   GstVideoInfo pair_ref_info, pair_dist_info, engine_info;
@@ -831,6 +837,7 @@ qm_pair_free (QmPair * p)
   gst_qmetric_side_unmap (&p->ref);
   gst_qmetric_side_unmap (&p->dist);
   gst_clear_buffer (&p->dist_buf);
+  gst_clear_caps (&p->caps);
   g_free (p->values);
   g_free (p->present);
   g_free (p);
@@ -1140,6 +1147,13 @@ push_pair (GstQmetric * self, QmPair * p)
   /* GstAggregator (1.22) sends stream-start/caps/segment with the first
    * buffer only; before that a tag event would be out of order, so the first
    * frame's tags follow its buffer and every later frame's precede it. */
+  /* a caps change goes downstream with the first frame in the new caps,
+   * after the frames of the old ones */
+  if (p->caps && p->caps != self->src_caps) {
+    if (!self->src_caps || !gst_caps_is_equal (p->caps, self->src_caps))
+      gst_aggregator_set_src_caps (agg, p->caps);
+    gst_caps_replace (&self->src_caps, p->caps);
+  }
   segment = gst_pad_get_sticky_event (agg->srcpad, GST_EVENT_SEGMENT, 0);
   if (segment && tags) {
     gst_pad_push_event (agg->srcpad, gst_event_new_tag (tags));
@@ -1579,23 +1593,31 @@ queue_clear (QmPadQueue * q)
 {
   guint i;
 
-  for (i = 0; i < q->n; i++)
+  for (i = 0; i < q->n; i++) {
     gst_buffer_unref (q->buf[i]);
+    gst_clear_caps (&q->caps[i]);
+  }
   q->n = 0;
   g_atomic_int_set (&q->n_shared, 0);
   q->prev_t = GST_CLOCK_TIME_NONE;
   q->last_dur = -1;
 }
 
-/* Remove the head of pad i's queue; the caller owns the buffer. */
+/* Remove the head of pad i's queue; the caller owns the buffer, and its
+ * caps if it asks for them (else they are released). */
 static GstBuffer *
-queue_pop (GstQmetric * self, guint i)
+queue_pop (GstQmetric * self, guint i, GstCaps ** caps)
 {
   QmPadQueue *q = &self->pq[i];
   GstBuffer *buf = q->buf[0];
 
+  if (caps)
+    *caps = q->caps[0];
+  else
+    gst_clear_caps (&q->caps[0]);
   q->n--;
   memmove (q->buf, q->buf + 1, q->n * sizeof (q->buf[0]));
+  memmove (q->caps, q->caps + 1, q->n * sizeof (q->caps[0]));
   memmove (q->f, q->f + 1, q->n * sizeof (q->f[0]));
   memmove (q->info, q->info + 1, q->n * sizeof (q->info[0]));
   g_atomic_int_set (&q->n_shared, q->n);
@@ -1757,6 +1779,8 @@ pull_frame (GstQmetric * self, guint i, gint64 deadline, gboolean * error)
   GST_LOG_OBJECT (self, "took %s frame %" G_GINT64_FORMAT ", deadline %"
       G_GINT64_FORMAT, pad_names[i], f->t, deadline);
   q->info[q->n] = i == QM_PAIR_REF ? self->ref_info : self->dist_info;
+  q->caps[q->n] = i == QM_PAIR_DIST && self->dist_caps ?
+      gst_caps_ref (self->dist_caps) : NULL;
   q->buf[q->n++] = buf;
   g_atomic_int_set (&q->n_shared, q->n);
 
@@ -1849,7 +1873,7 @@ warn_unmatched (GstQmetric * self, gboolean is_ref, GstClockTime rt,
 static void
 drop_ref (GstQmetric * self, GstClockTime rt, QmPairReason why)
 {
-  gst_buffer_unref (queue_pop (self, QM_PAIR_REF));
+  gst_buffer_unref (queue_pop (self, QM_PAIR_REF, NULL));
   /* in order when no earlier pair is still being scored */
   qm_window_event (self->win, rt, QM_WINDOW_UNMATCHED_REF, FALSE,
       g_queue_is_empty (&self->out));
@@ -1863,7 +1887,7 @@ pass_dist (GstQmetric * self, GstClockTime rt, QmPairReason why)
 {
   QmPair *p = g_new0 (QmPair, 1);
 
-  p->dist_buf = queue_pop (self, QM_PAIR_DIST);
+  p->dist_buf = queue_pop (self, QM_PAIR_DIST, &p->caps);
   p->running_time = rt;
   p->done = TRUE;
   g_queue_push_tail (&self->out, p);
@@ -2102,9 +2126,10 @@ shed_skip (GstQmetric * self, QmPair * p)
   return !score;
 }
 
+/* Score the pair rbuf, dbuf (dcaps: dbuf's caps); all three are taken. */
 static GstFlowReturn
 compare_pair (GstQmetric * self, GstBuffer * rbuf, GstBuffer * dbuf,
-    GstClockTime rt)
+    GstCaps * dcaps, GstClockTime rt)
 {
   QmPair *p;
   GstSegment *seg = &self->dist_pad->segment;
@@ -2125,11 +2150,13 @@ compare_pair (GstQmetric * self, GstBuffer * rbuf, GstBuffer * dbuf,
   if (!formats_agree (self) || (!self->engine && !open_engine (self, rt))) {
     gst_buffer_unref (rbuf);
     gst_buffer_unref (dbuf);
+    gst_clear_caps (&dcaps);
     return GST_FLOW_ERROR;
   }
   self->engine_info = self->pair_dist_info;
   p = g_new0 (QmPair, 1);
   p->dist_buf = dbuf;
+  p->caps = dcaps;
   p->pts = GST_BUFFER_PTS (dbuf);
   p->duration = GST_BUFFER_DURATION (dbuf);
   p->running_time = rt;
@@ -2262,11 +2289,13 @@ pair_queued (GstQmetric * self, gint64 deadline, gboolean done_all)
     switch (d.action) {
       case QM_PAIR_MATCH:{
         GstClockTime rt = from_pair_time (self->pq[QM_PAIR_DIST].f[0].t);
-        GstBuffer *rbuf;
+        GstBuffer *rbuf, *dbuf;
+        GstCaps *dcaps;
         self->pair_ref_info = self->pq[QM_PAIR_REF].info[0];
         self->pair_dist_info = self->pq[QM_PAIR_DIST].info[0];
-        rbuf = queue_pop (self, QM_PAIR_REF);
-        ret = compare_pair (self, rbuf, queue_pop (self, QM_PAIR_DIST), rt);
+        rbuf = queue_pop (self, QM_PAIR_REF, NULL);
+        dbuf = queue_pop (self, QM_PAIR_DIST, &dcaps);
+        ret = compare_pair (self, rbuf, dbuf, dcaps, rt);
         /* what is scored leaves now, not when this loop ends: with frames
          * always waiting (behind, live), that is much later */
         if (ret == GST_FLOW_OK)
@@ -2525,8 +2554,9 @@ gst_qmetric_sink_event (GstAggregator * agg, GstAggregatorPad * pad,
         }
         self->engine_info = info;
       }
+      /* the src pad takes them with the first frame in them (push_pair) */
       if (is_dist)
-        gst_aggregator_set_src_caps (agg, caps);
+        gst_caps_replace (&self->dist_caps, caps);
       gst_event_unref (event);
       return TRUE;
     }
@@ -2702,6 +2732,8 @@ gst_qmetric_stop (GstAggregator * agg)
   }
   free_features (self);
   gst_clear_object (&self->cuda_ctx);
+  gst_clear_caps (&self->dist_caps);
+  gst_clear_caps (&self->src_caps);
   return TRUE;
 }
 

@@ -470,6 +470,56 @@ GST_START_TEST (test_renegotiate_size_and_format)
 }
 GST_END_TEST;
 
+/* The distorted frames leave with their own caps: a size change on both
+ * pads reaches downstream with the first frame in the new size, not before
+ * the frames still being scored (with motion's look-ahead, the last frame
+ * of the old size is held until the next frame; its caps used to go
+ * downstream ahead of it, so a sink saw a 64x48 buffer under 32x32 caps). */
+static GstPadProbeReturn
+check_buffer_fits_caps (GstPad * pad, GstPadProbeInfo * info, gpointer user)
+{
+  guint *wrong = user;
+  GstCaps *caps = gst_pad_get_current_caps (pad);
+  GstVideoInfo vi;
+
+  fail_unless (caps && gst_video_info_from_caps (&vi, caps));
+  if (gst_buffer_get_size (GST_PAD_PROBE_INFO_BUFFER (info)) != vi.size)
+    (*wrong)++;
+  gst_caps_unref (caps);
+  return GST_PAD_PROBE_OK;
+}
+
+GST_START_TEST (test_renegotiate_caps_order)
+{
+  const gchar *small = "video/x-raw,format=I420,width=32,height=32,"
+      "framerate=25/1";
+  QmRig *rig = rig_new ("metrics=psnr,motion", CAPS_64, NULL);
+  GstPad *pad = gst_element_get_static_pad (rig->sink, "sink");
+  Bus b = { 0 };
+  guint wrong = 0, i;
+
+  gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, check_buffer_fits_caps,
+      &wrong, NULL);
+  for (i = 0; i < 8; i++) {
+    if (i == 4) {
+      set_caps (rig, TRUE, small);
+      set_caps (rig, FALSE, small);
+    }
+    qm_rig_push (rig, TRUE, frame (i < 4 ? CAPS_64 : small, i), i);
+    qm_rig_push (rig, FALSE, frame (i < 4 ? CAPS_64 : small, i), i);
+  }
+  qm_rig_eos (rig, TRUE);
+  qm_rig_eos (rig, FALSE);
+  bus_run (rig->pipe, &b);
+  fail_unless (b.eos && !b.error, "%s", b.error);
+  fail_unless_equals_int (rig->buffers->len, 8);
+  fail_unless_equals_int (wrong, 0);
+  gst_object_unref (pad);
+  bus_clear (&b);
+  qm_rig_free (rig);
+}
+GST_END_TEST;
+
 /* Colorimetry, PAR and frame rate changes keep the engine: motion (which
  * depends on the previous frame) scores exactly as without the change. */
 static void
@@ -1039,6 +1089,7 @@ robustness_suite (void)
   tcase_add_test (tc, test_meta_padded_ok);
   tcase_add_test (tc, test_out_of_range_samples);
   tcase_add_test (tc, test_renegotiate_size_and_format);
+  tcase_add_test (tc, test_renegotiate_caps_order);
   tcase_add_test (tc, test_metadata_change_keeps_engine);
   tcase_add_test (tc, test_colorimetry_change_loop);
   tcase_add_test (tc, test_warnings_rate_limited);
