@@ -1,4 +1,6 @@
 /* gst-qmetric tests: shared rig. */
+#include <string.h>
+
 #include <gst/check/gstcheck.h>
 #include <gst/app/gstappsrc.h>
 #include <gst/app/gstappsink.h>
@@ -183,6 +185,26 @@ qm_rig_free (QmRig * rig)
     gst_structure_free (rig->summary);
   g_free (rig->error);
   g_free (rig);
+}
+
+guint64
+qm_u64 (const GstStructure * s, const gchar * field)
+{
+  guint64 v = G_MAXUINT64;
+
+  fail_unless (gst_structure_get_uint64 (s, field, &v), "no field %s", field);
+  return v;
+}
+
+gboolean
+qm_has_text (GPtrArray * texts, const gchar * part)
+{
+  guint i;
+
+  for (i = 0; i < texts->len; i++)
+    if (strstr (g_ptr_array_index (texts, i), part))
+      return TRUE;
+  return FALSE;
 }
 
 gdouble

@@ -31,6 +31,11 @@ void qm_rig_run (QmRig * rig);
 void qm_rig_finish (QmRig * rig);
 void qm_rig_free (QmRig * rig);
 
+/* A guint64 field of s, asserting it exists. */
+guint64 qm_u64 (const GstStructure * s, const gchar * field);
+/* Whether one of texts (gchar*) contains part. */
+gboolean qm_has_text (GPtrArray * texts, const gchar * part);
+
 /* Field of the nth score message, asserting it exists. */
 gdouble qm_rig_score (QmRig * rig, guint n, const gchar * feature);
 

@@ -11,7 +11,9 @@
 
 #include <gst/check/gstcheck.h>
 
+#include "../qmtest.h"
 #include "gstqmetricmeta.h"
+
 
 #define DELAY_US "25000"
 #define FAST_S 3.0              /* 40 frames/s until then */
@@ -160,15 +162,6 @@ run_live (Run * r, const gchar * props, gdouble secs)
   gst_object_unref (pipe);
 }
 
-static guint64
-u64 (const GstStructure * s, const gchar * f)
-{
-  guint64 v = G_MAXUINT64;
-
-  fail_unless (gst_structure_get_uint64 (s, f, &v), "no field %s", f);
-  return v;
-}
-
 /* Score messages of frames with running time in [a, b) (s), and how many of
  * them came within `late` s of it. */
 static guint
@@ -187,17 +180,6 @@ scored_in (const Run * r, gdouble a, gdouble b, gdouble late, guint * in_time)
   return n;
 }
 
-static gboolean
-has_prefix (GPtrArray * texts, const gchar * prefix)
-{
-  guint i;
-
-  for (i = 0; i < texts->len; i++)
-    if (g_str_has_prefix (g_ptr_array_index (texts, i), prefix))
-      return TRUE;
-  return FALSE;
-}
-
 /* max-skip=1, the behaviour before shedding: every pair is scored however
  * late, so the delay grows without bound.  From the second second on, no
  * score comes within 0.5 s of its frame: for a live monitor, nothing is
@@ -213,8 +195,8 @@ GST_START_TEST (test_overload_without_shedding)
       in_time);
   fail_unless (n > 0);
   fail_unless_equals_int (in_time, 0);
-  fail_unless_equals_uint64 (u64 (r.summary, "skipped"), 0);
-  fail_unless (!has_prefix (r.warnings, "Falling behind"));
+  fail_unless_equals_uint64 (qm_u64 (r.summary, "skipped"), 0);
+  fail_unless (!qm_has_text (r.warnings, "Falling behind"));
   run_clear (&r);
 }
 GST_END_TEST;
@@ -243,17 +225,17 @@ GST_START_TEST (test_overload_sheds)
   fail_unless (n >= 0.1 * 40 * (FAST_S - 1) && n <= 0.55 * 40 * (FAST_S - 1),
       "%u scored", n);
   fail_unless (in_time >= 0.9 * n, "%u of %u in time", in_time, n);
-  fail_unless (has_prefix (r.warnings, "Falling behind: scoring 1 pair in "));
+  fail_unless (qm_has_text (r.warnings, "Falling behind: scoring 1 pair in "));
   fail_unless (!r.false_pair, "a score not at the PSNR cap: a wrong pair");
 
   /* the slow input: every pair again, said in an info message */
-  fail_unless (has_prefix (r.infos, "Keeping up again: scoring every pair"));
+  fail_unless (qm_has_text (r.infos, "Keeping up again: scoring every pair"));
   {
     const GstStructure *last = g_ptr_array_index (r.windows,
         r.windows->len - 2);
-    fail_unless (u64 (last, "pairs") >= 6 && u64 (last, "skipped") == 0,
+    fail_unless (qm_u64 (last, "pairs") >= 6 && qm_u64 (last, "skipped") == 0,
         "the last whole window: %" G_GUINT64_FORMAT " pairs, %"
-        G_GUINT64_FORMAT " skipped", u64 (last, "pairs"), u64 (last,
+        G_GUINT64_FORMAT " skipped", qm_u64 (last, "pairs"), qm_u64 (last,
             "skipped"));
   }
 
@@ -261,17 +243,17 @@ GST_START_TEST (test_overload_sheds)
    * scored or skipped, every distorted frame downstream, with a meta
    * exactly when scored */
   for (i = 0; i < r.windows->len; i++)
-    skipped += u64 (g_ptr_array_index (r.windows, i), "skipped");
-  pairs = u64 (r.summary, "pairs");
-  frames = u64 (r.summary, "frames");
+    skipped += qm_u64 (g_ptr_array_index (r.windows, i), "skipped");
+  pairs = qm_u64 (r.summary, "pairs");
+  frames = qm_u64 (r.summary, "frames");
   fail_unless (skipped > 0);
-  fail_unless_equals_uint64 (skipped, u64 (r.summary, "skipped"));
+  fail_unless_equals_uint64 (skipped, qm_u64 (r.summary, "skipped"));
   fail_unless_equals_uint64 (frames + skipped, pairs);
   /* (a starved machine can hold one branch past the latency: a few
    * frames unmatched by the live rule, counted as such) */
-  fail_unless (u64 (r.summary, "unmatched") <= pairs / 30, "%s",
+  fail_unless (qm_u64 (r.summary, "unmatched") <= pairs / 30, "%s",
       gst_structure_to_string (r.summary));
-  fail_unless_equals_int (r.out, pairs + u64 (r.summary,
+  fail_unless_equals_int (r.out, pairs + qm_u64 (r.summary,
           "unmatched-distorted"));
   fail_unless_equals_int (r.out_scored, frames);
 

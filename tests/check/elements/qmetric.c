@@ -550,17 +550,6 @@ run_size (const gchar * metrics, gint w, gint h)
   return rig;
 }
 
-static gboolean
-has_text (GPtrArray * texts, const gchar * part)
-{
-  guint i;
-
-  for (i = 0; i < texts->len; i++)
-    if (strstr (g_ptr_array_index (texts, i), part))
-      return TRUE;
-  return FALSE;
-}
-
 /* Every metric of the registry at sizes at and beyond the limits: alone it
  * either scores or fails naming why it cannot run (never an initialisation
  * failure); "all" never fails, scores what each metric alone scores and
@@ -597,7 +586,7 @@ GST_START_TEST (test_all_at_any_size)
             strstr (one->error, "needs at least"), "%s at %dx%d: %s",
             names[m], w, h, one->error);
         if (in_all)
-          fail_unless (has_text (all->warnings, left_out), "%s at %dx%d "
+          fail_unless (qm_has_text (all->warnings, left_out), "%s at %dx%d "
               "fails alone (%s) but \"all\" has no warning \"%s\"",
               names[m], w, h, one->error, left_out);
       } else {
@@ -606,7 +595,7 @@ GST_START_TEST (test_all_at_any_size)
         fail_unless (one->eos && one->scores->len == 2, "%s at %dx%d",
             names[m], w, h);
         /* (VMAF may be left out for another of its inputs) */
-        fail_if (via == names[m] && has_text (all->warnings, left_out), "%s "
+        fail_if (via == names[m] && qm_has_text (all->warnings, left_out), "%s "
             "runs alone at %dx%d but \"all\" left it out", names[m], w, h);
         alone = g_ptr_array_index (one->scores, 0);
         /* its scores are in "all"'s rows (past the five time fields) */
@@ -747,10 +736,10 @@ GST_START_TEST (test_ready_only_properties_refused)
   g_free (s);
   qm_rig_finish (rig);
   fail_unless (rig->eos && !rig->error, "%s", rig->error);
-  fail_unless (has_text (rig->warnings, "The property \"metrics\" can be "
+  fail_unless (qm_has_text (rig->warnings, "The property \"metrics\" can be "
           "changed only in the NULL or READY state (it is read when the "
           "stream starts); it keeps its value \"psnr\""));
-  fail_unless (has_text (rig->warnings, "The property \"subsample\" can be "
+  fail_unless (qm_has_text (rig->warnings, "The property \"subsample\" can be "
           "changed only in the NULL or READY state (it is read when the "
           "stream starts); it keeps its value 1"));
   /* the stream ran with the old values: psnr only, every frame scored */
