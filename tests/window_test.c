@@ -280,6 +280,15 @@ static void test_frames_keyframe_cap(void)
           !strcmp(r.st[0].reason, "cap") && r.st[1].pairs == 5, "cap");
     qm_window_free(w);
 
+    /* pairs skipped to keep up count as pairs and as skipped, unscored */
+    w = make("3frames", &r);
+    pair(w, 0, 2);
+    qm_window_pair(w, 40 * MS, 40 * MS, QM_WINDOW_PAIR_SKIPPED, 1, NULL, NULL);
+    qm_window_pair(w, 80 * MS, 40 * MS, QM_WINDOW_PAIR_SKIPPED, 1, NULL, NULL);
+    CHECK(r.n == 1 && r.st[0].pairs == 3 && r.st[0].skipped == 2 &&
+          r.frames[0] == 1, "skipped pairs: %llu", (unsigned long long)r.st[0].skipped);
+    qm_window_free(w);
+
     /* unscored pairs (subsample) count as pairs, not as frames of a feature */
     w = make("2frames", &r);
     pair(w, 0, 4);
