@@ -108,6 +108,8 @@ struct QmEngine {
     uint64_t next_bk;     /* oldest frame whose backend work is not collected */
     bool bk_busy;         /* a thread is calling the backend (lock dropped) */
     unsigned timeout_ms;  /* bound on every wait for the backend */
+    char backend_note[320]; /* where the metrics run and why (open_backend) */
+    unsigned test_delay_us; /* QMETRIC_TEST_DELAY_US: a slow CPU, for tests */
 };
 
 const char *qm_strerror(int err)
@@ -595,8 +597,8 @@ static int cpu_init_insts(QmEngine *e)
                  * values (SpEED's prescale and 16x decimation must leave a
                  * 5x5 block, say): name the input, not just "not supported" */
                 set_error(e, "%s cannot run on %dx%d %d-bit %s input with its "
-                          "options (the picture is too small or too deep for "
-                          "them)", in->d->name, e->s.w, e->s.h, e->s.bpc,
+                          "options (the picture's size or depth is outside "
+                          "what they allow)", in->d->name, e->s.w, e->s.h, e->s.bpc,
                           chroma_name(e->s.chroma));
                 free(in->priv[k]);
                 in->priv[k] = NULL;
@@ -661,6 +663,8 @@ static int run_task(QmEngine *e, Slot *s, int inst, int worker)
     QmFrame f = { &s->ref, &s->dist, s->index };
     void *priv = in->priv[in->npriv == 1 ? 0 : worker];
     int err = in->d->cpu.compute(priv, &f, &r);
+    if (e->test_delay_us && s->computed)
+        usleep(e->test_delay_us);
     if (err)
         set_error(e, "%s failed on frame %llu: %s", in->d->name,
                   (unsigned long long)s->index, qm_strerror(err));
@@ -879,6 +883,8 @@ static int open_backend(QmEngine *e, const QmBackendOps *ops)
     QmBackendInst gi[MAX_INST];
     unsigned n = 0;
     if (!ops) {
+        snprintf(e->backend_note, sizeof(e->backend_note),
+                 "this build has no CUDA backend");
         if (e->s.backend != QM_BACKEND_CUDA)
             return 0;
         set_error(e, "backend=cuda: this build has no CUDA backend "
@@ -893,8 +899,11 @@ static int open_backend(QmEngine *e, const QmBackendOps *ops)
         gi[n].base = e->inst[i].base;
         n++;
     }
-    if (n == 0 && e->s.backend == QM_BACKEND_AUTO)
+    if (n == 0 && e->s.backend == QM_BACKEND_AUTO) {
+        snprintf(e->backend_note, sizeof(e->backend_note),
+                 "none of the metrics has a %s twin", ops->name);
         return 0;
+    }
     /* Frames in flight on the device.  Host pictures are copied into the
      * staging of several frames at once (a worker a plane) while earlier
      * frames run: eight slots keep eight copy workers and the GPU busy;
@@ -916,8 +925,9 @@ static int open_backend(QmEngine *e, const QmBackendOps *ops)
             free(msg);
             return err;
         }
-        qm_engine_log(e, QM_LOG_INFO, "no usable GPU (%s): metrics run on the CPU",
-                      msg ? msg : qm_strerror(err));
+        snprintf(e->backend_note, sizeof(e->backend_note), "no usable GPU: %s",
+                 msg ? msg : qm_strerror(err));
+        qm_engine_log(e, QM_LOG_INFO, "%s: metrics run on the CPU", e->backend_note);
         free(msg);
         return 0;
     }
@@ -925,6 +935,9 @@ static int open_backend(QmEngine *e, const QmBackendOps *ops)
     /* the backend's instance index k is the k-th instance it accepted */
     for (int i = 0; i < e->ninst; i++)
         e->inst[i].dev = ops->can_run(e->inst[i].d, &e->inst[i].opt);
+    snprintf(e->backend_note, sizeof(e->backend_note), "%s on %s: %u of %d "
+             "metric instances on the GPU", ops->name,
+             ops->device_name(e->bk_ctx), n, e->ninst);
     qm_engine_log(e, QM_LOG_INFO, "%s backend on %s: %u of %d metric "
                   "instances on the GPU", ops->name, ops->device_name(e->bk_ctx),
                   n, e->ninst);
@@ -1004,6 +1017,12 @@ int qm_engine_open_with(QmEngine **out, const QmSettings *s,
         return QM_ENOMEM;
     e->s = *s;
     e->timeout_ms = s->device_timeout_ms ? s->device_timeout_ms : QM_DEVICE_TIMEOUT_MS;
+    /* a test hook: every CPU computation of a metric on a scored frame
+     * takes this much longer (a machine too slow for its input, on demand;
+     * the element's overload test, docs/element.md "Overload") */
+    const char *delay = getenv("QMETRIC_TEST_DELAY_US");
+    if (delay)
+        e->test_delay_us = (unsigned)strtoul(delay, NULL, 10);
     int err = QM_EINVAL;
     if (s->w <= 0 || s->h <= 0 || s->bpc < 8 || s->bpc > 16 ||
         s->chroma > QM_CHROMA_444) {
@@ -1028,6 +1047,7 @@ int qm_engine_open_with(QmEngine **out, const QmSettings *s,
     e->max_inflight = (unsigned)(nt > 1 ? 2 * nt : 1);
     e->cap = e->max_inflight + e->delay + 64;
 
+    snprintf(e->backend_note, sizeof(e->backend_note), "backend=cpu");
     if (s->backend != QM_BACKEND_CPU && (err = open_backend(e, accel)))
         goto fail;
     if ((err = cpu_init_insts(e)))
@@ -1086,6 +1106,11 @@ fail:
 QmBackend qm_engine_backend(const QmEngine *e)
 {
     return e->bk ? QM_BACKEND_CUDA : QM_BACKEND_CPU;
+}
+
+const char *qm_engine_backend_note(const QmEngine *e)
+{
+    return e->backend_note;
 }
 
 bool qm_engine_reads_host(const QmEngine *e)
@@ -1196,6 +1221,13 @@ static bool needs_host_planar(const QmPicture *a, const QmPicture *b)
 int qm_engine_submit(QmEngine *e, const QmPicture *ref, const QmPicture *dist,
                      void *frame_user)
 {
+    return qm_engine_submit_flags(e, ref, dist, frame_user, 0);
+}
+
+int qm_engine_submit_flags(QmEngine *e, const QmPicture *ref,
+                           const QmPicture *dist, void *frame_user,
+                           unsigned flags)
+{
     if (e->flushed)
         return QM_EINVAL;
     if (ref->w != e->s.w || ref->h != e->s.h || dist->w != e->s.w ||
@@ -1256,7 +1288,7 @@ int qm_engine_submit(QmEngine *e, const QmPicture *ref, const QmPicture *dist,
     s->ref = *ref;
     s->dist = *dist;
     s->user = frame_user;
-    s->computed = s->index % e->s.subsample == 0;
+    s->computed = s->index % e->s.subsample == 0 && !(flags & QM_SUBMIT_SKIP);
     s->todo = s->claimed = s->done = 0;
     s->bk_pending = false;
     uint32_t bk_todo = 0;

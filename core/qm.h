@@ -145,6 +145,11 @@ int qm_engine_open(QmEngine **out, const QmSettings *s, char **errmsg);
 /** Backend actually in use (CPU or CUDA). */
 QmBackend qm_engine_backend(const QmEngine *e);
 
+/** Why the metrics run where they run, one line (static until close): e.g.
+ *  "backend=cpu", "this build has no CUDA backend", "no usable GPU: no CUDA
+ *  device", "CUDA on NVIDIA H100: 5 of 6 metric instances on the GPU". */
+const char *qm_engine_backend_note(const QmEngine *e);
+
 /** Whether some metric runs on the CPU: pictures must then be planar host
  *  memory (device pictures are accepted only when every metric is on the
  *  GPU). */
@@ -164,6 +169,18 @@ unsigned qm_engine_delay(const QmEngine *e);
  */
 int qm_engine_submit(QmEngine *e, const QmPicture *ref, const QmPicture *dist,
                      void *frame_user);
+
+enum {
+    /* no scores for this pair, as for a pair that subsample leaves out:
+     * metrics that see every frame (motion) still read it, so the scores of
+     * the pairs around it are those of a run that scores every pair */
+    QM_SUBMIT_SKIP = 1 << 0,
+};
+
+/** qm_engine_submit() with QM_SUBMIT_* flags. */
+int qm_engine_submit_flags(QmEngine *e, const QmPicture *ref,
+                           const QmPicture *dist, void *frame_user,
+                           unsigned flags);
 
 typedef struct QmResult {
     uint64_t index;      /* pair index, from 0 in submission order */

@@ -457,11 +457,13 @@ int qm_log_window(QmLog *l, const QmLogWindow *w)
     write_jsonl_time(l->f, "start_running_time", w->start_rt);
     write_jsonl_time(l->f, "end_running_time", w->end_rt);
     fprintf(l->f, ",\"reason\":\"%s\",\"pairs\":%llu,\"unmatched_reference\":%llu,"
-            "\"unmatched_distorted\":%llu,\"unreadable\":%llu,\"pooled_metrics\":{",
+            "\"unmatched_distorted\":%llu,\"unreadable\":%llu,\"skipped\":%llu,"
+            "\"pooled_metrics\":{",
             w->reason, (unsigned long long)w->pairs,
             (unsigned long long)w->unmatched_ref,
             (unsigned long long)w->unmatched_dist,
-            (unsigned long long)w->unreadable);
+            (unsigned long long)w->unreadable,
+            (unsigned long long)w->skipped);
     write_jsonl_pools(l, w->n, w->pools, w->methods, 1);
     fprintf(l->f, "}}\n");
     fflush(l->f);

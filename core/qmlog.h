@@ -55,6 +55,7 @@ typedef struct QmLogWindow {
     uint64_t start_rt, end_rt;  /* running time, ns; UINT64_MAX: unknown */
     const char *reason;
     uint64_t pairs, unmatched_ref, unmatched_dist, unreadable;
+    uint64_t skipped;           /* pairs not scored to keep up (live) */
     unsigned n;                 /* pools[0..n-1] follow the log's names */
     QmPool *pools;              /* a feature with no frame is left out */
     unsigned methods;           /* QM_POOL_* bits */

@@ -7,8 +7,9 @@
  * EOTF is BT.1886 (libvmaf's default; its "pq" alternative is not offered)
  * and max_log_contrast is 2 (4 contrast steps), enc_bitdepth the input's.
  *
- * Sizes: libvmaf refuses encodes whose width and height are both below 216.
- * For very elongated pictures its sliding-window loops also read outside the
+ * Sizes: libvmaf refuses encodes whose width and height are both below 216,
+ * and those whose width plus height makes the window too large for its
+ * reciprocal table.  For very elongated pictures its sliding-window loops also read outside the
  * downscaled picture (or its buffers) when a scaled side is shorter than
  * half the window; such sizes are refused here (QM_ENOTSUP) rather than
  * given a value the reference does not define.
@@ -876,8 +877,13 @@ int qm_cambi_configure(QmCambiConfig *s, const QmMetricConfig *cfg)
     if (s->hrs)
         window = (window + 1) >> 1;
     window |= 1;
+    /* libvmaf refuses a window too large for its reciprocal table ("too
+     * large for reciprocal LUT").  The window grows with w + h (at the
+     * default window_size, past about 6090: 4096x2160, 8191x2), so it is
+     * the picture's size that the metric cannot take: QM_ENOTSUP, which
+     * lets "all" leave CAMBI out instead of failing */
     if (window * window >= CAMBI_RECIP_LUT_SIZE)
-        return QM_EINVAL;  /* libvmaf: "too large for reciprocal LUT" */
+        return QM_ENOTSUP;
     const int pad = window >> 1;
 
     /* Sizes libvmaf's sliding windows handle: every analysed scale needs

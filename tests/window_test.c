@@ -169,6 +169,85 @@ static void test_pending_events(void)
     qm_window_free(w);
 }
 
+/* 30 frames/s, 1 s windows, distorted frames 30-59 lost: the reference
+ * frames 30-59 are unmatched and belong to the second window, whenever the
+ * element finds them (before or after the pairs in front of them leave, in
+ * order or not).  `lag`: how many pairs are still being scored when an
+ * unmatched frame is found (0: it is found in order). */
+#define RT30(i) ((i) * 1000 * MS / 30)
+
+static void pair30(QmWindow *w, uint64_t i, int with_duration)
+{
+    uint8_t present = 1;
+    double v = 1;
+    qm_window_pair(w, RT30(i), with_duration ? RT30(i + 1) - RT30(i) :
+                   QM_WINDOW_TIME_NONE, 0, 1, &v, &present);
+}
+
+static void drops_across_boundary(unsigned lag, int with_duration)
+{
+    Rec r;
+    QmWindow *w = make("1s", &r);
+    uint64_t next_pair = 0;
+
+    for (uint64_t i = 0; i < 90; i++) {
+        /* the pairs that have left by the time frame i is decided */
+        while (next_pair + lag <= i && next_pair < 90) {
+            if (next_pair < 30 || next_pair >= 60)
+                pair30(w, next_pair, with_duration);
+            next_pair++;
+        }
+        if (i >= 30 && i < 60)
+            qm_window_event(w, RT30(i), QM_WINDOW_UNMATCHED_REF, 0,
+                            next_pair >= 30 && lag == 0);
+    }
+    for (; next_pair < 90; next_pair++)
+        if (next_pair >= 60)
+            pair30(w, next_pair, with_duration);
+    qm_window_finish(w, "eos");
+    CHECK(r.n == 3, "lag %u, durations %d: %u windows", lag, with_duration, r.n);
+    for (unsigned k = 0; k < 3 && k < r.n; k++) {
+        CHECK(r.st[k].start_rt == k * 1000 * MS &&
+              r.st[k].end_rt == (k + 1) * 1000 * MS, "lag %u: window %u spans "
+              "%llu-%llu", lag, k, (unsigned long long)r.st[k].start_rt,
+              (unsigned long long)r.st[k].end_rt);
+        CHECK(r.st[k].pairs == (k == 1 ? 0 : 30) &&
+              r.st[k].unmatched_ref == (k == 1 ? 30 : 0),
+              "lag %u, durations %d: window %u has %llu pairs and %llu unmatched "
+              "reference frames", lag, with_duration, k,
+              (unsigned long long)r.st[k].pairs,
+              (unsigned long long)r.st[k].unmatched_ref);
+    }
+    qm_window_free(w);
+}
+
+static void test_drops_across_boundary(void)
+{
+    static const unsigned lags[] = { 0, 1, 2, 8, 31, 40 };
+    for (size_t i = 0; i < sizeof(lags) / sizeof(lags[0]); i++) {
+        drops_across_boundary(lags[i], 1);
+        drops_across_boundary(lags[i], 0);
+    }
+
+    /* events waiting across several empty slices: each slice that holds
+     * one is a window of its own, in order */
+    Rec r;
+    QmWindow *w = make("200ms", &r);
+    pair(w, 0, 1);
+    for (uint64_t i = 1; i < 17; i++)
+        qm_window_event(w, i * 40 * MS, QM_WINDOW_UNMATCHED_DIST, 0, 0);
+    pair(w, 17, 1);
+    qm_window_finish(w, "eos");
+    static const uint64_t un[] = { 4, 5, 5, 2 };
+    CHECK(r.n == 4, "%u windows", r.n);
+    for (unsigned k = 0; k < 4 && k < r.n; k++)
+        CHECK(r.st[k].start_rt == k * 200 * MS && r.st[k].unmatched_dist == un[k] &&
+              r.st[k].pairs == (k == 0 || k == 3), "slice %u: %llu unmatched, %llu "
+              "pairs", k, (unsigned long long)r.st[k].unmatched_dist,
+              (unsigned long long)r.st[k].pairs);
+    qm_window_free(w);
+}
+
 static void test_frames_keyframe_cap(void)
 {
     Rec r;
@@ -199,6 +278,15 @@ static void test_frames_keyframe_cap(void)
     qm_window_finish(w, "eos");
     CHECK(r.n == 2 && r.st[0].pairs == QM_WINDOW_MAX_FRAMES &&
           !strcmp(r.st[0].reason, "cap") && r.st[1].pairs == 5, "cap");
+    qm_window_free(w);
+
+    /* pairs skipped to keep up count as pairs and as skipped, unscored */
+    w = make("3frames", &r);
+    pair(w, 0, 2);
+    qm_window_pair(w, 40 * MS, 40 * MS, QM_WINDOW_PAIR_SKIPPED, 1, NULL, NULL);
+    qm_window_pair(w, 80 * MS, 40 * MS, QM_WINDOW_PAIR_SKIPPED, 1, NULL, NULL);
+    CHECK(r.n == 1 && r.st[0].pairs == 3 && r.st[0].skipped == 2 &&
+          r.frames[0] == 1, "skipped pairs: %llu", (unsigned long long)r.st[0].skipped);
     qm_window_free(w);
 
     /* unscored pairs (subsample) count as pairs, not as frames of a feature */
@@ -248,7 +336,8 @@ static void test_jsonl_record(void)
     CHECK(line && !strcmp(buf, "{\"type\":\"window\",\"window\":3,"
           "\"start_running_time\":3000000000,\"end_running_time\":null,"
           "\"reason\":\"eos\",\"pairs\":2,\"unmatched_reference\":1,"
-          "\"unmatched_distorted\":0,\"unreadable\":0,\"pooled_metrics\":"
+          "\"unmatched_distorted\":0,\"unreadable\":0,\"skipped\":0,"
+          "\"pooled_metrics\":"
           "{\"vmaf\":{\"frames\":2,\"min\":80.000000,\"mean\":85.000000,"
           "\"p5\":80.500000}}}\n"), "record: %s", buf);
     qm_pool_clear(&pools[0]);
@@ -260,6 +349,7 @@ int main(void)
     test_parse();
     test_duration();
     test_pending_events();
+    test_drops_across_boundary();
     test_frames_keyframe_cap();
     test_jsonl_record();
     printf("%s (%d failed checks)\n", failures ? "FAIL" : "PASS", failures);

@@ -55,6 +55,8 @@
 #include "qm.h"
 #include "qmlog.h"
 #include "gstqmetricwindow.h"
+#include "qmratelimit.h"
+#include "qmshed.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_qmetric_debug);
 #define GST_CAT_DEFAULT gst_qmetric_debug
@@ -84,10 +86,27 @@ GST_DEBUG_CATEGORY_STATIC (gst_qmetric_debug);
  * wait (core/pair.h) */
 #define PAIR_QUEUE_MAX 8
 #define DEFAULT_WINDOW "none"
+/* live, behind: score at least one pair in 100 (docs/element.md, Overload) */
+#define DEFAULT_MAX_SKIP 100
 
-/* individual warnings for the first unmatched frames; then every Nth */
-#define UNMATCHED_WARN_FIRST 20
-#define UNMATCHED_WARN_EVERY 1000
+/* Warnings that can repeat, rate-limited per cause (qmratelimit.h): the
+ * first WARN_BURST of a per-frame cause pass (GstAggregator's latency
+ * complaint, the same text every time: the first only), then one per
+ * WARN_INTERVAL_US, which says how many were held back. */
+enum
+{
+  WARN_LATE,
+  WARN_UNMATCHED_REF,
+  WARN_UNMATCHED_DIST,
+  WARN_UNREADABLE,
+  WARN_OUT_OF_RANGE,
+  WARN_LATENCY,                 /* GstAggregator: "Impossible to configure
+                                 * latency", at every latency query */
+  WARN_OVERLOAD,
+  N_WARN
+};
+#define WARN_BURST 20
+#define WARN_INTERVAL_US (10 * G_USEC_PER_SEC)
 
 enum
 {
@@ -108,6 +127,7 @@ enum
   PROP_PAIRING_TOLERANCE,
   PROP_PARTNER_TIMEOUT,
   PROP_WINDOW,
+  PROP_MAX_SKIP,
 };
 
 /* One compared pair, from submission to the push of its distorted frame. */
@@ -116,11 +136,13 @@ typedef struct
   guint64 index;
   GstQmetricSide ref, dist;
   GstBuffer *dist_buf;          /* NULL once pushed */
+  GstCaps *caps;                /* dist_buf's caps (the src pad's for it) */
   GstClockTime pts, duration, running_time, stream_time;
   gboolean matched;             /* FALSE: a distorted frame with no reference */
   gboolean done;                /* scores known (or none due) */
   gboolean has_scores;
   gboolean unreadable;          /* matched but not mapped: not compared */
+  gboolean skipped;             /* not scored to keep up (Overload) */
   gdouble *values;
   guint8 *present;
 } QmPair;
@@ -134,6 +156,7 @@ typedef struct
   /* each frame's caps when it was taken: a caps change may come (and
    * change the pad's info) while earlier frames still wait here */
   GstVideoInfo info[PAIR_QUEUE_MAX];
+  GstCaps *caps[PAIR_QUEUE_MAX];        /* distorted pad: the frame's caps */
   guint n;
   gint n_shared;                /* n, for the watchdog thread (atomic) */
   GstClockTime prev_t;          /* last timed frame's running time */
@@ -165,17 +188,25 @@ struct _GstQmetric
   GstClockTime pairing_tolerance;
   GstClockTime partner_timeout;
   gchar *window;
+  guint max_skip;
 
   /* CUDA shared with upstream (a GstCudaContext) */
   GstObject *cuda_ctx;
 
   /* streaming state */
   GstVideoInfo ref_info, dist_info;   /* the pads' latest caps */
+  /* the distorted pad's latest caps, in stream order (the pad's current
+   * caps are set when the event arrives, ahead of the frames queued
+   * before it), and the caps last set on the src pad */
+  GstCaps *dist_caps, *src_caps;
   /* the caps of the pair being compared (its frames' own, from the pairing
    * queue) and those the engine was opened for */
   GstVideoInfo pair_ref_info, pair_dist_info, engine_info;
   gboolean have_ref_info, have_dist_info;
   QmEngine *engine;
+  gboolean opening;             /* in qm_engine_open() (its log callback) */
+  QmBackend backend_used;       /* of the last engine opened */
+  gchar *backend_note;          /* why (backend=auto), as last posted */
   guint n_features;
   const gchar **names;          /* interned */
   GQuark *quarks;
@@ -185,6 +216,8 @@ struct _GstQmetric
   guint64 n_pairs;              /* pairs submitted since start */
   guint64 n_scored;             /* pairs with scores */
   guint64 unmatched_ref, unmatched_dist, unreadable, out_of_range;
+  guint64 skipped;              /* pairs not scored to keep up (live) */
+  QmShed shed;                  /* which pairs, when behind (qmshed.c) */
   /* buffers of CUDA memory read in place by the CUDA backend, and those
    * mapped for the CPU instead (a download; see compare_pair) */
   guint64 cuda_in_place, cuda_copied;
@@ -222,6 +255,10 @@ struct _GstQmetric
   /* what the engine computes, as a chunk of a title records it
    * (core/partial.h): the summary's "identity" */
   gchar *identity;
+
+  /* warnings of each cause, rate-limited; any thread may post one */
+  GMutex warn_lock;
+  QmRateLimit warn_rl[N_WARN];
 };
 
 #define gst_qmetric_parent_class parent_class
@@ -241,6 +278,8 @@ static gboolean gst_qmetric_sink_event (GstAggregator * agg,
     GstAggregatorPad * pad, GstEvent * event);
 static gboolean gst_qmetric_sink_query (GstAggregator * agg,
     GstAggregatorPad * pad, GstQuery * query);
+static gboolean gst_qmetric_sink_query_pre_queue (GstAggregator * agg,
+    GstAggregatorPad * pad, GstQuery * query);
 static gboolean live_may_end (GstQmetric * self, gint64 deadline);
 static gint64 live_end_time (GstQmetric * self, guint i);
 static GstFlowReturn gst_qmetric_aggregate (GstAggregator * agg,
@@ -255,6 +294,8 @@ static GstPadProbeReturn data_probe (GstPad * pad, GstPadProbeInfo * info,
 static void pairing_start (GstQmetric * self);
 static void pairing_stop (GstQmetric * self);
 static void pairing_reset (GstQmetric * self);
+static gboolean warn_pass (GstQmetric * self, guint cause, gchar held[64]);
+static guint64 warn_suppressed (GstQmetric * self);
 
 /* ---- enums ---- */
 
@@ -319,6 +360,47 @@ gst_qmetric_pool_get_type (void)
   };
 
   return register_once (&type, "GstQmetricPool", NULL, values);
+}
+
+/* ---- warnings the base class repeats ---- */
+
+/* GstAggregator posts "Impossible to configure latency" (CORE, CLOCK) at
+ * every latency query that finds max < min, and queries at every wake-up
+ * while it has no latency: with a live pad that has no data, about 56 a
+ * second.  They go through the element's limiter like its own. */
+static gboolean
+gst_qmetric_post_message (GstElement * element, GstMessage * msg)
+{
+  GstQmetric *self = GST_QMETRIC (element);
+  GError *err = NULL;
+  gchar *dbg = NULL, held[64];
+
+  if (GST_MESSAGE_TYPE (msg) != GST_MESSAGE_WARNING ||
+      GST_MESSAGE_SRC (msg) != GST_OBJECT (element))
+    return GST_ELEMENT_CLASS (parent_class)->post_message (element, msg);
+  gst_message_parse_warning (msg, &err, &dbg);
+  if (err->domain == GST_CORE_ERROR && err->code == GST_CORE_ERROR_CLOCK) {
+    if (!warn_pass (self, WARN_LATENCY, held)) {
+      gst_message_unref (msg);
+      msg = NULL;
+    } else {
+      /* its text is the generic "clock problem": the reason is the last
+       * line of the debug text; and how many like it were held back */
+      const gchar *why = dbg ? strrchr (dbg, '\n') : NULL;
+      GError *e = g_error_new (err->domain, err->code, "%s%s%s%s%s",
+          why ? "Clock problem: " : err->message, why ? why + 1 : "",
+          held[0] ? " (" : "", held[0] ? held + 2 : "", held[0] ? ")" : "");
+      GstMessage *m = gst_message_new_warning (GST_MESSAGE_SRC (msg), e, dbg);
+      gst_message_set_seqnum (m, gst_message_get_seqnum (msg));
+      gst_message_unref (msg);
+      msg = m;
+      g_error_free (e);
+    }
+  }
+  g_error_free (err);
+  g_free (dbg);
+  return msg ? GST_ELEMENT_CLASS (parent_class)->post_message (element,
+      msg) : FALSE;
 }
 
 /* ---- class ---- */
@@ -451,6 +533,14 @@ gst_qmetric_class_init (GstQmetricClass * klass)
           "number of pairs (\"120frames\") or \"keyframe\" (from one "
           "distorted key frame to the next). A window ends early after 36000 "
           "pairs", DEFAULT_WINDOW, flags));
+  g_object_class_install_property (gobject_class, PROP_MAX_SKIP,
+      g_param_spec_uint ("max-skip", "Maximum skip",
+          "Live: when the metrics cannot keep up with the input, score one "
+          "pair in k (k chosen from the backlog, back to 1 when it is gone) "
+          "and pass the others downstream unscored, counted as skipped; "
+          "max-skip bounds k (1 = score every pair however late: the delay "
+          "then grows without bound). Not live, every pair is scored",
+          1, 100000, DEFAULT_MAX_SKIP, flags));
 
   {
     /* system memory, and CUDA memory where GStreamer's CUDA library and our
@@ -480,6 +570,7 @@ gst_qmetric_class_init (GstQmetricClass * klass)
       "gst-qmetric authors");
 
   element_class->set_context = GST_DEBUG_FUNCPTR (gst_qmetric_set_context);
+  element_class->post_message = GST_DEBUG_FUNCPTR (gst_qmetric_post_message);
   agg_class->src_query = GST_DEBUG_FUNCPTR (gst_qmetric_src_query);
   agg_class->src_event = GST_DEBUG_FUNCPTR (gst_qmetric_src_event);
   agg_class->start = GST_DEBUG_FUNCPTR (gst_qmetric_start);
@@ -487,6 +578,8 @@ gst_qmetric_class_init (GstQmetricClass * klass)
   agg_class->flush = GST_DEBUG_FUNCPTR (gst_qmetric_flush);
   agg_class->sink_event = GST_DEBUG_FUNCPTR (gst_qmetric_sink_event);
   agg_class->sink_query = GST_DEBUG_FUNCPTR (gst_qmetric_sink_query);
+  agg_class->sink_query_pre_queue =
+      GST_DEBUG_FUNCPTR (gst_qmetric_sink_query_pre_queue);
   agg_class->aggregate = GST_DEBUG_FUNCPTR (gst_qmetric_aggregate);
   agg_class->get_next_time = GST_DEBUG_FUNCPTR (gst_qmetric_get_next_time);
   /* the output caps are the distorted input's, set from its CAPS event */
@@ -519,6 +612,7 @@ gst_qmetric_init (GstQmetric * self)
   self->dist_pad = add_sink_pad (self, "dist_sink");
   g_mutex_init (&self->wd_lock);
   g_cond_init (&self->wd_cond);
+  g_mutex_init (&self->warn_lock);
   /* the partner-timeout watchdog needs to know when data last came */
   gst_pad_add_probe (GST_PAD (self->ref_pad), GST_PAD_PROBE_TYPE_BUFFER |
       GST_PAD_PROBE_TYPE_BUFFER_LIST, data_probe, self, NULL);
@@ -540,6 +634,7 @@ gst_qmetric_init (GstQmetric * self)
   self->pairing_tolerance = DEFAULT_PAIRING_TOLERANCE;
   self->partner_timeout = DEFAULT_PARTNER_TIMEOUT;
   self->window = g_strdup (DEFAULT_WINDOW);
+  self->max_skip = DEFAULT_MAX_SKIP;
   g_queue_init (&self->out);
 }
 
@@ -554,9 +649,41 @@ gst_qmetric_finalize (GObject * object)
   g_free (self->log_location);
   g_mutex_clear (&self->wd_lock);
   g_cond_clear (&self->wd_cond);
+  g_mutex_clear (&self->warn_lock);
   g_free (self->window);
   g_free (self->identity);
+  g_free (self->backend_note);
   G_OBJECT_CLASS (parent_class)->finalize (object);
+}
+
+/* A property read when the stream starts (GST_PARAM_MUTABLE_READY) set
+ * while the element runs would read back its new value and do nothing:
+ * it is refused, and says so.  Called with the object lock, which it drops
+ * to post the warning (TRUE: refused). */
+static gboolean
+refuse_while_running (GstQmetric * self, GParamSpec * pspec)
+{
+  gchar *now;
+  GValue cur = G_VALUE_INIT;
+
+  if (!(pspec->flags & GST_PARAM_MUTABLE_READY) ||
+      (GST_STATE (self) <= GST_STATE_READY &&
+          GST_STATE_NEXT (self) <= GST_STATE_READY))
+    return FALSE;
+  GST_OBJECT_UNLOCK (self);
+  g_value_init (&cur, pspec->value_type);
+  g_object_get_property (G_OBJECT (self), pspec->name, &cur);
+  now = g_strdup_value_contents (&cur);
+  g_value_unset (&cur);
+  GST_WARNING_OBJECT (self, "property %s set while running: refused",
+      pspec->name);
+  GST_ELEMENT_WARNING (self, CORE, STATE_CHANGE,
+      ("The property \"%s\" can be changed only in the NULL or READY state "
+          "(it is read when the stream starts); it keeps its value %s",
+          pspec->name, now), (NULL));
+  g_free (now);
+  GST_OBJECT_LOCK (self);
+  return TRUE;
 }
 
 static void
@@ -566,6 +693,10 @@ gst_qmetric_set_property (GObject * object, guint prop_id,
   GstQmetric *self = GST_QMETRIC (object);
 
   GST_OBJECT_LOCK (self);
+  if (refuse_while_running (self, pspec)) {
+    GST_OBJECT_UNLOCK (self);
+    return;
+  }
   switch (prop_id) {
     case PROP_METRICS:
       g_free (self->metrics);
@@ -626,6 +757,9 @@ gst_qmetric_set_property (GObject * object, guint prop_id,
       self->window = g_value_dup_string (value);
       if (!self->window)
         self->window = g_strdup (DEFAULT_WINDOW);
+      break;
+    case PROP_MAX_SKIP:
+      self->max_skip = g_value_get_uint (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -690,6 +824,9 @@ gst_qmetric_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_WINDOW:
       g_value_set_string (value, self->window);
       break;
+    case PROP_MAX_SKIP:
+      g_value_set_uint (value, self->max_skip);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -705,6 +842,7 @@ qm_pair_free (QmPair * p)
   gst_qmetric_side_unmap (&p->ref);
   gst_qmetric_side_unmap (&p->dist);
   gst_clear_buffer (&p->dist_buf);
+  gst_clear_caps (&p->caps);
   g_free (p->values);
   g_free (p->present);
   g_free (p);
@@ -731,6 +869,10 @@ qm_engine_log_cb (void *opaque, int level, const char *msg)
       break;
     case QM_LOG_WARNING:
       GST_WARNING_OBJECT (self, "%s", msg);
+      /* what the engine leaves out at its set-up ("metric cambi left out:
+       * ...") is the user's to know, not only the debug log's */
+      if (self->opening)
+        GST_ELEMENT_WARNING (self, LIBRARY, SETTINGS, ("%s", msg), (NULL));
       break;
     case QM_LOG_INFO:
       GST_INFO_OBJECT (self, "%s", msg);
@@ -836,7 +978,9 @@ open_engine (GstQmetric * self, GstClockTime rt)
   s.release = qm_pair_release;
   s.release_opaque = self;
 
+  self->opening = TRUE;
   ret = qm_engine_open (&self->engine, &s, &err);
+  self->opening = FALSE;
   clear_settings (&s);
   if (ret) {
     gchar *why = valid_utf8 (err ? err : qm_strerror (ret));
@@ -850,12 +994,17 @@ open_engine (GstQmetric * self, GstClockTime rt)
     g_free (log_location);
     return FALSE;
   }
-  if (s.backend == QM_BACKEND_AUTO && qm_have_cuda () &&
-      qm_engine_backend (self->engine) != QM_BACKEND_CUDA) {
-    /* one clear line for users who expected the GPU */
-    GST_ELEMENT_INFO (self, RESOURCE, NOT_FOUND,
-        ("No usable CUDA device: the metrics run on the CPU"),
-        ("backend=auto; the GST_DEBUG=qmetric:4 log says why"));
+  self->backend_used = qm_engine_backend (self->engine);
+  if (s.backend == QM_BACKEND_AUTO &&
+      g_strcmp0 (self->backend_note, qm_engine_backend_note (self->engine))) {
+    /* backend=auto chose: one line says where and why (once, and again
+     * only if a reopened engine chose otherwise) */
+    g_free (self->backend_note);
+    self->backend_note = g_strdup (qm_engine_backend_note (self->engine));
+    GST_ELEMENT_INFO (self, RESOURCE, SETTINGS,
+        ("backend=auto: the metrics run on the %s (%s)",
+            self->backend_used == QM_BACKEND_CUDA ? "GPU" : "CPU",
+            self->backend_note), (NULL));
   }
   {
     /* kept for the summary: the engine is closed before it is posted */
@@ -868,6 +1017,10 @@ open_engine (GstQmetric * self, GstClockTime rt)
       "of look-ahead", qm_engine_backend (self->engine) == QM_BACKEND_CUDA ?
       "GPU (CUDA)" : "CPU", qm_engine_n_features (self->engine),
       qm_engine_delay (self->engine));
+  GST_INFO_OBJECT (self, "metrics run on the %s (%s), %u features, %u "
+      "frame(s) of look-ahead", self->backend_used == QM_BACKEND_CUDA ?
+      "GPU" : "CPU", qm_engine_backend_note (self->engine),
+      qm_engine_n_features (self->engine), qm_engine_delay (self->engine));
 
   /* usually announced at the caps already (the same value: no message) */
   announce_lookahead (self, &self->pair_dist_info,
@@ -1010,6 +1163,13 @@ push_pair (GstQmetric * self, QmPair * p)
   /* GstAggregator (1.22) sends stream-start/caps/segment with the first
    * buffer only; before that a tag event would be out of order, so the first
    * frame's tags follow its buffer and every later frame's precede it. */
+  /* a caps change goes downstream with the first frame in the new caps,
+   * after the frames of the old ones */
+  if (p->caps && p->caps != self->src_caps) {
+    if (!self->src_caps || !gst_caps_is_equal (p->caps, self->src_caps))
+      gst_aggregator_set_src_caps (agg, p->caps);
+    gst_caps_replace (&self->src_caps, p->caps);
+  }
   segment = gst_pad_get_sticky_event (agg->srcpad, GST_EVENT_SEGMENT, 0);
   if (segment && tags) {
     gst_pad_push_event (agg->srcpad, gst_event_new_tag (tags));
@@ -1106,7 +1266,7 @@ window_emit (void *opaque, QmWindowStats * st)
   if (self->log) {
     QmLogWindow lw = { st->index, st->start_rt, st->end_rt, st->reason,
       st->pairs, st->unmatched_ref, st->unmatched_dist, st->unreadable,
-      MIN (st->n_features, self->n_features), st->pools,
+      st->skipped, MIN (st->n_features, self->n_features), st->pools,
       QM_POOL_LIBVMAF | QM_POOL_P1 | QM_POOL_P5
     };
     if (qm_log_window (self->log, &lw) < 0)
@@ -1156,7 +1316,8 @@ window_add (GstQmetric * self, QmPair * p)
   else if (p->unreadable)
     qm_window_event (self->win, rt, QM_WINDOW_UNREADABLE, key, TRUE);
   else
-    qm_window_pair (self->win, rt, p->duration, key, self->n_features,
+    qm_window_pair (self->win, rt, p->duration, (key ? QM_WINDOW_PAIR_KEY :
+            0) | (p->skipped ? QM_WINDOW_PAIR_SKIPPED : 0), self->n_features,
         p->has_scores ? p->values : NULL, p->present);
 }
 
@@ -1225,9 +1386,12 @@ summary_structure (GstQmetric * self)
       "unmatched-reference", G_TYPE_UINT64, self->unmatched_ref,
       "unmatched-distorted", G_TYPE_UINT64, self->unmatched_dist,
       "unreadable", G_TYPE_UINT64, self->unreadable,
+      "skipped", G_TYPE_UINT64, self->skipped,
       "cuda-in-place", G_TYPE_UINT64, self->cuda_in_place,
       "cuda-copied", G_TYPE_UINT64, self->cuda_copied,
-
+      "warnings-suppressed", G_TYPE_UINT64, warn_suppressed (self),
+      "backend", G_TYPE_STRING, self->backend_used == QM_BACKEND_CUDA ?
+      "cuda" : "cpu",
       "out-of-range", G_TYPE_UINT64, self->out_of_range,
       "segment", G_TYPE_UINT, self->segment,
       "flushes", G_TYPE_UINT, self->flushes,
@@ -1327,13 +1491,13 @@ from_pair_time (gint64 t)
   return t >= 0 ? (GstClockTime) t : GST_CLOCK_TIME_NONE;
 }
 
-/* Live: frames whose running time is at or before the returned one have
- * waited the whole latency for a partner.  Not live: nothing expires. */
+/* Live (latency: the aggregator's, GST_CLOCK_TIME_NONE when not live):
+ * frames whose running time is at or before the returned one have waited
+ * the whole latency for a partner.  Not live: nothing expires. */
 static gint64
-live_deadline (GstQmetric * self)
+live_deadline (GstQmetric * self, GstClockTime latency)
 {
-  GstAggregator *agg = GST_AGGREGATOR (self);
-  GstClockTime latency = gst_aggregator_get_latency (agg), now, base;
+  GstClockTime now, base;
   GstClock *clock;
 
   if (!GST_CLOCK_TIME_IS_VALID (latency))
@@ -1447,23 +1611,31 @@ queue_clear (QmPadQueue * q)
 {
   guint i;
 
-  for (i = 0; i < q->n; i++)
+  for (i = 0; i < q->n; i++) {
     gst_buffer_unref (q->buf[i]);
+    gst_clear_caps (&q->caps[i]);
+  }
   q->n = 0;
   g_atomic_int_set (&q->n_shared, 0);
   q->prev_t = GST_CLOCK_TIME_NONE;
   q->last_dur = -1;
 }
 
-/* Remove the head of pad i's queue; the caller owns the buffer. */
+/* Remove the head of pad i's queue; the caller owns the buffer, and its
+ * caps if it asks for them (else they are released). */
 static GstBuffer *
-queue_pop (GstQmetric * self, guint i)
+queue_pop (GstQmetric * self, guint i, GstCaps ** caps)
 {
   QmPadQueue *q = &self->pq[i];
   GstBuffer *buf = q->buf[0];
 
+  if (caps)
+    *caps = q->caps[0];
+  else
+    gst_clear_caps (&q->caps[0]);
   q->n--;
   memmove (q->buf, q->buf + 1, q->n * sizeof (q->buf[0]));
+  memmove (q->caps, q->caps + 1, q->n * sizeof (q->caps[0]));
   memmove (q->f, q->f + 1, q->n * sizeof (q->f[0]));
   memmove (q->info, q->info + 1, q->n * sizeof (q->info[0]));
   g_atomic_int_set (&q->n_shared, q->n);
@@ -1495,6 +1667,7 @@ pairing_start (GstQmetric * self)
   self->agg_latency = GST_CLOCK_TIME_NONE;
   GST_OBJECT_LOCK (self);
   timeout = self->partner_timeout;
+  qm_shed_init (&self->shed, self->max_skip);
   GST_OBJECT_UNLOCK (self);
   if (timeout > 0) {
     self->wd_running = TRUE;
@@ -1535,12 +1708,51 @@ frame_duration (GstQmetric * self, guint i, GstBuffer * buf, gint64 t)
   return QM_PAIR_NO_TIME;
 }
 
-/* A warning that repeats: the first UNMATCHED_WARN_FIRST, then every
- * UNMATCHED_WARN_EVERYth. */
+/* Whether a warning of `cause` may be posted now; if so, held[] is "" or
+ * "; N similar warnings suppressed", for its text. */
 static gboolean
-warn_now (guint64 n)
+warn_pass (GstQmetric * self, guint cause, gchar held[64])
 {
-  return n <= UNMATCHED_WARN_FIRST || n % UNMATCHED_WARN_EVERY == 0;
+  guint64 n = 0;
+  gboolean pass;
+
+  g_mutex_lock (&self->warn_lock);
+  pass = qm_rate_pass (&self->warn_rl[cause], g_get_monotonic_time (), &n);
+  g_mutex_unlock (&self->warn_lock);
+  held[0] = 0;
+  if (pass && n)
+    g_snprintf (held, 64, "; %" G_GUINT64_FORMAT " similar warning%s "
+        "suppressed", n, n == 1 ? "" : "s");
+  return pass;
+}
+
+static void
+warn_reset (GstQmetric * self)
+{
+  /* QMETRIC_WARN_INTERVAL_MS: a shorter interval for tests */
+  const gchar *env = g_getenv ("QMETRIC_WARN_INTERVAL_MS");
+  gint64 interval = env ? g_ascii_strtoll (env, NULL, 10) * 1000 :
+      WARN_INTERVAL_US;
+  guint i;
+
+  g_mutex_lock (&self->warn_lock);
+  for (i = 0; i < N_WARN; i++)
+    qm_rate_init (&self->warn_rl[i], i == WARN_LATENCY ? 1 : WARN_BURST,
+        interval > 0 ? interval : WARN_INTERVAL_US);
+  g_mutex_unlock (&self->warn_lock);
+}
+
+static guint64
+warn_suppressed (GstQmetric * self)
+{
+  guint64 n = 0;
+  guint i;
+
+  g_mutex_lock (&self->warn_lock);
+  for (i = 0; i < N_WARN; i++)
+    n += self->warn_rl[i].held_total;
+  g_mutex_unlock (&self->warn_lock);
+  return n;
 }
 
 /* Take the head buffer of sink pad i into our queue.  FALSE: nothing to
@@ -1585,21 +1797,24 @@ pull_frame (GstQmetric * self, guint i, gint64 deadline, gboolean * error)
   GST_LOG_OBJECT (self, "took %s frame %" G_GINT64_FORMAT ", deadline %"
       G_GINT64_FORMAT, pad_names[i], f->t, deadline);
   q->info[q->n] = i == QM_PAIR_REF ? self->ref_info : self->dist_info;
+  q->caps[q->n] = i == QM_PAIR_DIST && self->dist_caps ?
+      gst_caps_ref (self->dist_caps) : NULL;
   q->buf[q->n++] = buf;
   g_atomic_int_set (&q->n_shared, q->n);
 
   if (f->t >= 0 && deadline != QM_PAIR_NO_DEADLINE && f->t <= deadline) {
     /* it came after the time its partner was allowed to wait */
+    gchar held[64];
     self->late++;
-    if (warn_now (self->late))
+    if (warn_pass (self, WARN_LATE, held))
       GST_ELEMENT_WARNING (self, STREAM, FAILED,
           ("%s frame at running time %" GST_TIME_FORMAT " arrived %"
               GST_TIME_FORMAT " after its partner stopped waiting; raise "
               "the latency property to pair frames this late (%"
-              G_GUINT64_FORMAT " late frames so far)",
+              G_GUINT64_FORMAT " late frames so far%s)",
               i == QM_PAIR_REF ? "Reference" : "Distorted",
               GST_TIME_ARGS (f->t), GST_TIME_ARGS (deadline - f->t),
-              self->late), (NULL));
+              self->late, held), (NULL));
   }
   return TRUE;
 }
@@ -1652,8 +1867,10 @@ warn_unmatched (GstQmetric * self, gboolean is_ref, GstClockTime rt,
 {
   guint64 n = is_ref ? self->unmatched_ref : self->unmatched_dist;
   GstStructure *details;
+  gchar held[64];
 
-  if (!warn_now (n))
+  if (!warn_pass (self, is_ref ? WARN_UNMATCHED_REF : WARN_UNMATCHED_DIST,
+          held))
     return;
   details = gst_structure_new ("qmetric-unmatched", "pad", G_TYPE_STRING,
       is_ref ? "ref_sink" : "dist_sink", "running-time", G_TYPE_UINT64, rt,
@@ -1661,9 +1878,10 @@ warn_unmatched (GstQmetric * self, gboolean is_ref, GstClockTime rt,
       qm_pair_reason_text (why), NULL);
   GST_ELEMENT_WARNING_WITH_DETAILS (self, STREAM, FAILED,
       ("%s frame at running time %" GST_TIME_FORMAT " has no %s frame (%s): "
-          "it is not compared (%" G_GUINT64_FORMAT " such frames so far)",
+          "it is not compared (%" G_GUINT64_FORMAT " such frames so far%s)",
           is_ref ? "Reference" : "Distorted", GST_TIME_ARGS (rt),
-          is_ref ? "distorted" : "reference", qm_pair_reason_text (why), n),
+          is_ref ? "distorted" : "reference", qm_pair_reason_text (why), n,
+          held),
       (NULL), ("details", GST_TYPE_STRUCTURE, details, NULL));
   /* the message holds a copy */
   gst_structure_free (details);
@@ -1673,7 +1891,7 @@ warn_unmatched (GstQmetric * self, gboolean is_ref, GstClockTime rt,
 static void
 drop_ref (GstQmetric * self, GstClockTime rt, QmPairReason why)
 {
-  gst_buffer_unref (queue_pop (self, QM_PAIR_REF));
+  gst_buffer_unref (queue_pop (self, QM_PAIR_REF, NULL));
   /* in order when no earlier pair is still being scored */
   qm_window_event (self->win, rt, QM_WINDOW_UNMATCHED_REF, FALSE,
       g_queue_is_empty (&self->out));
@@ -1687,7 +1905,7 @@ pass_dist (GstQmetric * self, GstClockTime rt, QmPairReason why)
 {
   QmPair *p = g_new0 (QmPair, 1);
 
-  p->dist_buf = queue_pop (self, QM_PAIR_DIST);
+  p->dist_buf = queue_pop (self, QM_PAIR_DIST, &p->caps);
   p->running_time = rt;
   p->done = TRUE;
   g_queue_push_tail (&self->out, p);
@@ -1820,23 +2038,25 @@ static void
 skip_pair (GstQmetric * self, QmPair * p, GstBuffer * rbuf,
     GstQmetricMapResult why, const gchar * side, const gchar * problem)
 {
+  gchar held[64];
   guint64 n;
 
   if (why == GST_QMETRIC_MAP_OUT_OF_RANGE) {
     n = ++self->out_of_range;
-    if (n <= UNMATCHED_WARN_FIRST || n % UNMATCHED_WARN_EVERY == 0)
+    if (warn_pass (self, WARN_OUT_OF_RANGE, held))
       GST_ELEMENT_WARNING (self, STREAM, FORMAT,
           ("%s frame at running time %" GST_TIME_FORMAT " has samples beyond "
               "its bit depth: %s; it is not compared (%" G_GUINT64_FORMAT
-              " such pairs so far)", side, GST_TIME_ARGS (p->running_time),
-              problem, n), (NULL));
+              " such pairs so far%s)", side, GST_TIME_ARGS (p->running_time),
+              problem, n, held), (NULL));
   } else {
     n = ++self->unreadable;
-    if (n <= UNMATCHED_WARN_FIRST || n % UNMATCHED_WARN_EVERY == 0)
+    if (warn_pass (self, WARN_UNREADABLE, held))
       GST_ELEMENT_WARNING (self, STREAM, FORMAT,
           ("%s frame at running time %" GST_TIME_FORMAT " is unreadable: %s; "
-              "it is not compared (%" G_GUINT64_FORMAT " such pairs so far)",
-              side, GST_TIME_ARGS (p->running_time), problem, n), (NULL));
+              "it is not compared (%" G_GUINT64_FORMAT " such pairs so "
+              "far%s)", side, GST_TIME_ARGS (p->running_time), problem, n,
+              held), (NULL));
   }
   gst_qmetric_side_unmap (&p->ref);
   gst_qmetric_side_unmap (&p->dist);
@@ -1872,14 +2092,68 @@ formats_agree (GstQmetric * self)
 static gboolean geometry_changed (const GstVideoInfo * a,
     const GstVideoInfo * b);
 
+/* Live: whether pair p is scored or skipped to keep up (qmshed.c).  Its lag
+ * is how far its running time is behind the clock's; the budget, the
+ * aggregator's latency.  A change of the share scored is said: a warning
+ * while pairs are skipped, an info message once every pair is scored
+ * again. */
+static gboolean
+shed_skip (GstQmetric * self, QmPair * p)
+{
+  GstClock *clock;
+  GstClockTime now, base;
+  const GstVideoInfo *info = &self->pair_dist_info;
+  gint64 frame_ns = -1, lag;
+  QmShedChange change;
+  gboolean score;
+  gchar held[64];
+
+  if (self->shed.max_skip <= 1 || !GST_CLOCK_TIME_IS_VALID (self->agg_latency)
+      || !GST_CLOCK_TIME_IS_VALID (p->running_time) ||
+      !(clock = gst_element_get_clock (GST_ELEMENT (self))))
+    return FALSE;
+  now = gst_clock_get_time (clock);
+  gst_object_unref (clock);
+  base = gst_element_get_base_time (GST_ELEMENT (self));
+  lag = (gint64) (now - base) - (gint64) p->running_time;
+  if (GST_CLOCK_TIME_IS_VALID (p->duration))
+    frame_ns = (gint64) p->duration;
+  else if (GST_VIDEO_INFO_FPS_N (info) > 0)
+    frame_ns = gst_util_uint64_scale_int (GST_SECOND,
+        GST_VIDEO_INFO_FPS_D (info), GST_VIDEO_INFO_FPS_N (info));
+  score = qm_shed_pair (&self->shed, g_get_monotonic_time (), lag,
+      (gint64) self->agg_latency, frame_ns, &change);
+  if (change == QM_SHED_SAME)
+    return !score;
+  GST_INFO_OBJECT (self, "lag %" GST_STIME_FORMAT ", latency %"
+      GST_TIME_FORMAT ": scoring 1 pair in %u", GST_STIME_ARGS (lag),
+      GST_TIME_ARGS (self->agg_latency), self->shed.k);
+  if (self->shed.k == 1) {
+    GST_ELEMENT_INFO (self, STREAM, FAILED,
+        ("Keeping up again: scoring every pair (%.1f pairs/s)",
+            self->shed.rate), (NULL));
+  } else if (warn_pass (self, WARN_OVERLOAD, held)) {
+    GST_ELEMENT_WARNING (self, STREAM, FAILED,
+        ("Falling behind: scoring 1 pair in %u (%.1f of %.1f pairs/s) to "
+            "stay within the latency (%" GST_TIME_FORMAT "); the other pairs "
+            "pass downstream unscored and are counted as skipped (max-skip=%u"
+            "%s)", self->shed.k, self->shed.rate / self->shed.k,
+            self->shed.rate, GST_TIME_ARGS (self->agg_latency),
+            self->shed.max_skip, held), (NULL));
+  }
+  return !score;
+}
+
+/* Score the pair rbuf, dbuf (dcaps: dbuf's caps); all three are taken. */
 static GstFlowReturn
 compare_pair (GstQmetric * self, GstBuffer * rbuf, GstBuffer * dbuf,
-    GstClockTime rt)
+    GstCaps * dcaps, GstClockTime rt)
 {
   QmPair *p;
   GstSegment *seg = &self->dist_pad->segment;
   GstQmetricMapResult mr;
   gboolean gpu;
+  unsigned flags;
   int err;
 
   /* a size or format change reaches the engine with the first pair in the
@@ -1894,11 +2168,13 @@ compare_pair (GstQmetric * self, GstBuffer * rbuf, GstBuffer * dbuf,
   if (!formats_agree (self) || (!self->engine && !open_engine (self, rt))) {
     gst_buffer_unref (rbuf);
     gst_buffer_unref (dbuf);
+    gst_clear_caps (&dcaps);
     return GST_FLOW_ERROR;
   }
   self->engine_info = self->pair_dist_info;
   p = g_new0 (QmPair, 1);
   p->dist_buf = dbuf;
+  p->caps = dcaps;
   p->pts = GST_BUFFER_PTS (dbuf);
   p->duration = GST_BUFFER_DURATION (dbuf);
   p->running_time = rt;
@@ -1930,8 +2206,15 @@ compare_pair (GstQmetric * self, GstBuffer * rbuf, GstBuffer * dbuf,
   self->last_stream_time = p->stream_time;
   p->index = self->n_pairs++;
   g_queue_push_tail (&self->out, p);
+  /* a skipped pair still goes through the engine, unscored, as subsample
+   * leaves pairs out: motion sees every frame, so the pairs that are
+   * scored get the scores of a run that scores them all */
+  p->skipped = shed_skip (self, p);
+  self->skipped += p->skipped;
+  flags = p->skipped ? QM_SUBMIT_SKIP : 0;
 
-  err = qm_engine_submit (self->engine, &p->ref.pic, &p->dist.pic, p);
+  err = qm_engine_submit_flags (self->engine, &p->ref.pic, &p->dist.pic, p,
+      flags);
   if (err == QM_EAGAIN) {
     /* results are taken after every submit; this only happens if the
      * engine's ring is full of look-ahead: take them and try again */
@@ -1945,7 +2228,8 @@ compare_pair (GstQmetric * self, GstBuffer * rbuf, GstBuffer * dbuf,
       p->done = TRUE;
       return ret;
     }
-    err = qm_engine_submit (self->engine, &p->ref.pic, &p->dist.pic, p);
+    err = qm_engine_submit_flags (self->engine, &p->ref.pic, &p->dist.pic,
+        p, flags);
   }
   if (err) {
     GST_ELEMENT_ERROR (self, LIBRARY, FAILED,
@@ -1994,10 +2278,17 @@ pair_queued (GstQmetric * self, gint64 deadline, gboolean done_all)
     in.tolerance = tol;
     d = qm_pair_decide (&self->pair_state, &in);
     if (d.action == QM_PAIR_WAIT) {
-      if (done_all || (self->pq[0].n == 0 && self->pq[1].n == 0))
+      if (done_all || (self->pq[0].n == 0 && self->pq[1].n == 0)) {
+        /* Not live, a frame is taken only with one of the other pad (or
+         * its end) in sight: a pad whose frame waits here looks empty to
+         * GstAggregator, which then calls aggregate() only once that pad
+         * brings another frame, even when the other pad's frame is there */
+        if (!done_all && deadline == QM_PAIR_NO_DEADLINE &&
+            !((in.more[0] || in.done[0]) && (in.more[1] || in.done[1])))
+          break;
         pulled = pull_frame (self, QM_PAIR_REF, deadline, &error) ||
             (!error && pull_frame (self, QM_PAIR_DIST, deadline, &error));
-      else
+      } else
         pulled = pull_frame (self, d.need, deadline, &error);
       if (error)
         return GST_FLOW_NOT_NEGOTIATED;
@@ -2016,11 +2307,17 @@ pair_queued (GstQmetric * self, gint64 deadline, gboolean done_all)
     switch (d.action) {
       case QM_PAIR_MATCH:{
         GstClockTime rt = from_pair_time (self->pq[QM_PAIR_DIST].f[0].t);
-        GstBuffer *rbuf;
+        GstBuffer *rbuf, *dbuf;
+        GstCaps *dcaps;
         self->pair_ref_info = self->pq[QM_PAIR_REF].info[0];
         self->pair_dist_info = self->pq[QM_PAIR_DIST].info[0];
-        rbuf = queue_pop (self, QM_PAIR_REF);
-        ret = compare_pair (self, rbuf, queue_pop (self, QM_PAIR_DIST), rt);
+        rbuf = queue_pop (self, QM_PAIR_REF, NULL);
+        dbuf = queue_pop (self, QM_PAIR_DIST, &dcaps);
+        ret = compare_pair (self, rbuf, dbuf, dcaps, rt);
+        /* what is scored leaves now, not when this loop ends: with frames
+         * always waiting (behind, live), that is much later */
+        if (ret == GST_FLOW_OK)
+          ret = drain (self, FALSE);
         break;
       }
       case QM_PAIR_DROP_REF:
@@ -2125,7 +2422,9 @@ gst_qmetric_aggregate (GstAggregator * agg, gboolean timeout)
   }
   self->agg_latency = latency;
   check_rates (self);
-  deadline = live_deadline (self);
+  /* (one latency query per call: while GstAggregator has no latency, each
+   * one queries upstream, and may post a warning) */
+  deadline = live_deadline (self, latency);
   GST_LOG_OBJECT (self, "aggregate (timeout %d), deadline %" G_GINT64_FORMAT
       ", latency %" GST_TIME_FORMAT, timeout, deadline, GST_TIME_ARGS (latency));
   if (timeout && deadline == QM_PAIR_NO_DEADLINE) {
@@ -2273,8 +2572,9 @@ gst_qmetric_sink_event (GstAggregator * agg, GstAggregatorPad * pad,
         }
         self->engine_info = info;
       }
+      /* the src pad takes them with the first frame in them (push_pair) */
       if (is_dist)
-        gst_aggregator_set_src_caps (agg, caps);
+        gst_caps_replace (&self->dist_caps, caps);
       gst_event_unref (event);
       return TRUE;
     }
@@ -2296,6 +2596,47 @@ gst_qmetric_sink_event (GstAggregator * agg, GstAggregatorPad * pad,
   return GST_AGGREGATOR_CLASS (parent_class)->sink_event (agg, pad, event);
 }
 
+/* The allocation answer: frames stay with us while they are scored
+ * (several in flight, plus the look-ahead of motion), so upstream pools are
+ * asked for that many more.  It depends on the query's caps and the threads
+ * property only, never on where the stream is. */
+static gboolean
+answer_allocation (GstQmetric * self, GstQuery * query)
+{
+  GstCaps *caps;
+  GstVideoInfo info;
+  guint threads;
+
+  gst_query_parse_allocation (query, &caps, NULL);
+  if (!caps || !gst_video_info_from_caps (&info, caps))
+    return FALSE;
+  GST_OBJECT_LOCK (self);
+  threads = self->threads ? self->threads : g_get_num_processors ();
+  GST_OBJECT_UNLOCK (self);
+  gst_query_add_allocation_pool (query, NULL, info.size,
+      MIN (2 * threads + 2, 64), 0);
+  gst_query_add_allocation_meta (query, GST_VIDEO_META_API_TYPE, NULL);
+  return TRUE;
+}
+
+/* Serialized queries wait in the pad's queue until every buffer before
+ * them is taken, and hold their sender meanwhile.  An allocation query is
+ * answered at once instead: a tee sends it to both branches and waits for
+ * both answers, so the reference branch stops until the distorted pad's
+ * query is answered, and that pad's frames may be waiting for a reference
+ * frame (GstAggregator, not live, calls aggregate() only when every pad
+ * shows a buffer).  Queued, that stalled a pipeline for good at a caps
+ * change on both pads (test_colorimetry_change_loop). */
+static gboolean
+gst_qmetric_sink_query_pre_queue (GstAggregator * agg, GstAggregatorPad * pad,
+    GstQuery * query)
+{
+  if (GST_QUERY_TYPE (query) == GST_QUERY_ALLOCATION)
+    return answer_allocation (GST_QMETRIC (agg), query);
+  return GST_AGGREGATOR_CLASS (parent_class)->sink_query_pre_queue (agg, pad,
+      query);
+}
+
 static gboolean
 gst_qmetric_sink_query (GstAggregator * agg, GstAggregatorPad * pad,
     GstQuery * query)
@@ -2308,24 +2649,8 @@ gst_qmetric_sink_query (GstAggregator * agg, GstAggregatorPad * pad,
               self->cuda_ctx))
         return TRUE;
       break;
-    case GST_QUERY_ALLOCATION:{
-      GstCaps *caps;
-      GstVideoInfo info;
-      guint threads;
-
-      gst_query_parse_allocation (query, &caps, NULL);
-      if (!caps || !gst_video_info_from_caps (&info, caps))
-        return FALSE;
-      GST_OBJECT_LOCK (self);
-      threads = self->threads ? self->threads : g_get_num_processors ();
-      GST_OBJECT_UNLOCK (self);
-      /* frames stay with us while they are scored (several in flight, plus
-       * the look-ahead of motion): ask upstream pools for that many more */
-      gst_query_add_allocation_pool (query, NULL, info.size,
-          MIN (2 * threads + 2, 64), 0);
-      gst_query_add_allocation_meta (query, GST_VIDEO_META_API_TYPE, NULL);
-      return TRUE;
-    }
+    case GST_QUERY_ALLOCATION:
+      return answer_allocation (self, query);
     default:
       break;
   }
@@ -2349,6 +2674,7 @@ reset_counts (GstQmetric * self)
   self->n_pairs = self->n_scored = 0;
   self->unmatched_ref = self->unmatched_dist = 0;
   self->unreadable = self->out_of_range = 0;
+  self->skipped = 0;
   self->cuda_in_place = self->cuda_copied = 0;
   self->flushes = 0;
   self->first_stream_time = self->last_stream_time = GST_CLOCK_TIME_NONE;
@@ -2370,6 +2696,9 @@ gst_qmetric_start (GstAggregator * agg)
   self->pad_diff_warned = 0;
   self->segment = 0;
   self->foreign_ctx_warned = FALSE;
+  self->backend_used = QM_BACKEND_CPU;
+  g_clear_pointer (&self->backend_note, g_free);
+  warn_reset (self);
   g_atomic_int_set (&self->seek_flushing, 0);
   /* a bad window property fails the start before the watchdog thread is
    * made: GstAggregator does not call stop() after a failed start, and the
@@ -2421,6 +2750,8 @@ gst_qmetric_stop (GstAggregator * agg)
   }
   free_features (self);
   gst_clear_object (&self->cuda_ctx);
+  gst_clear_caps (&self->dist_caps);
+  gst_clear_caps (&self->src_caps);
   return TRUE;
 }
 

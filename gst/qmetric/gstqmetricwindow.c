@@ -14,7 +14,8 @@ gst_qmetric_window_structure (const QmWindowStats * st, const GQuark * quarks,
       "unmatched", G_TYPE_UINT64, st->unmatched_ref + st->unmatched_dist,
       "unmatched-reference", G_TYPE_UINT64, st->unmatched_ref,
       "unmatched-distorted", G_TYPE_UINT64, st->unmatched_dist,
-      "unreadable", G_TYPE_UINT64, st->unreadable, NULL);
+      "unreadable", G_TYPE_UINT64, st->unreadable,
+      "skipped", G_TYPE_UINT64, st->skipped, NULL);
   guint i;
 
   for (i = 0; i < st->n_features && i < n; i++) {

@@ -22,7 +22,7 @@ struct QmWindow {
     int open;                   /* the window has a start */
     uint64_t start_rt, end_rt;  /* end_rt: nominal end (duration) or the
                                  * end of the last frame seen */
-    uint64_t pairs, counts[3];
+    uint64_t pairs, skipped, counts[3];
     /* events found ahead of the pairs before them (a ring) */
     Pending pending[QM_WINDOW_MAX_PENDING];
     unsigned p_head, p_len;
@@ -181,6 +181,7 @@ static void close_window(QmWindow *w, const char *reason, uint64_t boundary)
         .end_rt = w->end_rt,
         .reason = reason,
         .pairs = w->pairs,
+        .skipped = w->skipped,
         .unmatched_ref = w->counts[QM_WINDOW_UNMATCHED_REF],
         .unmatched_dist = w->counts[QM_WINDOW_UNMATCHED_DIST],
         .unreadable = w->counts[QM_WINDOW_UNREADABLE],
@@ -193,7 +194,7 @@ static void close_window(QmWindow *w, const char *reason, uint64_t boundary)
         qm_pool_clear(&w->pools[i]);
         qm_pool_init(&w->pools[i]);
     }
-    w->pairs = 0;
+    w->pairs = w->skipped = 0;
     memset(w->counts, 0, sizeof(w->counts));
     w->open = 0;
 }
@@ -231,21 +232,56 @@ static int ends_before(const QmWindow *w, uint64_t rt, int keyframe,
     }
 }
 
+/* The earliest running time of a waiting event before `before`, or
+ * QM_WINDOW_TIME_NONE. */
+static uint64_t earliest_pending(const QmWindow *w, uint64_t before)
+{
+    uint64_t first = QM_WINDOW_TIME_NONE;
+    for (unsigned k = 0; k < w->p_len; k++) {
+        uint64_t t = w->pending[(w->p_head + k) % QM_WINDOW_MAX_PENDING].rt;
+        if (t != QM_WINDOW_TIME_NONE && t < before && t < first)
+            first = t;
+    }
+    return first;
+}
+
+/* Duration windows, none open: the waiting events before the slice that
+ * starts at `slice` are in earlier slices, each reported as a window of
+ * its own (the pairs around them were not in those slices). */
+static void report_pending_slices(QmWindow *w, uint64_t slice)
+{
+    uint64_t t;
+    while ((t = earliest_pending(w, slice)) != QM_WINDOW_TIME_NONE) {
+        begin(w, t);
+        close_window(w, "duration", w->end_rt);
+    }
+}
+
 /* Something in output order at rt: end the current window if rt is past
- * it. */
+ * it.  A duration window takes the waiting events of its slice only; a
+ * window of frames, those before rt. */
 static void advance(QmWindow *w, uint64_t rt, int keyframe)
 {
     const char *reason = NULL;
-    if (ends_before(w, rt, keyframe, &reason))
-        close_window(w, reason, !strcmp(reason, "discont") ?
-                     QM_WINDOW_TIME_NONE : rt);
+    const int slices = w->spec.kind == QM_WINDOW_DURATION;
+    if (ends_before(w, rt, keyframe, &reason)) {
+        uint64_t boundary = rt;
+        if (!strcmp(reason, "discont"))
+            boundary = QM_WINDOW_TIME_NONE;
+        else if (slices && w->start_rt != QM_WINDOW_TIME_NONE)
+            boundary = w->end_rt;
+        close_window(w, reason, boundary);
+    }
+    if (!w->open && slices && rt != QM_WINDOW_TIME_NONE)
+        report_pending_slices(w, rt - rt % w->spec.duration_ns);
     if (!w->open)
         begin(w, rt);
 }
 
-void qm_window_pair(QmWindow *w, uint64_t rt, uint64_t dur, int keyframe,
+void qm_window_pair(QmWindow *w, uint64_t rt, uint64_t dur, unsigned flags,
                     unsigned n, const double *values, const uint8_t *present)
 {
+    const int keyframe = (flags & QM_WINDOW_PAIR_KEY) != 0;
     if (!w || w->spec.kind == QM_WINDOW_OFF)
         return;
     if (!w->pools && n) {
@@ -261,6 +297,7 @@ void qm_window_pair(QmWindow *w, uint64_t rt, uint64_t dur, int keyframe,
     if (rt != QM_WINDOW_TIME_NONE)
         fold_pending(w, rt);
     w->pairs++;
+    w->skipped += (flags & QM_WINDOW_PAIR_SKIPPED) != 0;
     extend(w, rt, dur);
     for (unsigned i = 0; values && present && i < w->n; i++)
         if (present[i])
@@ -315,6 +352,22 @@ void qm_window_finish(QmWindow *w, const char *reason)
         return;
     /* no pair is to come: the waiting events are in order now (each may
      * end a window) */
+    if (w->spec.kind == QM_WINDOW_DURATION) {
+        /* each in the window of its slice: up to the latest one's slice,
+         * which ends with the rest */
+        uint64_t last = 0;
+        int timed = 0;
+        for (unsigned k = 0; k < w->p_len; k++) {
+            uint64_t t = w->pending[(w->p_head + k) % QM_WINDOW_MAX_PENDING].rt;
+            if (t != QM_WINDOW_TIME_NONE && (!timed || t > last)) {
+                last = t;
+                timed = 1;
+            }
+        }
+        if (timed)
+            advance(w, last, 0);
+        fold_pending(w, QM_WINDOW_TIME_NONE);
+    }
     while (w->p_len) {
         Pending old = w->pending[w->p_head];
         w->p_head = (w->p_head + 1) % QM_WINDOW_MAX_PENDING;

@@ -47,7 +47,9 @@ typedef struct QmWindowStats {
     uint64_t start_rt, end_rt;  /* running time (ns); QM_WINDOW_TIME_NONE if unknown */
     const char *reason;         /* "duration", "frames", "keyframe", "cap",
                                  * "discont", "eos" */
-    uint64_t pairs;             /* pairs compared (scored or subsampled out) */
+    uint64_t pairs;             /* pairs compared (scored, subsampled out or
+                                 * skipped) */
+    uint64_t skipped;           /* of them, not scored to keep up */
     uint64_t unmatched_ref, unmatched_dist, unreadable;
     unsigned n_features;
     QmPool *pools;              /* per feature; pools[i].n frames with a score */
@@ -69,14 +71,20 @@ QmWindow *qm_window_new(const QmWindowSpec *spec, QmWindowEmit emit,
                         void *opaque);
 void qm_window_free(QmWindow *w);
 
+/** What qm_window_pair() says about a pair. */
+enum {
+    QM_WINDOW_PAIR_KEY = 1 << 0,      /* the distorted frame is a key frame */
+    QM_WINDOW_PAIR_SKIPPED = 1 << 1,  /* not scored to keep up (Overload) */
+};
+
 /**
  * One pair in output order.  rt, dur: running time and duration (ns, or
- * QM_WINDOW_TIME_NONE); keyframe: the distorted frame is a key frame;
- * n, values, present: the n scores (the first call with n > 0 fixes the
- * features), values NULL for a pair that was not scored (subsample).
- * May end the current window first (one callback).
+ * QM_WINDOW_TIME_NONE); flags: QM_WINDOW_PAIR_*; n, values, present: the n
+ * scores (the first call with n > 0 fixes the features), values NULL for a
+ * pair that was not scored (subsample, skipped).  May end the current
+ * window first (one callback).
  */
-void qm_window_pair(QmWindow *w, uint64_t rt, uint64_t dur, int keyframe,
+void qm_window_pair(QmWindow *w, uint64_t rt, uint64_t dur, unsigned flags,
                     unsigned n, const double *values, const uint8_t *present);
 
 /**

@@ -1,4 +1,6 @@
 /* gst-qmetric tests: shared rig. */
+#include <string.h>
+
 #include <gst/check/gstcheck.h>
 #include <gst/app/gstappsrc.h>
 #include <gst/app/gstappsink.h>
@@ -67,6 +69,7 @@ qm_rig_new (const gchar * props, const gchar * ref_caps,
   rig->windows = g_ptr_array_new_with_free_func ((GDestroyNotify)
       gst_structure_free);
   rig->warnings = g_ptr_array_new_with_free_func (g_free);
+  rig->infos = g_ptr_array_new_with_free_func (g_free);
   rig->buffers = g_ptr_array_new_with_free_func ((GDestroyNotify)
       gst_buffer_unref);
   rig->tags = g_ptr_array_new_with_free_func ((GDestroyNotify)
@@ -129,6 +132,13 @@ qm_rig_run (QmRig * rig)
         g_error_free (e);
         break;
       }
+      case GST_MESSAGE_INFO:{
+        GError *e;
+        gst_message_parse_info (m, &e, NULL);
+        g_ptr_array_add (rig->infos, g_strdup (e->message));
+        g_error_free (e);
+        break;
+      }
       case GST_MESSAGE_ELEMENT:{
         const GstStructure *s = gst_message_get_structure (m);
         if (gst_structure_has_name (s, "qmetric"))
@@ -168,12 +178,33 @@ qm_rig_free (QmRig * rig)
   g_ptr_array_unref (rig->scores);
   g_ptr_array_unref (rig->windows);
   g_ptr_array_unref (rig->warnings);
+  g_ptr_array_unref (rig->infos);
   g_ptr_array_unref (rig->buffers);
   g_ptr_array_unref (rig->tags);
   if (rig->summary)
     gst_structure_free (rig->summary);
   g_free (rig->error);
   g_free (rig);
+}
+
+guint64
+qm_u64 (const GstStructure * s, const gchar * field)
+{
+  guint64 v = G_MAXUINT64;
+
+  fail_unless (gst_structure_get_uint64 (s, field, &v), "no field %s", field);
+  return v;
+}
+
+gboolean
+qm_has_text (GPtrArray * texts, const gchar * part)
+{
+  guint i;
+
+  for (i = 0; i < texts->len; i++)
+    if (strstr (g_ptr_array_index (texts, i), part))
+      return TRUE;
+  return FALSE;
 }
 
 gdouble

@@ -12,6 +12,7 @@ typedef struct {
   GstStructure *summary;  /* "qmetric-summary" or NULL */
   GPtrArray *windows;     /* GstStructure "qmetric-window", in order */
   GPtrArray *warnings;    /* gchar*, the messages' text */
+  GPtrArray *infos;       /* gchar*, the info messages' text */
   gchar *error;           /* first error's text, or NULL */
   GPtrArray *buffers;     /* GstBuffer from the appsink */
   GPtrArray *tags;        /* GstTagList seen on the appsink's pad */
@@ -29,6 +30,11 @@ void qm_rig_run (QmRig * rig);
 /* End both streams, then qm_rig_run (). */
 void qm_rig_finish (QmRig * rig);
 void qm_rig_free (QmRig * rig);
+
+/* A guint64 field of s, asserting it exists. */
+guint64 qm_u64 (const GstStructure * s, const gchar * field);
+/* Whether one of texts (gchar*) contains part. */
+gboolean qm_has_text (GPtrArray * texts, const gchar * part);
 
 /* Field of the nth score message, asserting it exists. */
 gdouble qm_rig_score (QmRig * rig, guint n, const gchar * feature);

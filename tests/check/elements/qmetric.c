@@ -9,6 +9,8 @@
 #include "../qmtest.h"
 #include "gstqmetricmeta.h"
 #include "json.h"
+#include "metric.h"
+#include "qm.h"
 
 #define I420_64 "video/x-raw,format=I420,width=64,height=48,framerate=25/1"
 
@@ -533,6 +535,120 @@ GST_START_TEST (test_bad_settings)
 }
 GST_END_TEST;
 
+/* One metric set on two WxH I420 frames: the rig after EOS or an error. */
+static QmRig *
+run_size (const gchar * metrics, gint w, gint h)
+{
+  gchar *caps = g_strdup_printf ("video/x-raw,format=I420,width=%d,height=%d,"
+      "framerate=25/1", w, h);
+  gchar *props = g_strdup_printf ("metrics=%s", metrics);
+  QmRig *rig = qm_rig_new (props, caps, NULL);
+
+  run_pairs (rig, caps, 2, 3, 255);
+  g_free (props);
+  g_free (caps);
+  return rig;
+}
+
+/* Every metric of the registry at sizes at and beyond the limits: alone it
+ * either scores or fails naming why it cannot run (never an initialisation
+ * failure); "all" never fails, scores what each metric alone scores and
+ * leaves out, with a warning naming it, each one that cannot run (a VMAF
+ * input through "vmaf"; an opt-in metric is not part of "all"). */
+GST_START_TEST (test_all_at_any_size)
+{
+  static const gint sizes[][2] = {
+    {1, 1}, {2, 8191}, {8191, 2}, {7, 7}, {16, 16},
+  };
+  const char *const *names = qm_metric_names ();
+  guint z, m;
+
+  for (z = 0; z < G_N_ELEMENTS (sizes); z++) {
+    const gint w = sizes[z][0], h = sizes[z][1];
+    QmRig *all = run_size ("all", w, h);
+    const GstStructure *row;
+
+    fail_unless (all->eos && !all->error, "all at %dx%d: %s", w, h,
+        all->error);
+    fail_unless_equals_int (all->scores->len, 2);
+    row = g_ptr_array_index (all->scores, 0);
+    for (m = 0; names[m]; m++) {
+      /* "vmaf" has no descriptor: the model's inputs have */
+      const QmMetricDesc *d = qm_metric_find (names[m]);
+      const gboolean in_all = !d || !(d->flags & QM_METRIC_OPT_IN);
+      const gchar *via = d && (d->flags & QM_METRIC_MODEL_INPUT) ? "vmaf" :
+          names[m];
+      gchar *left_out = g_strdup_printf ("metric %s left out: ", via);
+      QmRig *one = run_size (names[m], w, h);
+
+      if (one->error) {
+        fail_unless (strstr (one->error, "cannot run") ||
+            strstr (one->error, "needs at least"), "%s at %dx%d: %s",
+            names[m], w, h, one->error);
+        if (in_all)
+          fail_unless (qm_has_text (all->warnings, left_out), "%s at %dx%d "
+              "fails alone (%s) but \"all\" has no warning \"%s\"",
+              names[m], w, h, one->error, left_out);
+      } else {
+        const GstStructure *alone;
+        guint f;
+        fail_unless (one->eos && one->scores->len == 2, "%s at %dx%d",
+            names[m], w, h);
+        /* (VMAF may be left out for another of its inputs) */
+        fail_if (via == names[m] && qm_has_text (all->warnings, left_out), "%s "
+            "runs alone at %dx%d but \"all\" left it out", names[m], w, h);
+        alone = g_ptr_array_index (one->scores, 0);
+        /* its scores are in "all"'s rows (past the five time fields) */
+        for (f = 5; in_all && via == names[m] &&
+            f < (guint) gst_structure_n_fields (alone); f++)
+          fail_unless (gst_structure_has_field (row,
+                  gst_structure_nth_field_name (alone, f)), "all at %dx%d "
+              "has no %s", w, h, gst_structure_nth_field_name (alone, f));
+      }
+      g_free (left_out);
+      qm_rig_free (one);
+    }
+    qm_rig_free (all);
+  }
+}
+GST_END_TEST;
+
+/* backend=auto says where the metrics run and why, in an info message,
+ * and the summary names the backend. */
+GST_START_TEST (test_backend_auto_says_where)
+{
+  QmRig *rig = qm_rig_new ("metrics=psnr backend=auto", I420_64, NULL);
+  const gchar *info = NULL, *backend;
+  guint i, n = 0;
+
+  run_pairs (rig, I420_64, 2, 3, 255);
+  fail_unless (rig->eos && !rig->error, "%s", rig->error);
+  for (i = 0; i < rig->infos->len; i++) {
+    if (g_str_has_prefix (g_ptr_array_index (rig->infos, i),
+            "backend=auto: the metrics run on the ")) {
+      info = g_ptr_array_index (rig->infos, i);
+      n++;
+    }
+  }
+  fail_unless_equals_int (n, 1);
+  backend = gst_structure_get_string (rig->summary, "backend");
+  fail_unless (backend != NULL);
+  if (!strcmp (backend, "cpu")) {
+    /* the reason follows in parentheses */
+    fail_unless (g_str_has_prefix (info, "backend=auto: the metrics run on "
+            "the CPU (") && strlen (info) > 40, "%s", info);
+    if (!qm_have_cuda ())
+      fail_unless_equals_string (info, "backend=auto: the metrics run on the "
+          "CPU (this build has no CUDA backend)");
+  } else {
+    fail_unless_equals_string (backend, "cuda");
+    fail_unless (g_str_has_prefix (info, "backend=auto: the metrics run on "
+            "the GPU (CUDA on "), "%s", info);
+  }
+  qm_rig_free (rig);
+}
+GST_END_TEST;
+
 GST_START_TEST (test_properties)
 {
   GstElement *q = gst_element_factory_make ("qmetric", NULL);
@@ -588,6 +704,57 @@ GST_START_TEST (test_properties)
   g_object_get (q, "pool", &u, NULL);
   fail_unless_equals_int (u, 4 | 32);
   gst_object_unref (q);
+}
+GST_END_TEST;
+
+/* A property read at the start (GST_PARAM_MUTABLE_READY) set while the
+ * element plays keeps its value, with a warning naming it; post-messages
+ * (GST_PARAM_MUTABLE_PLAYING) changes; in READY everything changes. */
+GST_START_TEST (test_ready_only_properties_refused)
+{
+  QmRig *rig = qm_rig_new ("metrics=psnr", I420_64, NULL);
+  GstState state = GST_STATE_NULL;
+  guint64 frames = 0;
+  gchar *s;
+  guint u, i;
+  gboolean b;
+
+  for (i = 0; i < 4; i++) {
+    qm_rig_push (rig, TRUE, pat_frame (I420_64, i, 0, 255), i);
+    qm_rig_push (rig, FALSE, pat_frame (I420_64, i, 3, 255), i);
+  }
+  /* the element runs (PAUSED or PLAYING: the sink prerolls on its own) */
+  gst_element_get_state (rig->q, &state, NULL, 0);
+  fail_unless (state >= GST_STATE_PAUSED);
+  g_object_set (rig->q, "metrics", "psnr,float_ssim", "subsample", 4,
+      "post-messages", FALSE, NULL);
+  g_object_get (rig->q, "metrics", &s, "subsample", &u, "post-messages", &b,
+      NULL);
+  fail_unless_equals_string (s, "psnr");
+  fail_unless_equals_int (u, 1);
+  fail_unless (!b);
+  g_free (s);
+  qm_rig_finish (rig);
+  fail_unless (rig->eos && !rig->error, "%s", rig->error);
+  fail_unless (qm_has_text (rig->warnings, "The property \"metrics\" can be "
+          "changed only in the NULL or READY state (it is read when the "
+          "stream starts); it keeps its value \"psnr\""));
+  fail_unless (qm_has_text (rig->warnings, "The property \"subsample\" can be "
+          "changed only in the NULL or READY state (it is read when the "
+          "stream starts); it keeps its value 1"));
+  /* the stream ran with the old values: psnr only, every frame scored */
+  fail_unless (rig->scores->len <= 2);
+  fail_unless (gst_structure_has_field (rig->summary, "psnr_y"));
+  fail_unless (gst_structure_get_uint64 (rig->summary, "frames", &frames));
+  fail_unless_equals_uint64 (frames, 4);
+  fail_unless (!gst_structure_has_field (rig->summary, "float_ssim"));
+
+  gst_element_set_state (rig->pipe, GST_STATE_READY);
+  g_object_set (rig->q, "metrics", "psnr,float_ssim", NULL);
+  g_object_get (rig->q, "metrics", &s, NULL);
+  fail_unless_equals_string (s, "psnr,float_ssim");
+  g_free (s);
+  qm_rig_free (rig);
 }
 GST_END_TEST;
 
@@ -772,7 +939,10 @@ qmetric_suite (void)
   tcase_add_test (tc, test_unwritable_log);
   tcase_add_test (tc, test_truncated_frame);
   tcase_add_test (tc, test_bad_settings);
+  tcase_add_test (tc, test_all_at_any_size);
+  tcase_add_test (tc, test_backend_auto_says_where);
   tcase_add_test (tc, test_properties);
+  tcase_add_test (tc, test_ready_only_properties_refused);
   tcase_add_test (tc, test_threads_keep_order);
   tcase_add_test (tc, test_summary_identity);
   tcase_add_test (tc, test_threads_two_gpu_bound);

@@ -11,6 +11,7 @@
 #include "../qmtest.h"
 #include "json.h"
 
+
 /* 25 frames/s: the rig's frame i is at running time i * 40 ms */
 #define I420_64 "video/x-raw,format=I420,width=64,height=48,framerate=25/1"
 
@@ -29,15 +30,6 @@ frame (guint i, gint delta)
 {
   gint fd[2] = { (gint) i, delta };
   return qm_make_frame (I420_64, gen, fd);
-}
-
-static guint64
-u64 (const GstStructure * s, const gchar * f)
-{
-  guint64 v = G_MAXUINT64;
-
-  fail_unless (gst_structure_get_uint64 (s, f, &v), "no field %s", f);
-  return v;
 }
 
 static gdouble
@@ -65,7 +57,7 @@ cmp_double (const void *a, const void *b)
 static void
 check_window_stats (GPtrArray * scores, const GstStructure * w)
 {
-  guint64 start = u64 (w, "start-running-time"), end = u64 (w,
+  guint64 start = qm_u64 (w, "start-running-time"), end = qm_u64 (w,
       "end-running-time"), rt, frames;
   gdouble v[64], sum = 0, inv = 0, mn = INFINITY, mx = -INFINITY;
   guint n = 0, i;
@@ -85,7 +77,7 @@ check_window_stats (GPtrArray * scores, const GstStructure * w)
     mx = MAX (mx, v[n]);
     n++;
   }
-  fail_unless_equals_uint64 (u64 (w, "pairs"), n);
+  fail_unless_equals_uint64 (qm_u64 (w, "pairs"), n);
   fail_unless (gst_structure_get (w, "psnr_y", GST_TYPE_STRUCTURE, NULL,
           NULL) || n == 0);
   {
@@ -134,22 +126,63 @@ GST_START_TEST (test_duration_windows)
   fail_unless_equals_int (rig->windows->len, 4);
   for (i = 0; i < 4; i++) {
     const GstStructure *w = g_ptr_array_index (rig->windows, i);
-    fail_unless_equals_uint64 (u64 (w, "window"), i);
-    fail_unless_equals_uint64 (u64 (w, "start-running-time"),
+    fail_unless_equals_uint64 (qm_u64 (w, "window"), i);
+    fail_unless_equals_uint64 (qm_u64 (w, "start-running-time"),
         i * 200 * GST_MSECOND);
-    fail_unless_equals_uint64 (u64 (w, "end-running-time"),
+    fail_unless_equals_uint64 (qm_u64 (w, "end-running-time"),
         (i + 1) * 200 * GST_MSECOND);
     /* the last pair of each window completes it: no need to wait for EOS */
     fail_unless_equals_string (gst_structure_get_string (w, "reason"),
         "duration");
-    fail_unless_equals_uint64 (u64 (w, "pairs"), pairs[i]);
-    fail_unless_equals_uint64 (u64 (w, "unmatched-reference"), un_ref[i]);
-    fail_unless_equals_uint64 (u64 (w, "unmatched-distorted"), un_dist[i]);
-    fail_unless_equals_uint64 (u64 (w, "unmatched"), un_ref[i] + un_dist[i]);
-    fail_unless_equals_uint64 (u64 (w, "unreadable"), 0);
+    fail_unless_equals_uint64 (qm_u64 (w, "pairs"), pairs[i]);
+    fail_unless_equals_uint64 (qm_u64 (w, "unmatched-reference"), un_ref[i]);
+    fail_unless_equals_uint64 (qm_u64 (w, "unmatched-distorted"), un_dist[i]);
+    fail_unless_equals_uint64 (qm_u64 (w, "unmatched"), un_ref[i] + un_dist[i]);
+    fail_unless_equals_uint64 (qm_u64 (w, "unreadable"), 0);
     check_window_stats (rig->scores, w);
   }
   qm_rig_free (rig);
+}
+GST_END_TEST;
+
+/* 25 frames/s, window=1s, distorted frames 25-49 lost: the unmatched
+ * reference frames 25-49 are in the second window, whether the pairs in
+ * front of them are still being scored (motion's look-ahead) or not. */
+GST_START_TEST (test_drops_across_boundary)
+{
+  static const gchar *props[] = {
+    "metrics=psnr window=1s",
+    "metrics=psnr,motion window=1s",
+    "metrics=psnr,motion threads=2 window=1s",
+  };
+  guint c, i;
+
+  for (c = 0; c < G_N_ELEMENTS (props); c++) {
+    QmRig *rig = qm_rig_new (props[c], I420_64, NULL);
+
+    for (i = 0; i < 75; i++) {
+      qm_rig_push (rig, TRUE, frame (i, 0), i);
+      if (i < 25 || i >= 50)
+        qm_rig_push (rig, FALSE, frame (i, 1 + i % 5), i);
+    }
+    qm_rig_finish (rig);
+    fail_unless (rig->eos && !rig->error, "%s", rig->error);
+    fail_unless_equals_int (rig->windows->len, 3);
+    for (i = 0; i < 3; i++) {
+      const GstStructure *w = g_ptr_array_index (rig->windows, i);
+      fail_unless_equals_uint64 (qm_u64 (w, "start-running-time"),
+          i * GST_SECOND);
+      fail_unless_equals_uint64 (qm_u64 (w, "end-running-time"),
+          (i + 1) * GST_SECOND);
+      fail_unless (qm_u64 (w, "pairs") == (i == 1 ? 0 : 25) &&
+          qm_u64 (w, "unmatched-reference") == (i == 1 ? 25 : 0) &&
+          qm_u64 (w, "unmatched-distorted") == 0, "%s: window %u has %"
+          G_GUINT64_FORMAT " pairs and %" G_GUINT64_FORMAT " unmatched "
+          "reference frames", props[c], i, qm_u64 (w, "pairs"),
+          qm_u64 (w, "unmatched-reference"));
+    }
+    qm_rig_free (rig);
+  }
 }
 GST_END_TEST;
 
@@ -168,13 +201,13 @@ GST_START_TEST (test_frame_windows)
   fail_unless_equals_int (rig->windows->len, 3);
   for (i = 0; i < 3; i++) {
     const GstStructure *w = g_ptr_array_index (rig->windows, i);
-    fail_unless_equals_uint64 (u64 (w, "pairs"), i < 2 ? 3 : 2);
+    fail_unless_equals_uint64 (qm_u64 (w, "pairs"), i < 2 ? 3 : 2);
     fail_unless_equals_string (gst_structure_get_string (w, "reason"),
         i < 2 ? "frames" : "eos");
     /* frame-driven windows span their frames: first start to last end */
-    fail_unless_equals_uint64 (u64 (w, "start-running-time"),
+    fail_unless_equals_uint64 (qm_u64 (w, "start-running-time"),
         3 * i * 40 * GST_MSECOND);
-    fail_unless_equals_uint64 (u64 (w, "end-running-time"),
+    fail_unless_equals_uint64 (qm_u64 (w, "end-running-time"),
         MIN (3 * i + 3, 8) * 40 * GST_MSECOND);
     check_window_stats (rig->scores, w);
   }
@@ -202,7 +235,7 @@ GST_START_TEST (test_keyframe_windows)
   fail_unless_equals_int (rig->windows->len, 3);
   for (i = 0; i < 3; i++) {
     const GstStructure *w = g_ptr_array_index (rig->windows, i);
-    fail_unless_equals_uint64 (u64 (w, "pairs"), pairs[i]);
+    fail_unless_equals_uint64 (qm_u64 (w, "pairs"), pairs[i]);
     fail_unless_equals_string (gst_structure_get_string (w, "reason"),
         i < 2 ? "keyframe" : "eos");
   }
@@ -282,7 +315,7 @@ GST_START_TEST (test_jsonl_log)
       fail_unless_equals_string (type, "window");
       fail_unless_equals_int ((gint) qm_json_num (j, "window", -1), n_windows);
       fail_unless_equals_int ((gint) qm_json_num (j, "pairs", -1),
-          (gint) u64 (w, "pairs"));
+          (gint) qm_u64 (w, "pairs"));
       /* a window's record follows its frames' records (the next window's
        * first frames may come before it) */
       fail_unless (n_frames >= (n_windows == 2 ? 10 : 4 * (n_windows + 1)),
@@ -336,8 +369,8 @@ GST_START_TEST (test_videotestsrc_pipeline)
     }
     if (s && gst_structure_has_name (s, "qmetric-window")) {
       fail_unless (n < 3);
-      fail_unless_equals_uint64 (u64 (s, "window"), n);
-      fail_unless_equals_uint64 (u64 (s, "pairs"), pairs[n]);
+      fail_unless_equals_uint64 (qm_u64 (s, "window"), n);
+      fail_unless_equals_uint64 (qm_u64 (s, "pairs"), pairs[n]);
       /* the messages of a window's frames precede the window's */
       fail_unless (frames_seen >= (n < 2 ? 10 * (n + 1) : 25), "window %u "
           "after %u frames", n, frames_seen);
@@ -365,6 +398,7 @@ qmwindow_suite (void)
 
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_duration_windows);
+  tcase_add_test (tc, test_drops_across_boundary);
   tcase_add_test (tc, test_frame_windows);
   tcase_add_test (tc, test_keyframe_windows);
   tcase_add_test (tc, test_bad_window);
