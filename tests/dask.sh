@@ -188,8 +188,8 @@ manifest noframes.json "[{\"name\": \"empty\", \"distorted\": \"empty.yuv\", \"o
 batch "$T/noframes.json" "${PROGS[@]}"
 if [ "$(rc)" = 1 ] && same_log "$T/out/good.json" "$T/ladybird.whole" &&
    row_has empty 'r["status"] == "failed" and "empty.yuv" in r["error"] and ("is empty" in r["error"] or "has 0" in r["error"])' &&
-   row_has short 'r["status"] == "failed" and "279936 bytes" in r["error"] and "short.yuv has 1000" in r["error"]' &&
-   row_has mp4 'r["status"] == "failed" and "is an MP4/MOV file, not raw YUV" in r["error"]' &&
+   row_has short 'r["status"] == "failed" and "279936 bytes" in r["error"] and "short.yuv" in r["error"] and "1000" in r["error"]' &&
+   row_has mp4 'r["status"] == "failed" and "clip.mp4 is an MP4/MOV file" in r["error"]' &&
    row_has folder 'r["status"] == "failed" and "is a folder" in r["error"]' &&
    [ "$(ls "$T/out")" = good.json ] && [ -z "$(leftovers "$T")" ]; then ok
 else bad "pairs without frames: exit $(rc), $(cat "$T/r.out") $(ls -A "$T/out")"; fi
