@@ -344,10 +344,14 @@ static GstPadProbeReturn chunk_probe(GstPad *pad, GstPadProbeInfo *info, gpointe
         GstEvent *ev = GST_PAD_PROBE_INFO_EVENT(info);
         if (GST_EVENT_TYPE(ev) == GST_EVENT_FLUSH_STOP && g_atomic_int_get(&cs->seek_sent))
             g_atomic_int_set(&cs->seek_done, TRUE);
+        /* after our end, what the decoder still sends (a tag, its own end)
+         * would fail downstream and come back as a flow error */
+        if (cs->eos_sent)
+            return GST_PAD_PROBE_DROP;
         if (GST_EVENT_TYPE(ev) != GST_EVENT_EOS)
             return GST_PAD_PROBE_OK;
-        if ((cs->seek && !g_atomic_int_get(&cs->seek_done)) || cs->eos_sent)
-            return GST_PAD_PROBE_DROP; /* before the seek; or ours went already */
+        if (cs->seek && !g_atomic_int_get(&cs->seek_done))
+            return GST_PAD_PROBE_DROP; /* the end of what was decoded before the seek */
         cs->ended = TRUE;
         if (cs->kind == BY_TABLE && !cs->done && !cs->failed && cs->table->complete &&
             (cs->started ? cs->next : cs->sp.rank) < qmc_frame_table_count(cs->table)) {
@@ -363,12 +367,23 @@ static GstPadProbeReturn chunk_probe(GstPad *pad, GstPadProbeInfo *info, gpointe
     if ((cs->seek && !g_atomic_int_get(&cs->seek_done)) || cs->failed)
         return GST_PAD_PROBE_DROP; /* decoded before the seek */
     if (cs->done) {
-        /* everything fed: end this stream and stop its decoder */
-        gst_pad_push_event(pad, gst_event_new_eos()); /* through this probe: done is set */
-        cs->eos_sent = TRUE;
-        gst_buffer_unref(GST_PAD_PROBE_INFO_BUFFER(info));
-        GST_PAD_PROBE_INFO_FLOW_RETURN(info) = GST_FLOW_EOS;
-        return GST_PAD_PROBE_HANDLED;
+        /* everything fed: end this stream.  The end goes into the
+         * conversion, past this pad, so that what the decoder still sends
+         * stops here instead of failing on a pad at EOS; the decoder is
+         * stopped from the main loop (a flow return of EOS made av1dec fail
+         * to decode now and then). */
+        if (!cs->eos_sent) {
+            GstPad *peer = gst_pad_get_peer(pad);
+            cs->eos_sent = TRUE;
+            if (peer) {
+                gst_pad_send_event(peer, gst_event_new_eos());
+                gst_object_unref(peer);
+            }
+            gst_element_post_message(app->pipeline,
+                gst_message_new_application(GST_OBJECT(app->pipeline),
+                    gst_structure_new("qmc-stop", "side", G_TYPE_INT, s->id, NULL)));
+        }
+        return GST_PAD_PROBE_DROP;
     }
     r = number_of(app, s, cs, GST_PAD_PROBE_INFO_BUFFER(info));
     if (r == -2)
@@ -420,6 +435,14 @@ void qmc_chunk_watch(Side *s, GstPad *pad)
 void qmc_chunk_from_start(App *app, Side *s)
 {
     app->chunk->side[s->id].base = 0;
+}
+
+void qmc_chunk_stop(App *app, int id)
+{
+    GstElement *src = app->side[id].src;
+    /* its frames reached the chunk's end: decoding more is waste */
+    if (gst_element_set_locked_state(src, TRUE))
+        gst_element_set_state(src, GST_STATE_NULL);
 }
 
 void qmc_chunk_seek(App *app, int id)

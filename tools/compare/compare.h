@@ -299,6 +299,8 @@ void qmc_chunk_watch(Side *s, GstPad *pad);
 /* a raw input read by rawvideoparse after all: its frames from the first */
 void qmc_chunk_from_start(App *app, Side *s);
 void qmc_chunk_seek(App *app, int side);
+/* a side that fed everything: its source stops (main loop, "qmc-stop") */
+void qmc_chunk_stop(App *app, int side);
 void qmc_chunk_started(App *app);
 void qmc_chunk_on_scores(App *app, const GstStructure *st);
 void qmc_chunk_finish(App *app);

@@ -38,7 +38,7 @@ void qmc_frame_table_init(QmcFrameTable *t, guint64 need)
     t->keys = g_array_new(FALSE, FALSE, sizeof(GstClockTime));
     t->heap = g_array_new(FALSE, FALSE, sizeof(GstClockTime));
     t->first_key_pts = GST_CLOCK_TIME_NONE;
-    t->last_dts = GST_CLOCK_TIME_NONE;
+    t->straddle = GST_CLOCK_TIME_NONE;
     t->need = need;
 }
 
@@ -202,6 +202,17 @@ gboolean qmc_frame_table_finish(QmcFrameTable *t, char **why)
                                GST_TIME_ARGS(g_array_index(t->frames, GstClockTime, 0)));
         return FALSE;
     }
+    /* a frame that the segment's start cuts (an edit list starting inside
+     * it) leaves the decoder with the segment's start as its timestamp */
+    t->straddle = GST_CLOCK_TIME_NONE;
+    if (t->segment.format == GST_FORMAT_TIME && t->frames->len > 1 &&
+        g_array_index(t->frames, GstClockTime, 1) < t->segment.start) {
+        *why = g_strdup("its edit list starts inside two frames");
+        return FALSE;
+    }
+    if (t->segment.format == GST_FORMAT_TIME && t->frames->len &&
+        g_array_index(t->frames, GstClockTime, 0) < t->segment.start)
+        t->straddle = t->segment.start;
     return TRUE;
 }
 
@@ -210,6 +221,8 @@ gint64 qmc_frame_table_lookup(const QmcFrameTable *t, GstClockTime pts)
     gint64 i = find_time(t->frames, pts);
     if (i >= 0)
         return i;
+    if (pts == t->straddle)
+        return 0;
     return find_time(t->excluded, pts) >= 0 ? QMC_FT_EXCLUDED : QMC_FT_UNKNOWN;
 }
 

@@ -41,13 +41,14 @@ typedef struct QmcFrameTable {
     GArray *frames;            /* GstClockTime, ascending: frame i's PTS */
     GArray *excluded;          /* GstClockTime, ascending: packets that are no frame */
     GArray *keys;              /* GstClockTime: the key frames' PTS, in decode order */
+    GstClockTime straddle;     /* frame 0's timestamp once decoded, when the segment
+                                * starts inside it (else NONE) */
     /* reading state */
     gboolean have_key;
     GstClockTime first_key_pts;
     GArray *heap;              /* max-heap of the `need` smallest frame PTS */
     guint64 need;
     guint64 since_change;      /* packets since the heap last changed */
-    GstClockTime last_dts;
 } QmcFrameTable;
 
 /* Where a chunk's decode starts: key frame K, the last one in decode order

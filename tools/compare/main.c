@@ -321,10 +321,14 @@ static gboolean on_bus(GstBus *bus, GstMessage *msg, gpointer data)
                     gst_structure_get_string(st, "message"));
         } else if (gst_structure_has_name(st, "qmc-eos")) {
             maybe_done(app);
-        } else if (gst_structure_has_name(st, "qmc-seek")) {
+        } else if (gst_structure_has_name(st, "qmc-seek") ||
+                   gst_structure_has_name(st, "qmc-stop")) {
             int side = 0;
             gst_structure_get_int(st, "side", &side);
-            qmc_chunk_seek(app, side);
+            if (gst_structure_has_name(st, "qmc-seek"))
+                qmc_chunk_seek(app, side);
+            else
+                qmc_chunk_stop(app, side);
         }
         break;
     }
