@@ -1116,6 +1116,65 @@ unsigned qm_engine_delay(const QmEngine *e)
     return e->delay;
 }
 
+static int by_text(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+char *qm_engine_metrics_text(const QmEngine *e, bool device_only)
+{
+    char *items[MAX_INST];
+    size_t n = 0, total = 1;
+    for (int i = 0; i < e->ninst; i++) {
+        const Inst *in = &e->inst[i];
+        if (device_only && !in->dev)
+            continue;
+        /* name, then "=opt=value" / ":opt=value": at most 17 digits, sign,
+         * point and a 4-character exponent a value */
+        size_t len = strlen(in->d->name) + 1;
+        for (int k = 0; in->d->options && in->d->options[k].name; k++)
+            len += strlen(in->d->options[k].name) + 32;
+        char *t = malloc(len);
+        if (!t) {
+            while (n)
+                free(items[--n]);
+            return NULL;
+        }
+        size_t at = (size_t)snprintf(t, len, "%s", in->d->name);
+        for (int k = 0; in->d->options && in->d->options[k].name; k++)
+            at += (size_t)snprintf(t + at, len - at, "%c%s=%.17g", k ? ':' : '=',
+                                   in->d->options[k].name, in->opt.v[k]);
+        items[n++] = t;
+        total += at + 1;
+    }
+    qsort(items, n, sizeof(*items), by_text);
+    char *out = malloc(total);
+    size_t at = 0;
+    if (out)
+        out[0] = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (out)
+            at += (size_t)snprintf(out + at, total - at, "%s%s", i ? "," : "", items[i]);
+        free(items[i]);
+    }
+    return out;
+}
+
+unsigned qm_engine_n_models(const QmEngine *e)
+{
+    return (unsigned)e->nmodels;
+}
+
+const char *qm_engine_model_name(const QmEngine *e, unsigned i)
+{
+    return qm_model_name(e->models[i].m);
+}
+
+const uint8_t *qm_engine_model_sha256(const QmEngine *e, unsigned i)
+{
+    return qm_model_sha256(e->models[i].m);
+}
+
 const char *qm_engine_error(const QmEngine *e)
 {
     return e->err;

@@ -157,6 +157,49 @@ static char *parse_string(Parser *ps)
 
 static QmJson *parse_value(Parser *ps, int depth);
 
+static int by_key(const void *a, const void *b)
+{
+    return strcmp((*(QmJson *const *)a)->key, (*(QmJson *const *)b)->key);
+}
+
+/* RFC 8259 section 4: names SHOULD be unique, and readers differ on which
+ * of two equal names counts; a file that names a member twice is refused,
+ * so that no reader of ours takes a value the writer did not mean.  The
+ * name given twice, or NULL; *oom when the check could not be made. */
+static const char *duplicate_key(const QmJson *obj, int *oom)
+{
+    *oom = 0;
+    if (obj->n < 2)
+        return NULL;
+    QmJson **s = malloc(obj->n * sizeof(*s));
+    if (!s) {
+        *oom = 1;
+        return NULL;
+    }
+    memcpy(s, obj->items, obj->n * sizeof(*s));
+    qsort(s, obj->n, sizeof(*s), by_key);  /* n log n: an object may be large */
+    const char *dup = NULL;
+    for (size_t i = 1; i < obj->n && !dup; i++)
+        if (!strcmp(s[i - 1]->key, s[i]->key))
+            dup = s[i]->key;
+    free(s);
+    return dup;
+}
+
+/* At the end of an object: 0, or -1 after fail(). */
+static int check_unique(Parser *ps, const QmJson *obj)
+{
+    int oom;
+    const char *dup = duplicate_key(obj, &oom);
+    if (!dup && !oom)
+        return 0;
+    char what[128];
+    if (dup)
+        snprintf(what, sizeof(what), "member name \"%.60s\" given twice in one object", dup);
+    fail(ps, dup ? what : "out of memory");
+    return -1;
+}
+
 static QmJson *parse_container(Parser *ps, int depth, int is_obj)
 {
     QmJson *j = new_node(is_obj ? QM_JSON_OBJECT : QM_JSON_ARRAY);
@@ -204,6 +247,8 @@ static QmJson *parse_container(Parser *ps, int depth, int is_obj)
         }
         if (ps->p < ps->end && *ps->p == close) {
             ps->p++;
+            if (is_obj && check_unique(ps, j))
+                goto err;
             return j;
         }
         fail(ps, is_obj ? "expected ',' or '}'" : "expected ',' or ']'");
@@ -308,7 +353,7 @@ QmJson *qm_json_parse(const char *text, size_t len, char *err, size_t errlen)
     return j;
 }
 
-QmJson *qm_json_load(const char *path, char *err, size_t errlen)
+char *qm_json_read_file(const char *path, size_t *len_out, char *err, size_t errlen)
 {
     /* O_NONBLOCK: opening a fifo for reading would wait for a writer */
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -373,6 +418,16 @@ QmJson *qm_json_load(const char *path, char *err, size_t errlen)
                      : rerr ? strerror(rerr) : "out of memory");
         return NULL;
     }
+    *len_out = len;
+    return buf;
+}
+
+QmJson *qm_json_load(const char *path, char *err, size_t errlen)
+{
+    size_t len;
+    char *buf = qm_json_read_file(path, &len, err, errlen);
+    if (!buf)
+        return NULL;
     char perr[160];
     QmJson *j = qm_json_parse(buf, len, perr, sizeof(perr));
     free(buf);

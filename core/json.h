@@ -21,7 +21,8 @@ struct QmJson {
 };
 
 /** Parse text of length len; NULL on error with a message in err (if given,
- *  at least 128 bytes) naming the line of the problem. */
+ *  at least 128 bytes) naming the line of the problem.  An object that
+ *  names a member twice is an error (RFC 8259 leaves its meaning open). */
 QmJson *qm_json_parse(const char *text, size_t len, char *err, size_t errlen);
 /* Largest file qm_json_load() reads: model files are about 100 KB; a
  * larger one is a mistake (or /dev/zero) and is refused before reading. */
@@ -30,6 +31,9 @@ QmJson *qm_json_parse(const char *text, size_t len, char *err, size_t errlen);
 /** Read and parse a file: a regular file of at most QM_JSON_MAX_FILE bytes
  *  (a directory, fifo or device is refused without blocking). */
 QmJson *qm_json_load(const char *path, char *err, size_t errlen);
+/** The bytes qm_json_load() parses (same checks, same messages): a
+ *  malloc'd buffer of *len bytes (not NUL-terminated), or NULL. */
+char *qm_json_read_file(const char *path, size_t *len, char *err, size_t errlen);
 void qm_json_free(QmJson *j);
 
 /** Member of an object by name, or NULL. */

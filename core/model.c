@@ -38,6 +38,7 @@
 
 #include "json.h"
 #include "model.h"
+#include "sha256.h"
 
 /* Which engine metric and feature computes a libvmaf model input.  libvmaf
  * names a model's inputs by its feature extractors' internal names; our
@@ -72,6 +73,7 @@ typedef struct Coef {
 
 struct QmModel {
     char *name;
+    uint8_t sha256[QM_SHA256_BYTES];  /* of the model file's bytes */
     unsigned n;                       /* inputs */
     QmModelInput in[QM_MAX_FEATURES];
     const char *in_name[QM_MAX_FEATURES]; /* libvmaf's input names */
@@ -744,8 +746,14 @@ static int build(Ctx *c, const char *file, const char *text, size_t len,
     int ret;
     QmModel *m = calloc(1, sizeof(*m));
     char jerr[4096 + 256] = "";
-    QmJson *root = !m ? NULL : text ? qm_json_parse(text, len, jerr, sizeof(jerr))
-                                    : qm_json_load(file, jerr, sizeof(jerr));
+    /* the digest of the very bytes parsed: what a chunk's identity names */
+    char *bytes = m && !text ? qm_json_read_file(file, &len, jerr, sizeof(jerr)) : NULL;
+    if (bytes)
+        text = bytes;
+    if (m && text)
+        qm_sha256(text, len, m->sha256);
+    QmJson *root = m && text ? qm_json_parse(text, len, jerr, sizeof(jerr)) : NULL;
+    free(bytes);
     if (!m) {
         ret = QM_ENOMEM;
     } else if (!root) {
@@ -884,6 +892,11 @@ void qm_model_list_free(char **names)
     for (size_t i = 0; names && names[i]; i++)
         free(names[i]);
     free(names);
+}
+
+const uint8_t *qm_model_sha256(const QmModel *m)
+{
+    return m->sha256;
 }
 
 const char *qm_model_name(const QmModel *m)

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "metric.h"
 
@@ -53,6 +54,9 @@ void qm_model_list_free(char **names);
 
 /** The model's name (file name without ".json"). */
 const char *qm_model_name(const QmModel *m);
+/** SHA-256 of the bytes the model was parsed from (the file as read, or
+ *  qm_model_parse()'s text): 32 bytes, valid while the model is. */
+const uint8_t *qm_model_sha256(const QmModel *m);
 
 unsigned qm_model_n_inputs(const QmModel *m);
 const QmModelInput *qm_model_input(const QmModel *m, unsigned i);

@@ -81,11 +81,17 @@ typedef void (*QmLogFn)(void *opaque, int level, const char *msg);
 /* Called once the engine no longer reads the pictures of a submitted pair. */
 typedef void (*QmReleaseFn)(void *opaque, void *frame_user);
 
+/* The metrics the element and the tools compute unless told: VMAF (the
+ * model's score), PSNR and SSIM (docs/metrics.md, "Default metrics"). */
+#define QM_DEFAULT_METRICS "vmaf,psnr,float_ssim"
+
 typedef struct QmSettings {
     int w, h, bpc;
     QmChroma chroma;
     /* Comma-separated metric names (see qm_metric_names()); NULL or "all"
-     * selects every metric, "default" the VMAF model's features only. */
+     * selects every metric, "default" the VMAF model's features only.  The
+     * tools and the element default to QM_DEFAULT_METRICS (with
+     * metrics_are_default). */
     const char *metrics;
     /* The metrics list is a default, not the user's request: a metric in it
      * that the input cannot take is left out with a warning (as with "all")
@@ -176,6 +182,25 @@ int qm_engine_receive(QmEngine *e, QmResult *r, bool block);
 
 /** No more pairs: every submitted pair becomes receivable. */
 int qm_engine_flush(QmEngine *e);
+
+/* ---- what an engine computes: the identity a chunk of a title records
+ *      (core/partial.h) so that chunks of other runs are not merged ---- */
+
+/**
+ * The metric instances the engine runs (the user's and the VMAF models'
+ * inputs), each with every option value: "name" for a metric without
+ * options, else "name=option=value:option=value..." (the descriptor's
+ * options in order, values printed with 17 significant digits), sorted,
+ * comma-separated.  device_only: just those the accelerator backend runs
+ * ("" when none).  malloc'd; NULL when out of memory.
+ */
+char *qm_engine_metrics_text(const QmEngine *e, bool device_only);
+/** VMAF models loaded, in the order of their scores. */
+unsigned qm_engine_n_models(const QmEngine *e);
+/** Model i's name (its file name without ".json"). */
+const char *qm_engine_model_name(const QmEngine *e, unsigned i);
+/** SHA-256 (32 bytes) of the model file the engine loaded for model i. */
+const uint8_t *qm_engine_model_sha256(const QmEngine *e, unsigned i);
 
 /** Last error message of the engine (e.g. a failed GPU call), or NULL. */
 const char *qm_engine_error(const QmEngine *e);

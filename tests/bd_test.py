@@ -141,5 +141,20 @@ with tempfile.TemporaryDirectory() as t:
     svg = open(os.path.join(t, "rd.svg")).read() if rc == 0 else ""
     check(rc == 0 and svg.startswith("<svg") and ">a</text>" in svg and ">h</text>" in svg, "chart")
 
+    # the chart never replaces a ladder: the same name, a symbolic link, a
+    # hard link, a NAME=FILE argument; the ladder is left as it was
+    a_csv, h_csv = os.path.join(t, "a.csv"), os.path.join(t, "h.csv")
+    before = open(a_csv).read()
+    os.symlink(a_csv, os.path.join(t, "link.svg"))
+    os.link(a_csv, os.path.join(t, "hard.svg"))
+    for plot, test, named in ((a_csv, h_csv, a_csv), (os.path.join(t, "link.svg"), h_csv, a_csv),
+                              (os.path.join(t, "hard.svg"), h_csv, a_csv),
+                              (h_csv, "half=" + h_csv, h_csv)):
+        rc, _, err = run("--plot", plot, a_csv, test)
+        want = "--plot %s is the ladder %s (the same file)" % (plot, named)
+        check(rc == 2 and want in err, "--plot over a ladder (%s): %d %s" % (plot, rc, err))
+    check(open(a_csv).read() == before and open(h_csv).read().startswith("name,bitrate"),
+          "a ladder was written over")
+
 print("bd: %d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

@@ -4,7 +4,8 @@
 # qmetric-yuv --start/--frames --partial) and qmetric-merge's log must equal
 # the whole-title run's log frame by frame and pooled (every line but the
 # speed).  Also: three uneven chunks with subsample, and the merge's refusals
-# (gap, overlap, missing end, foreign part).
+# (gap, overlap, missing end, parts of other runs: tests/merge.sh checks
+# each field of a chunk's identity).
 #   tests/chunk.sh BUILD_DIR [GOLDEN_DIR]
 set -uo pipefail
 B=$1
@@ -84,7 +85,10 @@ PY
   check "$name subsample 3 in three chunks" "$T/whole3.json" "$T/merged3.json"
   # refusals
   expect_refusal "$name gap" "are in no part" "$T/a.json" "$T/c.json"
-  expect_refusal "$name overlap" "are in two parts" "$T/a.json" "$T/pre$c2.json" "$T/b.json" "$T/c.json"
+  "$YUV" "${args[@]}" --subsample 3 --frames $c2 --partial "$T/a2.json" 2>/dev/null
+  expect_refusal "$name overlap" "are in two parts" "$T/a.json" "$T/a2.json" "$T/b.json" "$T/c.json"
+  # a part of the whole-frame run among subsample 3's
+  expect_refusal "$name another subsample" "in settings.subsample: " "$T/a.json" "$T/suf$c1.json"
   expect_refusal "$name missing end" "before the end of the input" "$T/a.json" "$T/b.json"
 }
 
@@ -99,7 +103,7 @@ fi
 # a part of another run is refused
 "$YUV" -r "$T/$(ls "$T" | grep ladybird.*ref | head -1)" -d "$T/$(ls "$T" | grep ladybird.*dis | head -1)" \
   --width 576 --height 324 --metrics psnr --frames 3 --partial "$T/other.json" 2>/dev/null
-expect_refusal "foreign part" "other features" "$T/pre3.json" "$T/other.json"
+expect_refusal "foreign part" "in inputs.reference.bytes: " "$T/pre3.json" "$T/other.json"
 
 echo "chunk: $pass passed, $fail failed"
 [ "$fail" = 0 ]

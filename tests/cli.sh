@@ -229,6 +229,30 @@ expect err.txt 'standard output cannot be written' "stdout on /dev/full"
 # a usage error found after the files were prepared leaves none behind
 run 2 ref.yuv dis.yuv $RAW,nosuch -o left.json --plot left.svg && expect err.txt "unknown metric 'nosuch'" "late usage error"
 ls -A | grep -q '^\.' && fail "temporary files left: $(ls -A | grep '^\.')"
+# no output over an input (the same file by device and inode: names,
+# symbolic and hard links, file: URIs; renditions and the manifest of a
+# ladder), refused before anything is written; the input is left as it was
+cp ref.y4m victim.y4m
+run 2 -q -o victim.y4m victim.y4m victim.y4m &&
+  expect err.txt '^qmetric-compare: --output victim.y4m is the input victim.y4m (the same file): it would be overwritten$' "-o over the input"
+ln -s dis.yuv dis-link.json
+run 2 ref.yuv dis.yuv $RAW -o dis-link.json && expect err.txt '^qmetric-compare: --output dis-link.json is the input dis.yuv (the same file)' "-o through a symbolic link"
+ln victim.y4m victim-hard.svg
+run 2 victim.y4m dis.mp4 --metrics psnr --plot victim-hard.svg &&
+  expect err.txt '^qmetric-compare: --plot victim-hard.svg is the input victim.y4m (the same file)' "--plot through a hard link"
+run 2 "file://$PWD/victim.y4m" dis.mp4 --metrics psnr -o victim.y4m &&
+  expect err.txt "^qmetric-compare: --output victim.y4m is the input $PWD/victim.y4m (the same file)" "-o over a file: URI input"
+run 2 ref.y4m dis.mp4 short.mp4 --metrics psnr --ladder-csv short.mp4 &&
+  expect err.txt '^qmetric-compare: --ladder-csv short.mp4 is the input short.mp4 (the same file)' "--ladder-csv over a rendition"
+printf 'dis.mp4\nvictim.y4m\n' >renditions.txt
+run 2 ref.y4m --manifest renditions.txt --metrics psnr --ladder-json renditions.txt &&
+  expect err.txt '^qmetric-compare: --ladder-json renditions.txt is the input renditions.txt (the same file)' "--ladder-json over the manifest"
+run 2 ref.y4m --manifest renditions.txt --metrics psnr --plot-rd victim-hard.svg &&
+  expect err.txt '^qmetric-compare: --plot-rd victim-hard.svg is the input .*victim.y4m (the same file)' "--plot-rd over a manifest's rendition"
+cmp -s victim.y4m ref.y4m || fail "an input was written over"
+# a .yuv name holding a container: refused with what it is (tools/sniff.c)
+cp dis.mp4 encode.yuv
+run 2 ref.yuv encode.yuv $RAW && expect err.txt '^qmetric-compare: encode.yuv: an MP4/MOV file (ISO media boxes), not raw frames' "a container named .yuv"
 
 # ===================== libvmaf's options =====================
 # --feature adds to the VMAF model (libvmaf); its sub-options are refused, never dropped

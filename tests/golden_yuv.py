@@ -40,7 +40,7 @@ def main():
     ap.add_argument("--cache", default=None)
     ap.add_argument("--threads", default="1")
     ap.add_argument("--extra", default="")
-    ap.add_argument("--metrics", default=None, help="engine metrics to run (default all)")
+    ap.add_argument("--metrics", default="all", help="engine metrics to run (default all)")
     ap.add_argument("--tol", type=float, default=1e-6)
     a = ap.parse_args()
     man_path = os.path.join(a.golden, "manifest.json")

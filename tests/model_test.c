@@ -47,6 +47,7 @@
 #include <unistd.h>
 
 #include "json.h"
+#include "sha256.h"
 #include "model.h"
 #include "unit.h"
 
@@ -579,6 +580,9 @@ static void check_errors(const char *golden)
           "slopes" },
         { "no model string", "\"model\": \"svm_type", "\"mode1\": \"svm_type",
           "libsvm" },
+        /* which of two values a reader takes is not defined: refused */
+        { "a member named twice", "\"model_type\"",
+          "\"model_type\": \"LIBSVMNUSVR\", \"model_type\"", "\"model_type\" given twice" },
     };
     for (size_t i = 0; i < sizeof(edits) / sizeof(edits[0]); i++) {
         char *s = replace(orig, edits[i].from, edits[i].to);
@@ -589,6 +593,38 @@ static void check_errors(const char *golden)
         write_text(path, s, strlen(s));
         free(s);
         expect_error(edits[i].label, path, edits[i].what);
+    }
+
+    /* the digest of the model is that of the bytes loaded (a chunk's
+     * identity names its models by it) */
+    {
+        QmModel *a = NULL, *b = NULL;
+        char *e = NULL;
+        uint8_t want[QM_SHA256_BYTES];
+        qm_sha256(orig, strlen(orig), want);
+        CHECK(qm_model_load(&a, src, NULL, &e) == 0 && a &&
+              !memcmp(qm_model_sha256(a), want, sizeof(want)),
+              "%s: SHA-256 is not the file's", src);
+        free(e);
+        e = NULL;
+        CHECK(qm_model_parse(&b, "text", orig, strlen(orig), &e) == 0 && b &&
+              !memcmp(qm_model_sha256(b), want, sizeof(want)),
+              "qm_model_parse: SHA-256 is not the text's");
+        free(e);
+        if (a && b) {
+            /* the name is not part of the digest; one byte is */
+            char *s = replace(orig, "\"LIBSVMNUSVR\"", "\"LIBSVMNUSVR\" ");
+            QmModel *c = NULL;
+            CHECK(s && qm_model_parse(&c, "text", s, strlen(s), &e) == 0 && c &&
+                  memcmp(qm_model_sha256(c), want, sizeof(want)),
+                  "one more blank: same SHA-256");
+            free(e);
+            e = NULL;
+            free(s);
+            qm_model_free(&c);
+        }
+        qm_model_free(&a);
+        qm_model_free(&b);
     }
 
     /* an unknown built-in name says so, and lists the built-in names */

@@ -26,6 +26,7 @@
 #include "json.h"
 #include "qmplot.h"
 #include "rdplot.h"
+#include "samefile.h"
 
 #define MAX_METRICS 8
 
@@ -237,6 +238,19 @@ int main(int argc, char **argv)
             die(2, "--metric: an empty metric name");
 
     const int nl = argc - 1;
+    if (plot) {
+        /* before anything is written: the chart must not replace a ladder */
+        const char **files = g_new0(const char *, nl);
+        for (int i = 0; i < nl; i++) {
+            const char *eq = strchr(argv[i + 1], '=');
+            files[i] = eq ? eq + 1 : argv[i + 1];
+        }
+        const char *same = qm_output_is_input(plot, files, (size_t)nl);
+        if (same)
+            die(2, "--plot %s is the ladder %s (the same file): it would be overwritten",
+                plot, same);
+        g_free(files);
+    }
     Ladder *lad = g_new0(Ladder, nl);
     for (int i = 0; i < nl; i++)
         load_ladder(&lad[i], argv[i + 1], metrics, nm);

@@ -4,20 +4,25 @@
  *
  *   qmetric-merge [-o OUT] [--format json|csv|xml] PART...
  *
- * The parts may be given in any order; they must cover frames 0 .. n-1 with
- * no gap and no overlap, have the same features and picture size, and the
+ * The parts may be given in any order; they must be chunks of one
+ * comparison (the same tool and version, inputs, settings, features and
+ * picture size: core/partial.h; where two parts read the same frames, the
+ * same frames), cover frames 0 .. n-1 with no gap and no overlap, and the
  * last must end with the input (a title cut short is refused unless
  * --allow-incomplete).  Values are pooled once, over every frame in frame
  * order, from the parts' full-precision values: the result equals a whole
- * run's, frame by frame and pooled (tests/chunk.sh).
+ * run's, frame by frame and pooled (tests/chunk.sh).  Any refusal is exit
+ * status 2 with one line naming the parts and what differs.
  */
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "partial.h"
 #include "qmlog.h"
+#include "samefile.h"
 
 static void usage(FILE *f)
 {
@@ -25,6 +30,24 @@ static void usage(FILE *f)
         "usage: qmetric-merge [-o OUT] [--format json|csv|xml] [--allow-incomplete] PART...\n"
         "Joins the chunks written by qmetric-yuv --partial into one log (stdout\n"
         "without -o), identical to a whole-title run.\n");
+}
+
+/* "PATH (frames A..B)" of a part, for messages. */
+static const char *part_name(const QmPartial *p, char *buf, size_t len)
+{
+    if (p->frames)
+        snprintf(buf, len, "%s (frames %" PRIu64 "..%" PRIu64 ")", p->path, p->start,
+                 p->start + p->frames - 1);
+    else
+        snprintf(buf, len, "%s (no frames, at frame %" PRIu64 ")", p->path, p->start);
+    return buf;
+}
+
+static void differs(const QmPartial *b, const QmPartial *a, const char *what)
+{
+    char x[600], y[600];
+    fprintf(stderr, "qmetric-merge: %s differs from %s in %s\n", part_name(b, x, sizeof(x)),
+            part_name(a, y, sizeof(y)), what);
 }
 
 static int by_start(const void *a, const void *b)
@@ -65,11 +88,19 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    /* before anything is opened for writing: -o must not be a part */
+    const char *const *in = (const char *const *)argv + optind;
+    const char *same = out_path ? qm_output_is_input(out_path, in, (size_t)np) : NULL;
+    if (same) {
+        fprintf(stderr, "qmetric-merge: -o %s is the part %s (the same file): it would be "
+                "overwritten\n", out_path, same);
+        return 2;
+    }
     QmPartial *parts = calloc((size_t)np, sizeof(*parts));
     if (!parts)
         return 2;
     int rc = 2;
-    char err[512];
+    char err[1024];
     for (int i = 0; i < np; i++) {
         if (qm_partial_load(&parts[i], argv[optind + i], err, sizeof(err)) < 0) {
             fprintf(stderr, "qmetric-merge: %s\n", err);
@@ -78,22 +109,21 @@ int main(int argc, char **argv)
     }
     qsort(parts, (size_t)np, sizeof(*parts), by_start);
 
-    /* Every part must describe the same run, and the parts must tile the
-     * title: a gap or an overlap would silently give frames the wrong
-     * scores or count some twice. */
+    /* Every part must be a chunk of the same comparison: a part of another
+     * one (another distorted file, model, subsample...) would give its
+     * frames scores of something else. */
     const QmPartial *p0 = &parts[0];
+    for (int i = 1; i < np; i++) {
+        if (qm_partial_compare(&parts[i], p0, err, sizeof(err))) {
+            differs(&parts[i], p0, err);
+            goto out;
+        }
+    }
+    /* The parts must tile the title: a gap or an overlap would silently
+     * give frames the wrong scores or count some twice. */
     uint64_t next = 0, total = 0;
     for (int i = 0; i < np; i++) {
         const QmPartial *p = &parts[i];
-        bool same = p->w == p0->w && p->h == p0->h && p->n_features == p0->n_features;
-        for (unsigned f = 0; same && f < p->n_features; f++)
-            same = !strcmp(p->features[f], p0->features[f]);
-        if (!same) {
-            fprintf(stderr, "qmetric-merge: the part starting at frame %llu has another "
-                    "picture size or other features than the part starting at frame %llu\n",
-                    (unsigned long long)p->start, (unsigned long long)p0->start);
-            goto out;
-        }
         if (p->start != next) {
             fprintf(stderr, "qmetric-merge: frames %llu .. %llu are %s\n",
                     (unsigned long long)(p->start < next ? p->start : next),
@@ -109,6 +139,20 @@ int main(int argc, char **argv)
         }
         next = p->start + p->frames;
         total += p->frames;
+    }
+    /* Where parts read the same frames (a boundary's context and
+     * look-ahead), they read the same pictures. */
+    for (int i = 1; i < np; i++) {
+        for (int k = i - 1; k >= 0; k--) {
+            /* parts further back end more than a context before: none shares
+             * a hashed frame */
+            if (parts[k].start + parts[k].frames + 2 * QM_CHUNK_CONTEXT < parts[i].start)
+                break;
+            if (qm_partial_compare_frames(&parts[i], &parts[k], err, sizeof(err))) {
+                differs(&parts[i], &parts[k], err);
+                goto out;
+            }
+        }
     }
     if (!parts[np - 1].end_of_input) {
         fprintf(stderr, "qmetric-merge: %s: the parts end at frame %llu, before the end "

@@ -51,6 +51,7 @@
 #include "gstqmetricframe.h"
 #include "gstqmetricmeta.h"
 #include "pair.h"
+#include "partial.h"
 #include "qm.h"
 #include "qmlog.h"
 #include "gstqmetricwindow.h"
@@ -61,7 +62,7 @@ GST_DEBUG_CATEGORY_STATIC (gst_qmetric_debug);
 /* a first pipeline should be fast: libvmaf's VMAF plus the two scores
  * everyone asks for, as qmetric-compare's default; "all" costs tens of times
  * more CPU (docs/element.md) */
-#define DEFAULT_METRICS "vmaf,psnr,float_ssim"
+#define DEFAULT_METRICS QM_DEFAULT_METRICS
 #define DEFAULT_MODEL "vmaf_v0.6.1"
 #define DEFAULT_FEATURES NULL
 #define DEFAULT_LOG_LOCATION NULL
@@ -218,6 +219,9 @@ struct _GstQmetric
   guint pad_diff_warned;        /* PAD_DIFF_* last warned about */
   gint64 t_start;               /* monotonic us, for the log's fps */
   QmWindow *win;                /* qmetric-window messages (qmwindow.c) */
+  /* what the engine computes, as a chunk of a title records it
+   * (core/partial.h): the summary's "identity" */
+  gchar *identity;
 };
 
 #define gst_qmetric_parent_class parent_class
@@ -551,6 +555,7 @@ gst_qmetric_finalize (GObject * object)
   g_mutex_clear (&self->wd_lock);
   g_cond_clear (&self->wd_cond);
   g_free (self->window);
+  g_free (self->identity);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
@@ -851,6 +856,13 @@ open_engine (GstQmetric * self, GstClockTime rt)
     GST_ELEMENT_INFO (self, RESOURCE, NOT_FOUND,
         ("No usable CUDA device: the metrics run on the CPU"),
         ("backend=auto; the GST_DEBUG=qmetric:4 log says why"));
+  }
+  {
+    /* kept for the summary: the engine is closed before it is posted */
+    char *id = qm_partial_engine_settings (self->engine, &s);
+    g_free (self->identity);
+    self->identity = g_strdup (id);
+    free (id);
   }
   GST_INFO_OBJECT (self, "metrics run on the %s, %u features, %u frame(s) "
       "of look-ahead", qm_engine_backend (self->engine) == QM_BACKEND_CUDA ?
@@ -1221,6 +1233,8 @@ summary_structure (GstQmetric * self)
       "flushes", G_TYPE_UINT, self->flushes,
       "first-stream-time", G_TYPE_UINT64, self->first_stream_time,
       "last-stream-time", G_TYPE_UINT64, self->last_stream_time, NULL);
+  if (self->identity)
+    gst_structure_set (s, "identity", G_TYPE_STRING, self->identity, NULL);
   for (i = 0; i < self->n_features; i++) {
     GstStructure *f;
     if (!self->pools[i].n)

@@ -24,7 +24,7 @@
  *
  * Copyright (C) 2026 the gst-qmetric authors.  LGPL-2.1-or-later.
  */
-#include "compare.h"
+#include "chunkpart.h"
 #include "frametable.h"
 
 #include "metric.h"
@@ -55,13 +55,16 @@ typedef struct {
     gboolean failed;
     gboolean ended;            /* the input ended before everything was fed */
     guint64 have;              /* frames of the input (whole-run numbers) seen so far */
+    guint64 count;             /* its frames after the skip, when known before (else NONE) */
+    guint64 fed;               /* frames that reached the element (its streaming thread) */
+    GstVideoInfo info;         /* their format */
 } ChunkSide;
 
 struct QmcChunk {
     guint64 start, end;        /* frames reported: start .. end - 1 (end NONE: to the end) */
     guint64 first, feed_end;   /* frames fed */
     ChunkSide side[2];
-    Output partial;
+    QmcChunkPart *part;        /* --partial */
     /* results, main thread */
     unsigned n;
     char **names;
@@ -69,7 +72,6 @@ struct QmcChunk {
     guint8 *present;
     QmPool *pools;
     unsigned pool_flags;
-    QmPartialWriter *part;
     QmLog *log;
     guint64 next_row;          /* the next frame of the partial */
     guint64 scored;
@@ -191,8 +193,10 @@ static void plan_side(App *app, QmcChunk *c, Side *s)
     gboolean unsupported = FALSE;
 
     cs->skip = app->o.skip[s->id];
+    cs->count = NONE;
     k = c->first + cs->skip;  /* the input's frame fed first */
     if ((s->raw || s->mapped) && !s->map.pipe && s->map.frames) {
+        cs->count = s->map.frames - MIN(cs->skip, s->map.frames);
         /* read in place from frame k: its bytes are known */
         if (k >= s->map.frames)
             qmc_input_error("%s: --start %" G_GUINT64_FORMAT " is past its end (%" G_GUINT64_FORMAT
@@ -213,6 +217,9 @@ static void plan_side(App *app, QmcChunk *c, Side *s)
             if (cs->table) {
                 cs->kind = BY_TABLE;
                 qmc_frame_table_seek_point(cs->table, 0, &cs->sp);
+                if (cs->table->complete)
+                    cs->count = qmc_frame_table_count(cs->table) -
+                                MIN(cs->skip, qmc_frame_table_count(cs->table));
             }
             g_free(why);
         }
@@ -230,6 +237,9 @@ static void plan_side(App *app, QmcChunk *c, Side *s)
                         MIN(cs->skip, qmc_frame_table_count(cs->table)));
     cs->kind = BY_TABLE;
     cs->seek = !cs->sp.from_start;
+    if (cs->table->complete)
+        cs->count = qmc_frame_table_count(cs->table) -
+                    MIN(cs->skip, qmc_frame_table_count(cs->table));
 }
 
 void qmc_chunk_plan(App *app)
@@ -245,10 +255,14 @@ void qmc_chunk_plan(App *app)
     c->first -= c->first % sub;  /* the engine computes every sub-th frame from F */
     c->feed_end = c->end == NONE ? NONE : c->end + QMC_LOOKAHEAD;
     c->next_row = c->start;
-    if (o->partial)
-        qmc_output_prepare(&c->partial, "--partial", o->partial);
     plan_side(app, c, &app->side[REF]);
     plan_side(app, c, &app->side[DIST]);
+    if (o->partial) {
+        /* the frames near the end are hashed: the end is --frames', or the
+         * title's when the inputs' lengths are known already */
+        guint64 pairs = MIN(c->side[REF].count, c->side[DIST].count);
+        c->part = qmc_chunk_part_new(app, c->start, MIN(c->end, pairs));
+    }
     /* from here on the chunk's own probe numbers, skips and stops the frames */
     o->skip[REF] = o->skip[DIST] = 0;
     o->max_frames = 0;
@@ -411,12 +425,39 @@ static GstPadProbeReturn drop_flush(GstPad *pad, GstPadProbeInfo *info, gpointer
     return GST_PAD_PROBE_DROP;
 }
 
+/* After the whole run's own flow probe (pipeline.c): the frames as the
+ * element receives them, numbered from the first fed, for the partial
+ * file's hashes. */
+static GstPadProbeReturn fed_probe(GstPad *pad, GstPadProbeInfo *info, gpointer data)
+{
+    Side *s = data;
+    QmcChunk *c = s->app->chunk;
+    ChunkSide *cs = &c->side[s->id];
+
+    if (!cs->fed) {
+        GstCaps *caps = gst_pad_get_current_caps(pad);
+        if (!caps || !gst_video_info_from_caps(&cs->info, caps))
+            gst_video_info_init(&cs->info);
+        if (caps)
+            gst_caps_unref(caps);
+    }
+    qmc_chunk_part_frame(c->part, s->id, c->first + cs->fed++, GST_PAD_PROBE_INFO_BUFFER(info),
+                         &cs->info);
+    return GST_PAD_PROBE_OK;
+}
+
 void qmc_chunk_build_side(App *app, Side *s)
 {
     GstPad *pad = gst_element_get_static_pad(s->filter, "src");
-    (void)app;
     gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_EVENT_FLUSH, drop_flush, NULL, NULL);
+    if (app->chunk->part)
+        gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER, fed_probe, s, NULL);
     gst_object_unref(pad);
+}
+
+guint64 qmc_chunk_skip(App *app, int side)
+{
+    return app->chunk->side[side].skip;
 }
 
 void qmc_chunk_watch(Side *s, GstPad *pad)
@@ -482,13 +523,9 @@ static gboolean open_outputs(App *app, QmcChunk *c, const GstStructure *st)
     g_object_get(app->qm, "pool", &c->pool_flags, NULL);
     if (!gst_video_info_from_caps(&vi, app->side[REF].caps))
         gst_video_info_init(&vi);
-    if (c->partial.tmp &&
-        !(c->part = qm_partial_open(c->partial.tmp, c->n, (const char *const *)c->names,
-                                    vi.width, vi.height, c->start, &err))) {
-        qmc_fail(app, EXIT_USAGE, "--partial %s: %s", app->o.partial, err);
-        free(err);
+    if (c->part && !qmc_chunk_part_open(app, c->part, c->n, (const char *const *)c->names,
+                                        vi.width, vi.height))
         return FALSE;
-    }
     if (app->log.tmp &&
         !(c->log = qm_log_open(app->log.tmp, qm_log_format_from_string(app->o.log_format),
                                c->n, (const char *const *)c->names, vi.width, vi.height,
@@ -506,8 +543,8 @@ static void empty_rows(QmcChunk *c, guint64 to)
 {
     memset(c->present, 0, c->n + 1);
     for (; c->next_row < to; c->next_row++)
-        if (c->part && qm_partial_row(c->part, c->v, c->present) < 0)
-            c->write_failed = TRUE;
+        if (c->part)
+            qmc_chunk_part_row(c->part, c->v, c->present);
 }
 
 void qmc_chunk_on_scores(App *app, const GstStructure *st)
@@ -540,8 +577,8 @@ void qmc_chunk_on_scores(App *app, const GstStructure *st)
     for (unsigned i = 0; i < c->n; i++)
         if (c->present[i])
             qm_pool_add(&c->pools[i], c->v[i]);
-    if (c->part && qm_partial_row(c->part, c->v, c->present) < 0)
-        c->write_failed = TRUE;
+    if (c->part)
+        qmc_chunk_part_row(c->part, c->v, c->present);
     if (c->log && qm_log_frame(c->log, w, c->v, c->present) < 0)
         c->write_failed = TRUE;
     c->next_row = w + 1;
@@ -619,7 +656,6 @@ void qmc_chunk_finish(App *app)
     guint64 pairs = NONE, last, rows;
     double secs = (g_get_monotonic_time() - c->t0) / 1e6;
     gboolean eoi = FALSE;
-    char *err = NULL;
 
     if (!app->error && !app->interrupted)
         pairs = title_pairs(app, c);
@@ -640,19 +676,10 @@ void qmc_chunk_finish(App *app)
                                secs > 0 ? c->scored / secs : 0) < 0)
         c->write_failed = TRUE;
     c->log = NULL;
-    if (c->part && qm_partial_close(c->part, eoi, secs) < 0)
-        c->write_failed = TRUE;
-    c->part = NULL;
     if (c->write_failed && !app->error)
-        qmc_fail(app, EXIT_USAGE, "the chunk's results cannot be written (disk full?)");
+        qmc_fail(app, EXIT_USAGE, "the chunk's log cannot be written (disk full?)");
     if (app->summary && c->names)
         chunk_summary(app, c, rows);
-    if (c->partial.tmp) {
-        if (app->error || app->interrupted || c->write_failed) {
-            qmc_output_discard(&c->partial);
-        } else if (!qmc_output_commit(&c->partial, &err)) {
-            qmc_fail(app, EXIT_USAGE, "%s", err);
-            g_free(err);
-        }
-    }
+    if (c->part)
+        qmc_chunk_part_close(app, c->part, eoi, secs);
 }

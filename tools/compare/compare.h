@@ -223,6 +223,9 @@ void qmc_parse_options(Options *o, int argc, char **argv);
 void qmc_append_list(GString *s, const char *items);
 
 /* output.c */
+/* An input (a path or file: URI) that qmc_output_prepare() refuses as a
+ * destination, whatever name (link) it is given as. */
+void qmc_output_protect(const char *input);
 void qmc_output_prepare(Output *out, const char *what, const char *dest);
 gboolean qmc_output_commit(Output *out, char **err);
 void qmc_output_discard(Output *out);

@@ -1,6 +1,7 @@
 /* qmetric-compare: each input checked before anything runs (the layout of
  * raw files is mapsrc.c's). */
 #include "compare.h"
+#include "../sniff.h"
 
 /* ------------------------------------------------------------------ inputs */
 
@@ -32,6 +33,19 @@ void qmc_set_int_array(GstElement *e, const char *prop, const int *v, int n)
     g_object_set_property(G_OBJECT(e), prop, &arr);
     g_value_unset(&item);
     g_value_unset(&arr);
+}
+
+/* A .yuv/.raw name that holds a container or a compressed stream would be
+ * scored as garbage frames: say what it is (tools/sniff.c). */
+static void check_not_container(const char *arg, const char *path)
+{
+    int fd = g_open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC, 0);
+    const char *what = fd >= 0 ? qm_sniff_fd(fd) : NULL;
+    if (fd >= 0)
+        close(fd);
+    if (what)
+        qmc_input_error("%s: %s, not raw frames: a .yuv or .raw name is read as raw video; "
+                        "rename it so that it is decoded", arg, what);
 }
 
 /* Check an input before anything runs, so that a typo is one clear line. */
@@ -77,6 +91,8 @@ void qmc_check_input(App *app, Side *s, const char *arg)
                             app->o.raw_format);
         if (st.st_size == 0)
             qmc_input_error("%s: empty file", arg);
+        if (!s->once)
+            check_not_container(arg, path);
         if ((gsize)st.st_size % fsize)
             qmc_input_error("%s: %lld bytes is not a whole number of %dx%d %s frames (%zu "
                             "bytes each): check --size and --format", arg,

@@ -64,6 +64,7 @@ static void add_rendition(App *app, const char *arg)
     r->app = app;
     r->idx = rends->len;
     r->display = g_strdup(path);
+    qmc_output_protect(path);
     if (!r->name)
         r->name = default_name(path);
     for (guint i = 0; i < rends->len; i++)

@@ -41,7 +41,8 @@ static void usage(FILE *f)
 "Metrics\n"
 "  --metrics LIST          comma-separated: vmaf, psnr, float_ssim, float_ms_ssim,\n"
 "                          psnr_hvs, ciede, cambi, ..., or all\n"
-"                          (default: vmaf,psnr,float_ssim)\n"
+"                          (default: vmaf,psnr,float_ssim: docs/metrics.md,\n"
+"                          \"Default metrics\")\n"
 "  --feature NAME          add a metric to --metrics, or to the VMAF model when\n"
 "                          --metrics is not given (libvmaf's --feature;\n"
 "                          repeatable); NAME=opt=val options are refused\n"
@@ -597,6 +598,11 @@ void qmc_parse_options(Options *o, int argc, char **argv)
             qmc_usage_error("only one of -o -, --plot -, --ladder-csv -, --ladder-json -, "
                             "--plot-rd - and --summary json can use standard output");
     }
+    /* no output may replace an input (output.c); a ladder's renditions are
+     * added as they are read (ladder.c) */
+    qmc_output_protect(o->input[REF]);
+    qmc_output_protect(o->input[DIST]);
+    qmc_output_protect(o->manifest);
     if (o->pool) {
         /* libvmaf spells harmonic_mean with '_', GStreamer flags with '-' and '+' */
         char *p;

@@ -9,10 +9,30 @@
  * reader never sees half of it; standard output ("-"), devices, FIFOs and
  * symbolic links are written in place at the end, from a temporary file in
  * the temporary directory, with every write checked (/dev/full fails).
+ * No output may be one of the inputs (qmc_output_protect()): that is
+ * refused before anything is written.
  */
 #include "compare.h"
+#include "../samefile.h"
 
 static GSList *pending; /* Output: not yet committed or discarded */
+static GPtrArray *inputs; /* char *: the local files read, which no output may be */
+
+void qmc_output_protect(const char *input)
+{
+    char *path = NULL;
+    if (!input)
+        return;
+    if (g_str_has_prefix(input, "file:"))
+        path = g_filename_from_uri(input, NULL, NULL);
+    else if (!gst_uri_is_valid(input))
+        path = g_strdup(input);
+    if (!path)
+        return; /* another URI: not a file here */
+    if (!inputs)
+        inputs = g_ptr_array_new();
+    g_ptr_array_add(inputs, path);
+}
 
 static void cleanup(void)
 {
@@ -35,6 +55,13 @@ void qmc_output_prepare(Output *out, const char *what, const char *dest)
     out->dest = g_strdup(dest);
     if (!*dest)
         qmc_usage_error("%s: empty file name", what);
+    if (inputs && strcmp(dest, "-")) {
+        const char *in = qm_output_is_input(dest, (const char *const *)inputs->pdata,
+                                            inputs->len);
+        if (in)
+            qmc_input_error("%s %s is the input %s (the same file): it would be overwritten",
+                            what, dest, in);
+    }
     if (!strcmp(dest, "-") || (g_lstat(dest, &st) == 0 && !S_ISREG(st.st_mode))) {
         GError *err = NULL;
         if (strcmp(dest, "-")) {

@@ -610,6 +610,31 @@ GST_START_TEST (test_threads_keep_order)
 }
 GST_END_TEST;
 
+/* The summary says what the engine computed, as a chunk of a title
+ * records it (core/partial.h): the settings that change values, one
+ * key=value line each, sorted. */
+GST_START_TEST (test_summary_identity)
+{
+  QmRig *rig = qm_rig_new ("metrics=psnr,float_ssim subsample=2 backend=cpu",
+      I420_64, NULL);
+  const gchar *id;
+  guint i;
+
+  for (i = 0; i < 4; i++) {
+    qm_rig_push (rig, TRUE, pat_frame (I420_64, i, 0, 255), i);
+    qm_rig_push (rig, FALSE, pat_frame (I420_64, i, 1, 255), i);
+  }
+  qm_rig_finish (rig);
+  fail_unless (rig->summary != NULL);
+  id = gst_structure_get_string (rig->summary, "identity");
+  fail_unless (id != NULL, "no identity in the summary");
+  fail_unless_equals_string (id, "backend=cpu\nbitdepth=8\ndisable_clip=false\n"
+      "enable_transform=false\nmetrics=float_ssim,psnr\nmodels=none\n"
+      "pixel_format=420\nsubsample=2\n");
+  qm_rig_free (rig);
+}
+GST_END_TEST;
+
 /* Two threads: as many frames in flight as the GPU holds.  With every
  * metric on the GPU no worker thread collects its work, and the element
  * once waited for ever here (seen on the GPU machine).  On the CPU the same
@@ -749,6 +774,7 @@ qmetric_suite (void)
   tcase_add_test (tc, test_bad_settings);
   tcase_add_test (tc, test_properties);
   tcase_add_test (tc, test_threads_keep_order);
+  tcase_add_test (tc, test_summary_identity);
   tcase_add_test (tc, test_threads_two_gpu_bound);
   tcase_add_test (tc, test_live_late_partner);
   tcase_add_test (tc, test_live_eos_one_side);
