@@ -246,8 +246,9 @@ gboolean qmc_frame_table_seek_point(const QmcFrameTable *t, guint64 rank, QmcSee
             at = k;
         }
     }
-    /* the first key frame's PTS is every frame's lower bound */
-    g_assert(GST_CLOCK_TIME_IS_VALID(key));
+    /* the first key frame's PTS is every frame's lower bound: one is found */
+    if (!GST_CLOCK_TIME_IS_VALID(key))
+        return FALSE;
     sp->from_start = at == 0;
     sp->pts = key;
     while (lo < hi) {
