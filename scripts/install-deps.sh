@@ -15,6 +15,8 @@ packages=(
   python3-distributed python3-numpy python3-scipy
   # qmetric-probe (libsoup 3) and its tests (a real Prometheus, promtool)
   libsoup-3.0-dev prometheus
+  # tests/compare_chunks.sh makes its clips with it (libx264, libx265, libaom)
+  ffmpeg
 )
 missing=()
 for p in "${packages[@]}"; do
