@@ -10,9 +10,9 @@ packages=(
   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
   gstreamer1.0-plugins-bad gstreamer1.0-plugins-ugly gstreamer1.0-libav
   python3-gi gir1.2-gstreamer-1.0
-  # qmetric-batch (Dask) and its test; qmetric-bd's test (an independent
-  # Bjøntegaard computation)
-  python3-distributed python3-numpy python3-scipy
+  # qmetric-batch (Dask) and its test (pgrep: no program left running);
+  # qmetric-bd's test (an independent Bjøntegaard computation)
+  python3-distributed procps python3-numpy python3-scipy
   # qmetric-probe (libsoup 3) and its tests (a real Prometheus, promtool)
   libsoup-3.0-dev prometheus
   # tests/compare_chunks.sh makes its clips with it (libx264, libx265, libaom)
