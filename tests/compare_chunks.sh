@@ -100,8 +100,16 @@ chunks "HEVC Main10" "$T/hevc.mkv" "$T/hevc_d.mkv" "0 5 12 13 26 27 40 49"
 chunks "AV1 ($av1)" "$T/av1.mkv" "$T/av1_d.mp4" "0 11 12 23 30 39"
 chunks "variable frame rate" "$T/vfr.mkv" "$T/vfr_d.mp4" "0 9 10 21 33 47"
 chunks "MP4 edit list inside a GOP" "$T/cut.mp4" "$T/cut_d.mp4" "0 3 10 11 22 30"
+chunks "H.264 vs AV1, --frame_skip_dist 5" "$T/h264_d.mkv" "$T/av1.mkv" "0 6 13 25 35" \
+  --frame_skip_dist 5 --shortest
 chunks "Y4M vs H.264, --frame_skip_ref 3" "$T/ref.y4m" "$T/h264_d.mkv" "0 1 14 15 40" \
   --frame_skip_ref 3 --shortest
+
+# a chunk's own log (-o) holds the whole run's rows of its frames
+"$C" "$T/h264.mp4" "$T/h264_d.mkv" -q -o "$T/whole.csv" &&
+  "$C" "$T/h264.mp4" "$T/h264_d.mkv" -q --start 20 --frames 10 -o "$T/chunk.csv" 2>"$T/err"
+if diff <(sed -n '1p;22,31p' "$T/whole.csv") "$T/chunk.csv" >/dev/null; then ok
+else bad "a chunk's CSV log is not the whole run's rows 20..29: $(cat "$T/err")"; fi
 
 # --count-frames: the frame pairs a whole run scores
 n=$("$C" "$T/h264.mp4" "$T/h264_d.mkv" --count-frames 2>"$T/err")
