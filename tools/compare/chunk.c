@@ -449,6 +449,11 @@ static GstPadProbeReturn fed_probe(GstPad *pad, GstPadProbeInfo *info, gpointer 
 void qmc_chunk_build_side(App *app, Side *s)
 {
     GstPad *pad = gst_element_get_static_pad(s->filter, "src");
+    /* a side that seeks decodes up to a GOP before its first frame reaches
+     * the element, while the other may be feeding already: the element's
+     * partner timeout (5 s, for stalled live-like inputs) would end it */
+    if (s->id == REF)
+        g_object_set(app->qm, "partner-timeout", (guint64)0, NULL);
     gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_EVENT_FLUSH, drop_flush, NULL, NULL);
     if (app->chunk->part)
         gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER, fed_probe, s, NULL);
