@@ -120,6 +120,18 @@ void qmc_chunk_check_options(Options *o)
 
 /* -------------------------------------------------------------- the index */
 
+/* An input's frames after its --frame_skip_*. */
+static guint64 after_skip(guint64 frames, guint64 skip)
+{
+    return frames - MIN(frames, skip);
+}
+
+static G_GNUC_NORETURN void past_end(const Side *s, guint64 start, guint64 frames)
+{
+    qmc_input_error("%s: --start %" G_GUINT64_FORMAT " is past its end (%" G_GUINT64_FORMAT
+                    " frames)", s->display, start, frames);
+}
+
 /* An input's index up to frame `need` - 1 of the file (G_MAXUINT64: all);
  * NULL when the input cannot be indexed from its packets (*why says why,
  * *unsupported when that is its format); a broken file is an input error. */
@@ -157,7 +169,7 @@ static guint64 count_side(App *app, Side *s)
         n = (guint64)d;
     }
     g_free(why);
-    return n > skip ? n - skip : 0;
+    return after_skip(n, skip);
 }
 
 void qmc_count_frames_main(App *app)
@@ -196,12 +208,10 @@ static void plan_side(App *app, QmcChunk *c, Side *s)
     cs->count = NONE;
     k = c->first + cs->skip;  /* the input's frame fed first */
     if ((s->raw || s->mapped) && !s->map.pipe && s->map.frames) {
-        cs->count = s->map.frames - MIN(cs->skip, s->map.frames);
+        cs->count = after_skip(s->map.frames, cs->skip);
         /* read in place from frame k: its bytes are known */
         if (k >= s->map.frames)
-            qmc_input_error("%s: --start %" G_GUINT64_FORMAT " is past its end (%" G_GUINT64_FORMAT
-                            " frames)", s->display, c->start, s->map.frames - MIN(cs->skip,
-                                                                             s->map.frames));
+            past_end(s, c->start, cs->count);
         s->map.first += k * frame_record(&s->map);
         s->map.frames -= k;
         cs->base = k;
@@ -218,8 +228,7 @@ static void plan_side(App *app, QmcChunk *c, Side *s)
                 cs->kind = BY_TABLE;
                 qmc_frame_table_seek_point(cs->table, 0, &cs->sp);
                 if (cs->table->complete)
-                    cs->count = qmc_frame_table_count(cs->table) -
-                                MIN(cs->skip, qmc_frame_table_count(cs->table));
+                    cs->count = after_skip(qmc_frame_table_count(cs->table), cs->skip);
             }
             g_free(why);
         }
@@ -231,15 +240,11 @@ static void plan_side(App *app, QmcChunk *c, Side *s)
         qmc_input_error("%s: cannot be cut into chunks: %s; score it whole or from its first "
                         "frame (--start 0)", s->display, why);
     if (!qmc_frame_table_seek_point(cs->table, k, &cs->sp))
-        qmc_input_error("%s: --start %" G_GUINT64_FORMAT " is past its end (%" G_GUINT64_FORMAT
-                        " frames)", s->display, c->start,
-                        qmc_frame_table_count(cs->table) -
-                        MIN(cs->skip, qmc_frame_table_count(cs->table)));
+        past_end(s, c->start, after_skip(qmc_frame_table_count(cs->table), cs->skip));
     cs->kind = BY_TABLE;
     cs->seek = !cs->sp.from_start;
     if (cs->table->complete)
-        cs->count = qmc_frame_table_count(cs->table) -
-                    MIN(cs->skip, qmc_frame_table_count(cs->table));
+        cs->count = after_skip(qmc_frame_table_count(cs->table), cs->skip);
 }
 
 void qmc_chunk_plan(App *app)
