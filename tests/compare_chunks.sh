@@ -14,7 +14,8 @@
 #   Y4M (read in place) against H.264, with --frame_skip_ref
 # Partitions include one-frame chunks, boundaries at key frames and inside
 # B-frame groups, --subsample 3; and the refusals (a raw H.264 stream
-# without timestamps, --pair-by time, a start past the end).
+# without timestamps, a codec whose packets are not read as frames,
+# --pair-by time, a start past the end, counts that differ).
 #   QMETRIC_COMPARE=... QMETRIC_MERGE=... tests/compare_chunks.sh
 set -uo pipefail
 C=${QMETRIC_COMPARE:?set QMETRIC_COMPARE}
@@ -60,6 +61,7 @@ x264() {  # GOP, open-gop flag: B-frames in a pyramid, no scene cuts
   ff -ss 0.5 -i "$T/h264_d.mp4" -c copy "$T/cut_d.mp4"
   ff -i "$T/h264.mp4" -f yuv4mpegpipe -pix_fmt yuv420p "$T/ref.y4m"
   ff -i "$T/h264.mp4" -c copy -bsf:v h264_mp4toannexb -f h264 "$T/raw.h264"
+  ff $(src 40) -c:v mpeg4 -q:v 4 "$T/mpeg4.mkv"
 } || { echo "FAIL: the clips could not be made"; exit 1; }
 
 # name ref dist "b0 b1 ... end" [options]: chunks [b_i, b_i+1), the last to
@@ -128,6 +130,9 @@ refused() {  # name, expected text, arguments
   if [ $rc = 2 ] && grep -qF "$want" "$T/err" && [ "$(wc -l <"$T/err")" = 1 ]; then ok
   else bad "$name: exit $rc, expected '$want': $(cat "$T/err")"; fi
 }
+refused "a codec not read as frames" "whose packets are not read as frames" "$T/mpeg4.mkv" "$T/av1.mkv" --start 30 --partial "$T/p.json"
+n=$("$C" "$T/mpeg4.mkv" "$T/av1.mkv" --count-frames 2>"$T/err")
+[ "$n" = 40 ] && ok || bad "--count-frames (decoding MPEG-4 part 2) gave '$n': $(cat "$T/err")"
 refused "raw H.264 stream" "carry no timestamp" "$T/raw.h264" "$T/h264.mp4" --start 30 --partial "$T/p.json"
 refused "pair by time" "with --pair-by time" "$T/h264.mp4" "$T/h264_d.mkv" --start 30 --pair-by time
 refused "start past the end" "past its end" "$T/h264.mp4" "$T/h264_d.mkv" --start 70 --partial "$T/p.json"
