@@ -21,8 +21,10 @@
 
 /* The packets read as frames: codecs where a packet (access unit, temporal
  * unit, superframe, picture) decodes into exactly one frame; raw video in
- * a container too.  Others (VP8's hidden frames, field-coded streams)
- * are refused rather than numbered wrongly. */
+ * a container too.  Other codecs (VP8's hidden frames, MPEG-4 part 2's
+ * empty frames) are refused rather than numbered wrongly; a stream of a
+ * listed codec where it does not hold (fields coded in packets of their
+ * own) fails the chunk's checks of every decoded frame (chunk.c). */
 #define QMC_PACKET_CAPS "video/x-h264; video/x-h265; video/x-av1; video/x-vp9; " \
                         "image/jpeg; video/x-raw(ANY)"
 
