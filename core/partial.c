@@ -653,8 +653,8 @@ static int load_tree(Loader *l, const QmJson *j)
     QmPartial *p = l->p;
     const QmJson *fmt = qm_json_get(j, "qmetric_partial");
     if (j->type != QM_JSON_OBJECT || !fmt || fmt->type != QM_JSON_NUMBER) {
-        snprintf(l->err, l->errlen, "%s: not a qmetric partial result (qmetric-yuv --partial "
-                 "writes them)", p->path);
+        snprintf(l->err, l->errlen, "%s: not a qmetric partial result (qmetric-yuv and "
+                 "qmetric-compare --partial write them)", p->path);
         return QM_EINVAL;
     }
     if (fmt->num == 1) {

@@ -94,7 +94,7 @@ typedef struct QmPartialWriter QmPartialWriter;
 
 /**
  * Start a partial file of the frames from `start` on: `tool` names the
- * program ("qmetric-yuv"), n feature names in row order, the size of the
+ * program ("qmetric-yuv", "qmetric-compare"), n feature names in row order, the size of the
  * pictures compared.  NULL with *err (malloc'd) on failure (the file is
  * created here: a destination that cannot be written fails at once).
  */

@@ -16,7 +16,8 @@ packages=(
   # qmetric-probe (libsoup 3) and its tests (a real Prometheus, promtool)
   libsoup-3.0-dev prometheus
   # qmetric-compare --scale (libswscale, as FFmpeg scales); its tests compare
-  # with ffmpeg's output
+  # with ffmpeg's output; tests/compare_chunks.sh makes its clips with ffmpeg
+  # (libx264, libx265, libaom)
   libswscale-dev libavutil-dev ffmpeg
 )
 missing=()

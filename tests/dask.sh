@@ -5,9 +5,11 @@
 #    with another model) cut into chunks; each merged log must equal a
 #    single local qmetric-yuv run (every line but the speed), the chunks
 #    must have run on both workers; the same through the embedded local
-#    cluster;
-#  - each pair on its own: a missing input, empty and too short inputs, an
-#    MP4 given as raw, a chunk that fails while others run, a merge that
+#    cluster; a compressed pair (H.264 with B-frames in MP4 against
+#    Matroska, no width or height: qmetric-compare chunks) equals a whole
+#    qmetric-compare run;
+#  - each pair on its own: a missing input, empty and too short inputs, a
+#    broken MP4 (decoded: qmetric-compare says why), a chunk that fails while others run, a merge that
 #    fails after writing half a log: that pair fails with its reason, the
 #    others are scored, exit 1, the table on stderr, and nothing is left
 #    behind (no output, no chunk folder, no temporary file, no program);
@@ -25,7 +27,8 @@ G=${2:-${QMETRIC_GOLDEN_DIR:-$(dirname "$0")/../../shared/golden}}
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 PY=/usr/bin/python3
 BATCH=$SRC/tools/qmetric-batch
-PROGS=(--qmetric-yuv "$B/tools/qmetric-yuv" --qmetric-merge "$B/tools/qmetric-merge")
+PROGS=(--qmetric-yuv "$B/tools/qmetric-yuv" --qmetric-merge "$B/tools/qmetric-merge"
+       --qmetric-compare "$B/tools/qmetric-compare")
 if ! $PY -c 'import distributed' 2>/dev/null || ! command -v dask-scheduler >/dev/null; then
   echo "SKIP: Dask distributed is not installed (apt-get install python3-distributed)"
   exit 77
@@ -138,6 +141,29 @@ assert len(set(w for r in rows for w in r["workers"])) == 2, rows
 PY
 [ -z "$(leftovers "$T")" ] && ok || bad "chunk folders were left behind: $(leftovers "$T")"
 
+# --- a compressed pair: qmetric-compare chunks that seek -----------------------
+# 40 frames, a key frame every 12, B-frames: chunks of 7 start inside GOPs
+if gst-inspect-1.0 --exists x264enc && gst-inspect-1.0 --exists avdec_h264; then
+  for f in ref.mp4:mp4mux:20 dis.mkv:matroskamux:36; do
+    IFS=: read -r name mux q <<<"$f"
+    gst-launch-1.0 -q videotestsrc pattern=ball num-buffers=40 ! \
+      video/x-raw,width=176,height=144,framerate=25/1 ! \
+      x264enc key-int-max=12 bframes=3 b-pyramid=true quantizer="$q" pass=qual ! \
+      h264parse ! "$mux" ! filesink location="$T/$name"
+  done
+  "$B/tools/qmetric-compare" "$T/ref.mp4" "$T/dis.mkv" -q -o "$T/h264.whole" 2>/dev/null
+  rm -rf "$T/out"
+  echo '{"defaults": {"chunk_frames": 7}, "pairs": [{"name": "h264", "reference": "ref.mp4",
+    "distorted": "dis.mkv", "output": "out/h264.json"}]}' >"$T/compressed.json"
+  batch "$T/compressed.json" "${PROGS[@]}"
+  if [ "$(rc)" = 0 ] && same_log "$T/out/h264.json" "$T/h264.whole" &&
+     row_has h264 'r["kind"] == "decoded" and r["frames"] == 40 and r["chunks"] == 6 and len(r["workers"]) == 2' &&
+     [ -z "$(leftovers "$T")" ]; then ok
+  else bad "a compressed pair: exit $(rc), $(cat "$T/r.out" "$T/r.err")"; fi
+else
+  echo "note: no x264enc or avdec_h264: the compressed pair is not checked"
+fi
+
 # --- a progress line on a terminal (script(1) gives one), cleared at the end ---
 rm -rf "$T/out"
 script -qec "'$BATCH' '$T/manifest.json' --scheduler $SCHED ${PROGS[*]} >/dev/null" /dev/null \
@@ -187,9 +213,9 @@ manifest noframes.json "[{\"name\": \"empty\", \"distorted\": \"empty.yuv\", \"o
   {\"name\": \"good\", \"distorted\": \"$LBD\", \"output\": \"out/good.json\"}]" "\"reference\": \"$LB\""
 batch "$T/noframes.json" "${PROGS[@]}"
 if [ "$(rc)" = 1 ] && same_log "$T/out/good.json" "$T/ladybird.whole" &&
-   row_has empty 'r["status"] == "failed" and "empty.yuv" in r["error"] and ("is empty" in r["error"] or "has 0" in r["error"])' &&
-   row_has short 'r["status"] == "failed" and "279936 bytes" in r["error"] and "short.yuv" in r["error"] and "1000" in r["error"]' &&
-   row_has mp4 'r["status"] == "failed" and "clip.mp4 is an MP4/MOV file" in r["error"]' &&
+   row_has empty 'r["status"] == "failed" and "empty.yuv is empty" in r["error"]' &&
+   row_has short 'r["status"] == "failed" and "short.yuv: 1000 bytes is not a whole number of frames of 279936 bytes" in r["error"]' &&
+   row_has mp4 'r["status"] == "failed" and "counting frames: qmetric-compare: " in r["error"] and "clip.mp4" in r["error"]' &&
    row_has folder 'r["status"] == "failed" and "is a folder" in r["error"]' &&
    [ "$(ls "$T/out")" = good.json ] && [ -z "$(leftovers "$T")" ]; then ok
 else bad "pairs without frames: exit $(rc), $(cat "$T/r.out") $(ls -A "$T/out")"; fi

@@ -1,5 +1,6 @@
 /* qmetric-merge: join the partial results of chunks of one title (written by
- * `qmetric-yuv --start N --frames M --partial FILE`, on any machine) into
+ * `qmetric-yuv` or `qmetric-compare --start N --frames M --partial FILE`,
+ * on any machine) into
  * the log and pooled values a single whole-title run writes.
  *
  *   qmetric-merge [-o OUT] [--format json|csv|xml] PART...
@@ -28,8 +29,8 @@ static void usage(FILE *f)
 {
     fprintf(f,
         "usage: qmetric-merge [-o OUT] [--format json|csv|xml] [--allow-incomplete] PART...\n"
-        "Joins the chunks written by qmetric-yuv --partial into one log (stdout\n"
-        "without -o), identical to a whole-title run.\n");
+        "Joins the chunks written by qmetric-yuv or qmetric-compare --partial into\n"
+        "one log (stdout without -o), identical to a whole-title run.\n");
 }
 
 /* "PATH (frames A..B)" of a part, for messages. */

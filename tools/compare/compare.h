@@ -12,6 +12,8 @@
  *   gpus.c      --gpus: the CUDA devices and which rendition runs where
  *   series.c    a ladder's chart: which curve each rendition is drawn in
  *   swscale.c   --scale: libswscale as FFmpeg's scale filter (swscale.h)
+ *   chunk.c     --start/--frames/--partial chunks of a title, --count-frames
+ *   frametable.c  an encoded input's frame numbers from its demuxer's packets
  *
  * Copyright (C) 2026 the gst-qmetric authors.  LGPL-2.1-or-later.
  */
@@ -117,7 +119,15 @@ typedef struct {
     int gpus_count;            /* --gpus N: the first N devices; 0 with a list or all */
     GArray *gpus_list;         /* int: --gpus ID,ID,...; NULL otherwise */
     gboolean dry_run;          /* --dry-run: the plan, then exit */
+    /* chunks (chunk.c) */
+    guint64 start;             /* --start: the chunk's first frame */
+    gboolean start_set;
+    char *partial;             /* --partial FILE */
+    gboolean chunk;            /* --start or --partial: a chunk of the title */
+    gboolean count_frames;     /* --count-frames: print the frame pairs, exit */
 } Options;
+
+typedef struct QmcChunk QmcChunk;
 
 typedef struct App App;
 
@@ -192,6 +202,8 @@ struct App {
     QmcAlignResult align;
     /* --gpus resolved: the CUDA device ids to use, in order (empty: none) */
     GArray *gpus;
+    /* a chunk of the title (chunk.c); NULL for a whole run */
+    QmcChunk *chunk;
 };
 
 /* main.c: errors found while running.  The first one wins (it is the
@@ -284,6 +296,26 @@ int qmc_gpu_for(App *app, guint i);
 /* ladder.c: several renditions against one reference decoded once */
 int qmc_ladder_main(App *app);
 void qmc_build_pipeline(App *app);
+
+/* chunk.c: a chunk of the title.  The options' checks (usage errors);
+ * --count-frames (prints, exits); the plan before the pipeline (frame
+ * index, where each input starts; --frame_skip_* and --frames move into the
+ * chunk); the probe on the pad that feeds each side's conversion; the
+ * seek, from the main loop on "qmc-seek"; every "qmetric" message; the end
+ * (counts, partial file, log, summary of the chunk's frames). */
+void qmc_chunk_check_options(Options *o);
+G_GNUC_NORETURN void qmc_count_frames_main(App *app);
+void qmc_chunk_plan(App *app);
+void qmc_chunk_build_side(App *app, Side *s);
+void qmc_chunk_watch(Side *s, GstPad *pad);
+/* a raw input read by rawvideoparse after all: its frames from the first */
+void qmc_chunk_from_start(App *app, Side *s);
+void qmc_chunk_seek(App *app, int side);
+/* a side that fed everything: its source stops (main loop, "qmc-stop") */
+void qmc_chunk_stop(App *app, int side);
+void qmc_chunk_started(App *app);
+void qmc_chunk_on_scores(App *app, const GstStructure *st);
+void qmc_chunk_finish(App *app);
 
 /* report.c */
 void qmc_on_scores(App *app, const GstStructure *st);

@@ -301,7 +301,10 @@ static gboolean on_bus(GstBus *bus, GstMessage *msg, gpointer data)
             if (s && !s->missing)
                 s->missing = gst_missing_plugin_message_get_description(msg);
         } else if (gst_structure_has_name(st, "qmetric")) {
-            qmc_on_scores(app, st);
+            if (app->chunk)
+                qmc_chunk_on_scores(app, st);
+            else
+                qmc_on_scores(app, st);
         } else if (gst_structure_has_name(st, "qmetric-summary")) {
             gst_clear_structure(&app->summary);
             app->summary = gst_structure_copy(st);
@@ -318,6 +321,14 @@ static gboolean on_bus(GstBus *bus, GstMessage *msg, gpointer data)
                     gst_structure_get_string(st, "message"));
         } else if (gst_structure_has_name(st, "qmc-eos")) {
             maybe_done(app);
+        } else if (gst_structure_has_name(st, "qmc-seek") ||
+                   gst_structure_has_name(st, "qmc-stop")) {
+            int side = 0;
+            gst_structure_get_int(st, "side", &side);
+            if (gst_structure_has_name(st, "qmc-seek"))
+                qmc_chunk_seek(app, side);
+            else
+                qmc_chunk_stop(app, side);
         }
         break;
     }
@@ -429,12 +440,16 @@ int main(int argc, char **argv)
     }
     qmc_check_input(app, &app->side[REF], app->o.input[REF]);
     qmc_check_input(app, &app->side[DIST], app->o.input[DIST]);
+    if (app->o.count_frames)
+        qmc_count_frames_main(app);
     if (app->o.dry_run)
         dry_run(app);
     if (app->o.detect_offset || app->o.align)
         qmc_align_main(app); /* --detect-offset ends here */
+    if (app->o.chunk)
+        qmc_chunk_plan(app);
     if (app->side[REF].raw && app->side[DIST].raw && !app->o.shortest && !app->o.max_frames &&
-        !app->o.pair_by_time &&
+        !app->o.pair_by_time && !app->chunk &&
         app->side[REF].raw_frames - app->o.skip[REF] !=
         app->side[DIST].raw_frames - app->o.skip[DIST]) {
         guint64 r = app->side[REF].raw_frames - app->o.skip[REF];
@@ -464,6 +479,8 @@ int main(int argc, char **argv)
     g_unix_signal_add(SIGINT, qmc_on_sigint, app);
     app->tty = isatty(STDERR_FILENO) && !app->o.quiet;
     app->t0 = g_get_monotonic_time();
+    if (app->chunk)
+        qmc_chunk_started(app);
     if (app->tty)
         tick = g_timeout_add(200, on_tick, app);
 
@@ -479,6 +496,8 @@ int main(int argc, char **argv)
     qmc_set_phase("stopping the pipeline");
     gst_element_set_state(app->pipeline, GST_STATE_NULL);
     qmc_set_phase("results");
+    if (app->chunk && app->summary)
+        qmc_chunk_finish(app);
 
     if (!app->error && !app->summary)
         qmc_fail(app, EXIT_USAGE, "no frames were compared");
@@ -489,7 +508,7 @@ int main(int argc, char **argv)
     if (app->summary && !app->no_output) {
         guint64 frames = 0;
         gst_structure_get_uint64(app->summary, "frames", &frames);
-        if (!frames && !app->error)
+        if (!frames && !app->error && !app->chunk)
             qmc_fail(app, EXIT_USAGE, "no frames were compared (empty input?)");
         if ((!app->error || frames) && app->table)
             qmc_print_summary(app, app->table);
@@ -499,7 +518,7 @@ int main(int argc, char **argv)
     /* the inputs' lengths differ: report both counts (by time, the counts
      * may differ: the unmatched frames are in the summary) */
     if (!app->error && !app->interrupted && !app->o.shortest && !app->o.max_frames &&
-        !app->o.pair_by_time && app->side[REF].frames != app->side[DIST].frames)
+        !app->o.pair_by_time && !app->chunk && app->side[REF].frames != app->side[DIST].frames)
         qmc_fail(app, EXIT_USAGE, "frame counts differ: reference has %" G_GUINT64_FORMAT
                  " frames, distorted %" G_GUINT64_FORMAT " (scores above cover the first %"
                  G_GUINT64_FORMAT "; --shortest accepts this)", app->side[REF].frames,

@@ -88,6 +88,15 @@ static void usage(FILE *f)
 "                          leave out the first N frames of the reference or\n"
 "                          the distorted input (as libvmaf; index pairing)\n"
 "\n"
+"Chunks (a title scored in parts and joined by qmetric-merge; see docs/cli.md)\n"
+"  --start N               score frames N.. only (with --frames M: N..N+M-1),\n"
+"                          exactly as a whole run scores them; encoded inputs\n"
+"                          seek to the key frame before the chunk\n"
+"  --partial FILE          also write the chunk's scores at full precision for\n"
+"                          qmetric-merge\n"
+"  --count-frames          print the number of frame pairs (read from the\n"
+"                          containers' packets where possible) and exit\n"
+"\n"
 "Alignment (a constant frame offset between the inputs; see docs/cli.md)\n"
 "  --detect-offset[=MAX]   report the offset (-MAX..MAX, default 30) and its\n"
 "                          confidence, score nothing; JSON with --summary json\n"
@@ -326,7 +335,7 @@ void qmc_parse_options(Options *o, int argc, char **argv)
         O_PAIR, O_SHORTEST, O_FRAMES, O_JSON, O_XML, O_CSV, O_POOL, O_PLOT,
         O_PLOT_METRICS, O_FAIL, O_HELP, O_SKIP_REF, O_SKIP_DIST, O_SUMMARY,
         O_MANIFEST, O_LADDER_CSV, O_LADDER_JSON, O_PLOT_RD, O_DETECT_OFFSET, O_ALIGN,
-        O_ALIGN_MAX, O_ALIGN_WINDOW, O_GPUS, O_DRY_RUN, O_HULL,
+        O_ALIGN_MAX, O_ALIGN_WINDOW, O_GPUS, O_DRY_RUN, O_HULL, O_START, O_PARTIAL, O_COUNT,
     };
     static const struct option opts[] = {
         { "reference", required_argument, NULL, 'r' },
@@ -381,6 +390,9 @@ void qmc_parse_options(Options *o, int argc, char **argv)
         { "align-window", required_argument, NULL, O_ALIGN_WINDOW },
         { "gpus", required_argument, NULL, O_GPUS },
         { "dry-run", no_argument, NULL, O_DRY_RUN },
+        { "start", required_argument, NULL, O_START },
+        { "partial", required_argument, NULL, O_PARTIAL },
+        { "count-frames", no_argument, NULL, O_COUNT },
         { "quiet", no_argument, NULL, 'q' },
         { "version", no_argument, NULL, 'v' },
         { "help", no_argument, NULL, O_HELP },
@@ -524,6 +536,12 @@ void qmc_parse_options(Options *o, int argc, char **argv)
             break;
         case O_GPUS: parse_gpus(o, optarg); break;
         case O_DRY_RUN: o->dry_run = TRUE; break;
+        case O_START:
+            o->start = (guint64)parse_int("--start", optarg, 0, G_MAXINT);
+            o->start_set = TRUE;
+            break;
+        case O_PARTIAL: g_free(o->partial); o->partial = g_strdup(optarg); break;
+        case O_COUNT: o->count_frames = TRUE; break;
         case 'q': o->quiet = TRUE; break;
         case 'v': printf("qmetric-compare %s (%s)\n", QM_VERSION,
                          gst_version_string());
@@ -593,6 +611,7 @@ void qmc_parse_options(Options *o, int argc, char **argv)
         qmc_usage_error("give --gpus or --cuda-device-id, not both");
     if (o->gpus_spec && o->backend && !strcmp(o->backend, "cpu"))
         qmc_usage_error("--gpus with --backend cpu: nothing would run on a GPU");
+    qmc_chunk_check_options(o);
     if (o->pair_by_time && (o->skip[REF] || o->skip[DIST]))
         qmc_usage_error("--frame_skip_ref/--frame_skip_dist apply to --pair-by index; with "
                         "--pair-by time the timestamps decide which frames pair");

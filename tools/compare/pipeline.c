@@ -339,9 +339,11 @@ static void on_pad_added(GstElement *dec, GstPad *pad, gpointer data)
     if (!qmc_pad_is_video(pad) || s->linked)
         return; /* audio, subtitles, a second video stream: not compared */
     sink = gst_element_get_static_pad(s->convert, "sink");
-    if (gst_pad_link(pad, sink) == GST_PAD_LINK_OK)
+    if (gst_pad_link(pad, sink) == GST_PAD_LINK_OK) {
         s->linked = TRUE;
-    else
+        if (s->app->chunk)
+            qmc_chunk_watch(s, pad);
+    } else
         qmc_post_error(s->app, "%s: cannot link its decoded video", s->display);
     gst_object_unref(sink);
 }
@@ -473,6 +475,8 @@ static void build_side(App *app, Side *s)
                       flow_probe, s, NULL);
     gst_object_unref(pad);
     qmc_drop_events_after_eos(s->filter);
+    if (app->chunk)
+        qmc_chunk_build_side(app, s);
 
     if (s->mapped && (s->src = qmc_mapped_input(GST_BIN(app->pipeline), s->uri, &s->map,
                                                  qmc_side_name[s->id]))) {
@@ -483,6 +487,8 @@ static void build_side(App *app, Side *s)
                                            qmc_side_name[s->id], &s->src);
         gst_element_link(parse, s->convert);
         s->linked = TRUE;
+        if (app->chunk)
+            qmc_chunk_from_start(app, s);
     } else {
         /* (ANY): with plain video/x-raw, decodebin 1.22 rejects its decoders when
          * expose-all-streams is off */
@@ -496,6 +502,12 @@ static void build_side(App *app, Side *s)
         g_signal_connect(s->src, "no-more-pads", G_CALLBACK(on_no_more_pads), s);
         g_signal_connect(s->src, "unknown-type", G_CALLBACK(on_unknown_type), s);
         gst_bin_add(GST_BIN(app->pipeline), s->src);
+    }
+    if (app->chunk && s->linked) {
+        /* a source of our own: its frames are numbered where they leave it */
+        GstPad *feed = gst_pad_get_peer(s->hold_pad);
+        qmc_chunk_watch(s, feed);
+        gst_object_unref(feed);
     }
 }
 
@@ -672,7 +684,8 @@ void qmc_build_pipeline(App *app)
                     "device %d (--gpus spreads the renditions of a ladder)\n",
                     qmc_gpu_for(app, 0));
     }
-    if (o->output) {
+    if (o->output && !app->chunk) {
+        /* (a chunk writes its log itself: the element sees context frames) */
         qmc_set_enum(app->qm, "log-format", o->log_format, "--format");
         /* the element writes a temporary file; it becomes o->output at the end */
         g_object_set(app->qm, "log-location", app->log.tmp, NULL);

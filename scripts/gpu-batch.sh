@@ -1,0 +1,133 @@
+#!/bin/bash
+# One compressed title scored whole and in chunks, as qmetric-batch scores
+# it with one worker and with several (docs/batch.md), run as plain
+# processes since the GPU machine has no Dask:
+#   whole   one qmetric-compare run of the title (the first GPU)
+#   chunks  qmetric-compare --count-frames, then CHUNKS chunks
+#           (--start/--frames/--partial) run at once, chunk k on GPU k
+#           (CUDA_VISIBLE_DEVICES; on the CPU where there is no GPU), then
+#           qmetric-merge
+# The title is a 1920x1080 H.264 encode (x264enc, B-frames, a key frame
+# every 250 frames) of a moving zone plate, the distorted input an encode of
+# the same frames at a low bitrate; both are made once and reused.  The
+# merged log must equal the whole run's but for its speed ("fps").  Prints
+# the wall time and frames/s of each way and writes them, with the logs, to
+# $OUT.  Carry .gpu on the GPU machine (../shared/gpu/README.md); elsewhere
+# the system's GStreamer is used.
+#   OUT=/tmp/out scripts/gpu-batch.sh [BUILD_DIR]
+# env: FRAMES (20000), SIZE (1920x1080), CHUNKS (4), BACKEND (cuda when
+#      nvidia-smi lists a GPU, else cpu), METRICS (the tool's default),
+#      GPU_ARCHS (90, when BUILD_DIR must be built).
+# On a machine without a GPU, e.g.: FRAMES=600 scripts/gpu-batch.sh build
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT"
+B=${1:-build-gpu}
+if [ -f .gpu/env.sh ]; then
+  . .gpu/env.sh >/dev/null 2>&1 || { echo "gpu-batch: cannot set up .gpu"; exit 1; }
+fi
+export GST_PLUGIN_PATH=$PWD/$B/gst/qmetric QMETRIC_MODEL_PATH=$PWD/data/models
+export QMETRIC_BACKTRACE=1  # a crash prints where (docs/cli.md)
+res=$OUT/gpu-batch.txt
+: >"$res"
+say() { echo "$*" | tee -a "$res"; }
+ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+backend=${BACKEND:-$([ "$ngpu" -gt 0 ] && echo cuda || echo cpu)}
+if [ ! -x "$B/tools/qmetric-compare" ]; then
+  say "== building $B"
+  { meson setup "$B" -Dcuda=enabled -Dgpu_archs="${GPU_ARCHS:-90}" -Dtests=disabled &&
+    ninja -C "$B"; } >"$OUT/gpu-batch-build.log" 2>&1 ||
+    { grep -E "error|FAILED" "$OUT/gpu-batch-build.log" | head -20; exit 1; }
+fi
+qc=$B/tools/qmetric-compare
+merge=$B/tools/qmetric-merge
+frames=${FRAMES:-20000}
+size=${SIZE:-1920x1080}
+k=${CHUNKS:-4}
+cores=$(nproc)
+metrics=()
+[ -n "${METRICS:-}" ] && metrics=(--metrics "$METRICS")
+w=/tmp/qmetric-gpu-batch-$size-$frames  # encoded once, reused by later runs
+mkdir -p "$w"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+now() { date +%s.%N; }
+rate() { awk "BEGIN { printf \"%.1f\", $1 / ($3 - $2) }"; }
+secs() { awk "BEGIN { printf \"%.2f\", $2 - $1 }"; }
+
+{
+  echo "title: $frames frames of $size H.264 (x264enc), a distorted encode of the same"
+  echo "machine: $cores CPU cores, $ngpu GPU(s); backend $backend; $k chunks"
+  nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader 2>/dev/null
+  echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+} | tee -a "$res"
+
+if [ ! -s "$w/dis.mp4" ]; then
+  say "== encoding the title and its distorted version"
+  src="videotestsrc pattern=zone-plate kx2=20 ky2=20 kt=1 num-buffers=$frames"
+  caps="video/x-raw,format=I420,width=${size%x*},height=${size#*x},framerate=25/1"
+  t0=$(now)
+  gst-launch-1.0 -q $src ! $caps ! x264enc speed-preset=veryfast pass=quant quantizer=16 \
+    bframes=3 key-int-max=250 ! video/x-h264,profile=high ! h264parse ! mp4mux ! \
+    filesink location="$w/ref.mp4" &
+  p1=$!
+  gst-launch-1.0 -q $src ! $caps ! x264enc speed-preset=veryfast bitrate=2500 \
+    bframes=3 key-int-max=250 ! video/x-h264,profile=high ! h264parse ! mp4mux ! \
+    filesink location="$w/dis.mp4" &
+  p2=$!
+  wait $p1 && wait $p2 || { echo "gpu-batch: encoding failed"; rm -f "$w"/*.mp4; exit 1; }
+  say "encoded in $(secs "$t0" "$(now)") s"
+fi
+ref=$w/ref.mp4 dis=$w/dis.mp4
+
+# (a) one whole run
+say "== whole: one qmetric-compare run"
+t0=$(now)
+CUDA_VISIBLE_DEVICES=0 "$qc" "$ref" "$dis" -q "${metrics[@]}" --backend "$backend" \
+  --threads "$cores" -o "$tmp/whole.json" 2>"$OUT/gpu-batch-whole.log" ||
+  { tail -3 "$OUT/gpu-batch-whole.log"; exit 1; }
+t1=$(now)
+whole_s=$(secs "$t0" "$t1")
+say "whole    wall $whole_s s  $(rate "$frames" "$t0" "$t1") frames/s"
+
+# (b) counted, then k chunks at once, one a GPU, then merged
+say "== chunks: --count-frames, $k chunks at once, qmetric-merge"
+t0=$(now)
+n=$("$qc" "$ref" "$dis" --count-frames 2>"$OUT/gpu-batch-count.log") ||
+  { tail -3 "$OUT/gpu-batch-count.log"; exit 1; }
+tc=$(now)
+pids=() parts=()
+for i in $(seq 0 $((k - 1))); do
+  start=$((n * i / k)) len=$((n * (i + 1) / k - n * i / k))
+  if [ "$backend" = cuda ]; then dev=$((i % ngpu)); else dev=""; fi
+  CUDA_VISIBLE_DEVICES=$dev "$qc" "$ref" "$dis" -q "${metrics[@]}" --backend "$backend" \
+    --threads $((cores / k > 0 ? cores / k : 1)) --start $start --frames $len \
+    --partial "$tmp/part$i.json" 2>"$OUT/gpu-batch-chunk$i.log" &
+  pids+=($!) parts+=("$tmp/part$i.json")
+done
+fail=0
+for p in "${pids[@]}"; do wait "$p" || fail=1; done
+[ $fail = 0 ] || { tail -n 3 "$OUT"/gpu-batch-chunk*.log; exit 1; }
+tm=$(now)
+"$merge" -o "$tmp/merged.json" "${parts[@]}" 2>"$OUT/gpu-batch-merge.log" ||
+  { cat "$OUT/gpu-batch-merge.log"; exit 1; }
+t1=$(now)
+chunks_s=$(secs "$t0" "$t1")
+say "chunks   wall $chunks_s s  $(rate "$frames" "$t0" "$t1") frames/s  (count $(secs "$t0" "$tc") s, chunks $(secs "$tc" "$tm") s, merge $(secs "$tm" "$t1") s)"
+for i in $(seq 0 $((k - 1))); do
+  say "  chunk $i: $(grep -o '"start": [0-9]*' "$tmp/part$i.json" | head -1), $(grep -o '"frames": [0-9]*' "$tmp/part$i.json" | tail -1), $(grep -o '"seconds": [0-9.]*' "$tmp/part$i.json" | tail -1)"
+done
+[ "$n" = "$frames" ] || say "note: --count-frames gave $n frames for $frames encoded"
+if diff <(grep -v '"fps"' "$tmp/whole.json") <(grep -v '"fps"' "$tmp/merged.json") \
+    >"$OUT/gpu-batch-diff.txt"; then
+  say "merged log = whole log (every line but \"fps\")"
+  verdict=0
+else
+  say "MERGED LOG DIFFERS from the whole run's: $OUT/gpu-batch-diff.txt"
+  verdict=1
+fi
+say "speed-up of $k chunks: $(awk "BEGIN { printf \"%.2f\", $whole_s / $chunks_s }")x"
+cp "$tmp/whole.json" "$OUT/gpu-batch-whole.json"
+exit $verdict
