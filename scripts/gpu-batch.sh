@@ -62,6 +62,11 @@ secs() { awk "BEGIN { printf \"%.2f\", $2 - $1 }"; }
   echo "machine: $cores CPU cores, $ngpu GPU(s); backend $backend; $k chunks"
   nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader 2>/dev/null
   echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  # which H.264 decoder decodebin picks: the highest rank
+  for d in nvh264dec nvh264sldec avdec_h264; do
+    r=$(gst-inspect-1.0 "$d" 2>/dev/null | sed -n 's/^ *Rank *//p')
+    [ -n "$r" ] && echo "decoder $d: rank $r"
+  done
 } | tee -a "$res"
 
 if [ ! -s "$w/dis.mp4" ]; then
