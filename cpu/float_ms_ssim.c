@@ -141,7 +141,7 @@ const QmMetricDesc qm_metric_float_ms_ssim = {
         .close = ms_ssim_close,
     },
     .cuda = QM_CUDA_TWIN(qm_cuda_float_ms_ssim),
-    /* As float_ssim (cpu/ssim.c): each of the float means l, c, s of a
+    /* As float_ssim (cpu/float_ssim.c): each of the float means l, c, s of a
      * scale is equal or one ulp apart (relative <= 2^-23); the product of
      * their powers moves by at most the sum of the exponents (2.1335) times
      * that, 2.6e-7 of a score <= 1. */

@@ -1004,7 +1004,7 @@ static const char *const *const speed_option_choices[] = {
     [QM_SPEED_OPT_WEIGHT_VAR_MODE + 1] = NULL,
 };
 
-extern const struct QmCudaFuncs qm_cuda_speed_chroma;  /* cuda/speed.cu */
+extern const struct QmCudaFuncs qm_cuda_speed_chroma;  /* cuda/speed_chroma.cu */
 
 /* The twin computes every option vector but a prescale within 1e-3 of 1
  * other than 1 itself: the C code (as libvmaf) then skips the rescale yet
