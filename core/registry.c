@@ -56,6 +56,35 @@ bool qm_metric_has_cuda(const char *name)
     return d && d->cuda;
 }
 
+bool qm_feature_info(const char *key, QmFeatureInfo *info)
+{
+    /* a model's score: "vmaf", or the model's name with several models */
+    if (!strcmp(key, "vmaf") || !strncmp(key, "vmaf_", 5)) {
+        *info = (QmFeatureInfo){ "vmaf", "VMAF", "score", +1, 0, 100 };
+        return true;
+    }
+    /* the longest feature that is the key, or the key without option
+     * suffixes ("_<alias>..." follow the feature's own name) */
+    const QmMetricDesc *best = NULL;
+    size_t best_len = 0;
+    for (int i = 0; qm_metrics[i]; i++) {
+        const QmMetricDesc *d = qm_metrics[i];
+        for (int f = 0; d->features[f]; f++) {
+            const size_t l = strlen(d->features[f]);
+            if (l > best_len && !strncmp(key, d->features[f], l) &&
+                (key[l] == 0 || key[l] == '_')) {
+                best = d;
+                best_len = l;
+            }
+        }
+    }
+    if (!best)
+        return false;
+    *info = (QmFeatureInfo){ best->name, best->display, best->scale.unit,
+                             best->scale.better, best->scale.lo, best->scale.hi };
+    return true;
+}
+
 char *qm_feature_key(const QmMetricDesc *d, unsigned f, const QmOptValues *o)
 {
     char buf[256];

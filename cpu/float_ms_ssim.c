@@ -128,8 +128,10 @@ static const char *const ms_ssim_features[] = { "float_ms_ssim", NULL };
 
 const QmMetricDesc qm_metric_float_ms_ssim = {
     .name = "float_ms_ssim",
+    .display = "MS-SSIM",
     .description = "MS-SSIM of luma (5 scales, Wang's exponents), as "
                    "libvmaf's float_ms_ssim",
+    .scale = { "index", +1, NAN, 1 },
     .features = ms_ssim_features,
     .flags = QM_METRIC_LUMA_ONLY | QM_METRIC_NO_CHROMA,
     .min_w = MS_SSIM_MIN,
