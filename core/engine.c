@@ -27,6 +27,7 @@
 #include "metric.h"
 #include "model.h"
 #include "plan.h"
+#include "aggregate.h"
 #include "backend.h"
 
 #define MAX_INST QM_PLAN_MAX_INST   /* bitmasks below */
@@ -722,6 +723,12 @@ const char *qm_engine_feature_name(const QmEngine *e, unsigned i)
 unsigned qm_engine_delay(const QmEngine *e)
 {
     return e->plan.delay;
+}
+
+QmAggregates *qm_aggregates_new(const QmEngine *e)
+{
+    QmAggregates *a;
+    return qm_aggregates_open(&a, &e->plan, e->s.w, e->s.h, e->s.bpc, e->s.chroma) ? NULL : a;
 }
 
 const char *qm_engine_error(const QmEngine *e)
