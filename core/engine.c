@@ -150,27 +150,18 @@ void qm_settings_default(QmSettings *s, int w, int h, int bpc, QmChroma chroma)
 
 static void set_error(QmEngine *e, const char *fmt, ...)
 {
-    char buf[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof(buf), fmt, ap);
+    qm_vmessage(&e->err, &e->s, QM_LOG_ERROR, fmt, ap);
     va_end(ap);
-    free(e->err);
-    e->err = strdup(buf);
-    if (e->s.log)
-        e->s.log(e->s.log_opaque, QM_LOG_ERROR, buf);
 }
 
 void qm_engine_log(QmEngine *e, int level, const char *fmt, ...)
 {
-    if (!e->s.log)
-        return;
-    char buf[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof(buf), fmt, ap);
+    qm_vmessage(NULL, &e->s, level, fmt, ap);
     va_end(ap);
-    e->s.log(e->s.log_opaque, level, buf);
 }
 
 /* ---- CPU backend: instances' private data per worker ---- */

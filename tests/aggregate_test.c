@@ -74,17 +74,6 @@ static const QmMetricDesc fake = {
     .pool = &fake_pool,
 };
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    char *s = calloc(1, 1 << 16);
-    if (f && s)
-        s[fread(s, 1, (1 << 16) - 1, f)] = 0;
-    if (f)
-        fclose(f);
-    return s;
-}
-
 /* A log of one frame with the given pooled values of the metric's own. */
 static char *write_log(QmLogFormat fmt, unsigned n_agg)
 {
@@ -110,7 +99,7 @@ static char *write_log(QmLogFormat fmt, unsigned n_agg)
         CHECK(qm_log_aggregate(l, "fake_lowest_fo_2", 20) == 0, "aggregate");
     CHECK(qm_log_close(l, &pool, QM_POOL_MEAN, 1.0) == 0, "close");
     qm_pool_clear(&pool);
-    char *s = slurp(path);
+    char *s = unit_slurp(path);
     unlink(path);
     return s;
 }
