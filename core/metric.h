@@ -19,6 +19,8 @@
 #ifndef QM_METRIC_H
 #define QM_METRIC_H
 
+#include <math.h>
+
 #include "qm.h"
 
 #ifdef __cplusplus
@@ -129,9 +131,72 @@ typedef struct QmCpuFuncs {
 
 struct QmCudaFuncs;  /* cuda/qm_cuda.h */
 
+/* Pooled values a metric provides itself (the log's "aggregate_metrics"),
+ * for a metric whose score over a run is not a pool of its per-frame
+ * values: XPSNR pools the square roots of its weighted SSE (a mean of root
+ * distortions, not of dB values) and reports the smallest plane's.  The
+ * consumer of the results (the element, qmetric-yuv) drives it through
+ * QmAggregates (qm.h) with the rows it pools. */
+typedef struct QmPoolFuncs {
+    size_t state_size;  /* zeroed before init() */
+    /* optional: the geometry and options of the instance */
+    int (*init)(void *state, const QmMetricConfig *cfg);
+    /* one frame's row of the instance: v[f], present where set[f] is
+     * nonzero, for feature f of desc->features; in frame order */
+    void (*add)(void *state, const double *v, const uint8_t *set);
+    /* the n-th pooled value: its name (a feature's, or another libvmaf key
+     * such as "xpsnr_min"; the instance's option suffixes are appended as
+     * to its features) and *x; NULL after the last */
+    const char *(*value)(const void *state, unsigned n, double *x);
+} QmPoolFuncs;
+
+/* How a metric's scores read (charts, reports): metrics with the same unit,
+ * direction and range share a chart panel (tools/qmplot.c). */
+typedef struct QmScale {
+    const char *unit;  /* axis unit, e.g. "dB", "index", "ratio" */
+    int better;        /* +1: a higher score is better, -1: lower is, 0:
+                          neither (the score describes the content) */
+    double lo, hi;     /* natural range, NAN where unbounded: clamps an axis */
+} QmScale;
+
+/* An option vector the parity test (tests/parity) runs besides each option
+ * alone: a combination the one-at-a-time pass cannot reach (a model's
+ * option set, a CSF table for another display), or a value worth content
+ * of its own. */
+typedef struct QmOptionSet {
+    /* "name=value,name=value", values in libvmaf's spelling as
+     * qm_option_parse() reads them (true/false, a choice's name) */
+    const char *options;
+    unsigned flags;    /* QM_OPTSET_* */
+} QmOptionSet;
+
+enum {
+    /* through the descriptors' functions, C reference against the twin */
+    QM_OPTSET_DIRECT = 1 << 0,
+    /* through an engine on each backend (QmSettings.features) on reference
+     * sequences: where post()/flush(), the look-ahead or a twin's
+     * host_done() meet the options */
+    QM_OPTSET_ENGINE = 1 << 1,
+};
+
+/* The content the parity test runs a metric's option sets on. */
+typedef enum QmTestContent {
+    /* small sizes up to 577x323, every layout; random, gain and identical
+     * distortions */
+    QM_TEST_CONTENT_SMALL = 0,
+    /* banded and blocky pictures up to 1080p (CAMBI's windows and
+     * high-resolution speedup) */
+    QM_TEST_CONTENT_BANDED,
+    /* 577x323 and 1080p, realistic (noisy) and identical distortions too
+     * (SpEED's rescalers and block grid) */
+    QM_TEST_CONTENT_NATURAL,
+} QmTestContent;
+
 typedef struct QmMetricDesc {
     const char *name;              /* user-facing, e.g. "float_ssim" */
+    const char *display;           /* its name in prose and charts, "SSIM" */
     const char *description;       /* one line for docs and gst-inspect */
+    QmScale scale;                 /* how its features read */
     const char *const *features;   /* NULL-terminated libvmaf keys */
     const QmOptionDesc *options;   /* terminated by { NULL } ; may be NULL */
     /* per option index: the NULL-terminated names of a QM_OPT_ENUM option,
@@ -151,6 +216,11 @@ typedef struct QmMetricDesc {
     /* largest |CPU - CUDA| the parity test accepts per feature: 0 for
      * features computed from exact integer sums (bit-exact) */
     double cuda_tol;
+    /* option vectors the parity test runs besides each option alone,
+     * terminated by { NULL }; may be NULL */
+    const QmOptionSet *option_sets;
+    QmTestContent option_sets_content;  /* what they run on */
+    const QmPoolFuncs *pool;       /* pooled values of its own, or NULL */
 } QmMetricDesc;
 
 /* NULL-terminated table of every metric (registry.c). */
@@ -162,6 +232,8 @@ const QmMetricDesc *qm_metric_find(const char *name);
  * libvmaf appends "_<alias>_<value>" for every option that differs from its
  * default (e.g. "integer_vif_scale0_egl_1").  Returns a malloc'd string. */
 char *qm_feature_key(const QmMetricDesc *d, unsigned f, const QmOptValues *o);
+/* The same for any key of the metric (e.g. a pooled value's name). */
+char *qm_metric_key(const QmMetricDesc *d, const char *name, const QmOptValues *o);
 
 /* Look-ahead of an instance of d with options o (desc->delay_of or
  * desc->delay). */

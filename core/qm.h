@@ -224,12 +224,45 @@ const char *qm_engine_error(const QmEngine *e);
 
 void qm_engine_close(QmEngine **e);
 
+/* ---- pooled values the metrics provide themselves ---- */
+
+/* Some metrics pool a run their own way (libvmaf's "aggregate_metrics";
+ * XPSNR: from the square roots of its weighted SSE, QmMetricDesc.pool).
+ * The consumer adds the rows it pools, as it adds them to QmPools. */
+typedef struct QmAggregates QmAggregates;
+
+/** For the results of engine e (empty when none of its metrics has such a
+ *  value); NULL when out of memory or a metric's pooling fails to start. */
+QmAggregates *qm_aggregates_new(const QmEngine *e);
+/** Add one result row (QmResult.value and .present). */
+void qm_aggregates_add(QmAggregates *a, const double *value, const uint8_t *present);
+/** The i-th pooled value over the rows added: its key (with the instance's
+ *  option suffixes; valid until qm_aggregates_free()) and *value; NULL
+ *  after the last. */
+const char *qm_aggregates_get(QmAggregates *a, unsigned i, double *value);
+void qm_aggregates_free(QmAggregates *a);
+
 /* ---- metric catalogue ---- */
 
 /** NULL-terminated list of the metric names the engine knows. */
 const char *const *qm_metric_names(void);
 /** Whether metric `name` exists; its one-line description otherwise NULL. */
 const char *qm_metric_describe(const char *name);
+/** How a feature reads, for charts and reports (the descriptor's display
+ *  name and QmScale). */
+typedef struct QmFeatureInfo {
+    const char *metric;   /* the metric that writes it, e.g. "psnr"; "vmaf"
+                             for a model's score */
+    const char *display;  /* its name in prose and charts, e.g. "PSNR" */
+    const char *unit;     /* e.g. "dB" */
+    int better;           /* +1: higher is better, -1: lower is, 0: neither */
+    double lo, hi;        /* natural range, NaN where unbounded */
+} QmFeatureInfo;
+/** Fill *info for feature key `key` as logs and messages name it (a
+ *  metric's feature, with or without the suffixes of its options, e.g.
+ *  "integer_vif_scale0_egl_1"; "vmaf" or "vmaf_<model>" for a model's
+ *  score) and return true; false for a key no metric writes. */
+bool qm_feature_info(const char *key, QmFeatureInfo *info);
 /** Whether the CUDA backend was compiled in. */
 bool qm_have_cuda(void);
 /** Whether metric `name` has a CUDA twin in this build ("vmaf": all of the
