@@ -13,6 +13,12 @@ GstObject *pb_cuda_open(int device, PbSched sched, char *why, size_t len)
     return NULL;
 }
 
+GstObject *pb_cuda_context_new(int device)
+{
+    (void)device;
+    return NULL;
+}
+
 void pb_cuda_close(GstObject *ctx)
 {
     if (ctx)

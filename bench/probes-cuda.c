@@ -53,6 +53,12 @@ GstObject *pb_cuda_open(int device, PbSched sched, char *why, size_t len)
     return GST_OBJECT(gctx);
 }
 
+GstObject *pb_cuda_context_new(int device)
+{
+    GstCudaContext *ctx = gst_cuda_context_new((guint)device);
+    return ctx ? GST_OBJECT(ctx) : NULL;
+}
+
 void pb_cuda_close(GstObject *ctx)
 {
     if (ctx)

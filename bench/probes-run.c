@@ -48,6 +48,8 @@ static const char *const el_fields[EL_N] = {
  * Each array has one writer (the pacing thread, a pad's streaming thread,
  * the element's src thread) and is read after the pipeline has stopped. */
 struct Probe {
+    GstElement *bin;            /* the probe's elements */
+    GstObject *ctx;             /* its own CUDA context (context_per_probe) */
     GstElement *src[2], *q;     /* q: NULL in the decode-only baseline */
     GstElement *sink[2];        /* the baseline's fakesinks */
     GstClockTime phase;         /* offset of this probe's frames in the period */
@@ -780,9 +782,25 @@ bool pb_run(const PbOpts *o, PbFrames *fr, GstObject *cuda_ctx, int n, PbResult 
     gst_pipeline_use_clock(GST_PIPELINE(pipe), clock);
     run.pipe = pipe;
     bool ok = true;
-    for (int j = 0; j < n && ok; j++)
-        ok = build_probe(&run, pipe, &run.p[j], r->why, sizeof(r->why));
-    if (ok && cuda_ctx) {
+    for (int j = 0; j < n && ok; j++) {
+        Probe *p = &run.p[j];
+        p->bin = gst_bin_new(NULL);
+        gst_bin_add(GST_BIN(pipe), p->bin);
+        ok = build_probe(&run, p->bin, p, r->why, sizeof(r->why));
+    }
+    for (int j = 0; j < n && ok && cuda_ctx && o->context_per_probe; j++) {
+        /* a context a probe, as GStreamer makes one per pipeline */
+        Probe *p = &run.p[j];
+        if (!(p->ctx = pb_cuda_context_new(o->cuda_device))) {
+            snprintf(r->why, sizeof(r->why), "cannot make CUDA context %d of %d", j + 1, n);
+            ok = false;
+            break;
+        }
+        GstContext *c = pb_cuda_context(p->ctx);
+        gst_element_set_context(p->bin, c);
+        gst_context_unref(c);
+    }
+    if (ok && cuda_ctx && !o->context_per_probe) {
         /* one CUDA context for every element: qmetric reads the pictures
          * (and nvh264dec's output) in place */
         GstContext *c = pb_cuda_context(cuda_ctx);
@@ -888,6 +906,9 @@ bool pb_run(const PbOpts *o, PbFrames *fr, GstObject *cuda_ctx, int n, PbResult 
     r->realtime = r->keeps_up && r->ready.n > 0 && r->ready.p99 < o->budget_ms;
     gst_object_unref(pipe);
     gst_object_unref(clock);
+    for (int j = 0; j < n; j++)
+        if (run.p[j].ctx)
+            gst_object_unref(run.p[j].ctx);
     for (int j = 0; j < n; j++) {
         for (int i = 0; i < 2; i++) {
             g_free(run.p[j].push[i]);

@@ -73,6 +73,10 @@ typedef enum { PB_SCHED_GST, PB_SCHED_SPIN, PB_SCHED_YIELD, PB_SCHED_BLOCKING } 
  *  the CUDA files), or NULL and why[] (no driver, no device, a build
  *  without GStreamer's CUDA library). */
 GstObject *pb_cuda_open(int device, PbSched sched, char *why, size_t len);
+/** Another GstCudaContext on the device, made as GStreamer makes one for a
+ *  pipeline that finds none (its own CUDA context, the driver's default
+ *  wait), or NULL. */
+GstObject *pb_cuda_context_new(int device);
 /** Release what pb_cuda_open() made (a context of ours is destroyed). */
 void pb_cuda_close(GstObject *ctx);
 
@@ -182,6 +186,10 @@ typedef struct PbOpts {
     PbCodec codec;
     const char *decoder;        /* a gst-launch bin description */
     PbSink sink;
+    /* each probe in a CUDA context of its own, as separate pipelines get
+     * one each (qmetric-probe's probes); both sides decoded in it */
+    bool context_per_probe;
+    int cuda_device;
     const double *single;       /* scores of one probe alone, or NULL */
     int n_single;
     double timeout;             /* seconds after the last push */

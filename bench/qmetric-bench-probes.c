@@ -13,7 +13,8 @@
  *       [--phase spread|aligned] [--lookahead N] [--pair-latency MS]
  *       [--budget-ms MS] [--stall-ms MS] [--stall-records N]
  *       [--cuda-device N] [--cuda-sched gst|spin|yield|blocking]
- *       [--no-single-check] [--keep-going] [--timeout S] [--json FILE]
+ *       [--cuda-context shared|per-probe] [--no-single-check] [--keep-going]
+ *       [--timeout S] [--json FILE]
  *
  * A probe (gst-launch equivalent, built in code, N of them in one pipeline):
  *   appsrc is-live=true (reference)  ! qmetric.ref_sink
@@ -125,7 +126,11 @@
  * utilisation, NVDEC utilisation, device memory used.  --cuda-sched makes
  * the shared CUDA context with the driver's spin, yield or blocking-sync
  * wait instead of GStreamer's (gst: the driver's automatic choice), the wait
- * the decoders use after each picture's copy.
+ * the decoders use after each picture's copy.  --cuda-context per-probe
+ * gives each probe (both sides decoded) a GstCudaContext of its own, as
+ * GStreamer 1.22 gives each pipeline that finds none a CUDA context of its
+ * own (qmetric-probe runs a pipeline a probe): the GPU then switches between
+ * contexts instead of running their work side by side.
  *
  * Results equal single-instance results: first, one probe runs alone (at
  * most 3 s); every probe of every run is then compared with its scores,
@@ -163,7 +168,8 @@ static void usage(FILE *f)
         "    [--ref-bitrate KBPS] [--metrics LIST] [--threads N] [--feeders N]\n"
         "    [--phase spread|aligned] [--lookahead N] [--pair-latency MS] [--budget-ms MS]\n"
         "    [--stall-ms MS] [--stall-records N] [--cuda-device N]\n"
-        "    [--cuda-sched gst|spin|yield|blocking] [--no-single-check] [--keep-going]\n"
+        "    [--cuda-sched gst|spin|yield|blocking] [--cuda-context shared|per-probe]\n"
+        "    [--no-single-check] [--keep-going]\n"
         "    [--timeout S] [--json FILE]\n"
         "  N live probes (appsrc pairs paced at real time, a side optionally through a\n"
         "  parser and a decoder, -> qmetric) in one pipeline; --baseline first runs the\n"
@@ -180,7 +186,8 @@ static void usage(FILE *f)
         "  --bitrate 8000 --ref-bitrate 50000 --metrics vmaf --threads 0\n"
         "  --feeders min(N,4) --phase spread --lookahead 1 --pair-latency one frame period,\n"
         "  100 with a decoder (qmetric's latency) --budget-ms one frame period\n"
-        "  --stall-ms 10 --stall-records 100 --cuda-device 0 --cuda-sched gst --timeout 60.\n"
+        "  --stall-ms 10 --stall-records 100 --cuda-device 0 --cuda-sched gst\n"
+        "  --cuda-context shared --timeout 60.\n"
         "  --h264 FILE is --dist-file FILE.  Exit 77: the backend or a decoder cannot run\n"
         "  here.  See the comment at the top of bench/qmetric-bench-probes.c.\n");
 }
@@ -440,7 +447,7 @@ int main(int argc, char **argv)
                  .metrics = "vmaf", .timeout = 60, .stall_ms = 10, .stall_keep = 100 };
     const char *backend = "cuda", *sweep = "8,16,24,32,48,64", *json = NULL, *bisect = NULL;
     const char *file[2] = { NULL, NULL }, *src[2] = { "memory", "memory" }, *phase = "spread";
-    const char *codec = NULL, *sched = "gst";
+    const char *codec = NULL, *sched = "gst", *context = "shared";
     int width = 1920, height = 1080, distinct = 16, device = 0, probes = 0, bits = 8;
     int kbps[2] = { 50000, 8000 };
     bool single_check = true, keep_going = false, baseline = false;
@@ -482,6 +489,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--stall-records") && v) o.stall_keep = atoi(argv[++i]);
         else if (!strcmp(a, "--cuda-device") && v) device = atoi(argv[++i]);
         else if (!strcmp(a, "--cuda-sched") && v) sched = argv[++i];
+        else if (!strcmp(a, "--cuda-context") && v) context = argv[++i];
         else if (!strcmp(a, "--timeout") && v) o.timeout = atof(argv[++i]);
         else if (!strcmp(a, "--json") && v) json = argv[++i];
         else if (!strcmp(a, "--no-single-check")) single_check = false;
@@ -530,12 +538,19 @@ int main(int argc, char **argv)
     else if (!strcmp(sched, "blocking")) sch = PB_SCHED_BLOCKING;
     else if (strcmp(sched, "gst"))
         BAD("--cuda-sched: gst, spin, yield or blocking, not %s", sched);
+    if (strcmp(context, "shared") && strcmp(context, "per-probe"))
+        BAD("--cuda-context: shared or per-probe, not %s", context);
+    o.context_per_probe = !strcmp(context, "per-probe");
+    if (o.context_per_probe && !(o.decode[0] && o.decode[1]))
+        BAD("--cuda-context per-probe decodes both sides in each probe's context "
+            "(--ref-source decode --dist-source decode): pictures in memory belong to one");
     if (baseline && !o.decode[0] && !o.decode[1])
         BAD("--baseline compares against decoding: give --dist-source or --ref-source decode");
     if (!(o.budget_ms > 0))
         o.budget_ms = 1000.0 / MAX(o.fps, 1);
     const bool decoding = o.decode[0] || o.decode[1];
     /* a decoder's first frames come late (start-up, frame threads) */
+    o.cuda_device = device;
     o.pair_latency = pair_ms >= 0 ? (GstClockTime)(pair_ms * 1e6)
                      : decoding ? 100 * GST_MSECOND
                      : gst_util_uint64_scale_int(GST_SECOND, 1, MAX(o.fps, 1));
@@ -636,11 +651,11 @@ int main(int argc, char **argv)
 
     const double period_ms = 1000.0 / o.fps;
     printf("# %s backend, %dx%d %s at %d fps, reference from %s, distorted from %s%s%s, "
-           "metrics %s, %.1f s + %.1f s warm-up a run, phase %s, look-ahead %d, CUDA wait %s "
-           "(pictures and bitstreams made in %.1f s)\n", backend, width, height,
+           "metrics %s, %.1f s + %.1f s warm-up a run, phase %s, look-ahead %d, CUDA wait %s, "
+           "CUDA context %s (pictures and bitstreams made in %.1f s)\n", backend, width, height,
            GST_VIDEO_INFO_NAME(&fr.info), o.fps, side_name(o.decode[0]), side_name(o.decode[1]),
            decoding ? " through " : "", decoding ? o.decoder : "", o.metrics, o.duration,
-           o.warmup, phase, o.lookahead, sched, prep_s);
+           o.warmup, phase, o.lookahead, sched, context, prep_s);
     printf("# kept: >= 99.5%% of the window's pairs delivered by running time + the consumer's "
            "latency, pacing on time; keeps up: >= 99.5%% scored, latency not growing, pacing on "
            "time; real time: also p99 'ready' latency < %.2f ms; stalls: over %.1f ms\n",
@@ -662,11 +677,13 @@ int main(int argc, char **argv)
         fprintf(jf, ", \"metrics\": ");
         qb_json_str(jf, o.metrics);
         fprintf(jf, ", \"threads\": %d, \"feeders\": %d, \"phase\": \"%s\", \"lookahead\": %d, "
-                "\"pair_latency_ms\": %.3f, \"cuda_sched\": \"%s\", \"prepare_s\": %.3f, "
+                "\"pair_latency_ms\": %.3f, \"cuda_sched\": \"%s\", \"cuda_context\": \"%s\", "
+                "\"prepare_s\": %.3f, "
                 "\"criterion\": {\"kept_ratio_min\": 0.995, \"scored_ratio_min\": 0.995, "
                 "\"latency_growth_max_ms\": %.4f, \"late_pushes_max_ratio\": 0.005, "
                 "\"ready_p99_max_ms\": %.4f, \"stall_ms\": %.3f}",
-                o.threads, o.feeders, phase, o.lookahead, o.pair_latency / 1e6, sched, prep_s,
+                o.threads, o.feeders, phase, o.lookahead, o.pair_latency / 1e6, sched, context,
+                prep_s,
                 period_ms, o.budget_ms, o.stall_ms);
         if (bisect)
             fprintf(jf, ", \"search\": {\"bisect\": [%d, %d], \"step\": %d, "

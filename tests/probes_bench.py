@@ -198,7 +198,7 @@ with tempfile.TemporaryDirectory() as tmp:
           "time budget: no run, ended by the budget")
     # bad arguments: exit 2 with the tool's name
     for bad in (["--bisect", "5:2"], ["--baseline"], ["--bits", "12"],
-                ["--dist-file", "x.h264"], ["--cuda-sched", "fast"]):
+                ["--dist-file", "x.h264"], ["--cuda-sched", "fast"], ["--cuda-context", "per-probe"]):
         p = subprocess.run([bench, "--backend", "cpu"] + bad, capture_output=True, text=True,
                            timeout=60)
         check(p.returncode == 2 and p.stderr.startswith("qmetric-bench-probes:"),
