@@ -810,7 +810,9 @@ bool pb_run(const PbOpts *o, PbFrames *fr, GstObject *cuda_ctx, int n, PbResult 
     GstBus *bus = gst_element_get_bus(pipe);
     gst_bus_set_sync_handler(bus, on_message, &run, NULL);
 
-    int nf = o->feeders > 0 ? MIN(o->feeders, n) : MIN(n, 4);
+    /* a pacing thread per 6 probes, at least 4: with 4 for 96 sources, pushes
+     * came late on the GPU machine (docs/benchmarks.md) */
+    int nf = o->feeders > 0 ? MIN(o->feeders, n) : MIN(n, MAX(4, (n + 5) / 6));
     Feeder *fd = g_new0(Feeder, nf);
     double cpu0 = 0, cpu1 = 0;
     gint64 w0 = 0, w1 = 0;

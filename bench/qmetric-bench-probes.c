@@ -51,10 +51,10 @@
  * past its running time before it counts as unmatched.  It delays nothing
  * when both frames are there.
  *
- * Pacing: --feeders threads (default min(N, 4)) push frame k of probe j when
- * the pipeline clock (CLOCK_MONOTONIC) reaches base time + PTS, PTS =
- * start + k / fps + phase_j: real time, timestamps in running time, as a
- * capture source.  --phase spread (default) offsets probe j by j / (N fps)
+ * Pacing: --feeders threads (default one per 6 probes, at least min(N, 4))
+ * push frame k of probe j when the pipeline clock (CLOCK_MONOTONIC) reaches
+ * base time + PTS, PTS = start + k / fps + phase_j: real time, timestamps in
+ * running time, as a capture source.  --phase spread (default) offsets probe j by j / (N fps)
  * so that the probes' frames do not all land at once; aligned puts them
  * all on the same instant (the worst burst).
  *
@@ -184,8 +184,8 @@ static void usage(FILE *f)
         "  --ref-source memory --codec h264 (h265 with --bits 10) --decoder nvh264dec /\n"
         "  nvh265dec (cpu: 'avdec_h264 ! videoconvert' / 'avdec_h265 ! videoconvert')\n"
         "  --bitrate 8000 --ref-bitrate 50000 --metrics vmaf --threads 0\n"
-        "  --feeders min(N,4) --phase spread --lookahead 1 --pair-latency one frame period,\n"
-        "  100 with a decoder (qmetric's latency) --budget-ms one frame period\n"
+        "  --feeders min(N, max(4, N/6)) --phase spread --lookahead 1 --pair-latency one\n"
+        "  frame period, 100 with a decoder (qmetric's latency) --budget-ms one frame period\n"
         "  --stall-ms 10 --stall-records 100 --cuda-device 0 --cuda-sched gst\n"
         "  --cuda-context shared --timeout 60.\n"
         "  --h264 FILE is --dist-file FILE.  Exit 77: the backend or a decoder cannot run\n"

@@ -112,12 +112,12 @@ def main():
     print("\nframes from GPU memory (kept at real time: pairs / scored / ready p50, p99, max "
           "ms / GPU %):")
     for r in m.get("runs", []):
-        print("  %3d probes: kept %s: %s, scored %s, ready %s / %s / %s, GPU %s" % (
-            r["probes"], "yes" if r["kept"] else "no",
+        print("  %3d probes: kept %s: %s, scored %s, ready %s / %s / %s, GPU %s, late pushes %s"
+              % (r["probes"], "yes" if r["kept"] else "no",
             fmt(100 * r["kept_ratio"] if r["kept_ratio"] is not None else None, "%.2f%%"),
             fmt(100 * r["scored_ratio"] if r["scored_ratio"] is not None else None, "%.2f%%"),
-            fmt(r["ready_ms"][0]), fmt(r["ready_ms"][1]), fmt(r["ready_ms"][2]),
-            fmt(r["gpu_util"], "%.0f")))
+                 fmt(r["ready_ms"][0]), fmt(r["ready_ms"][1]), fmt(r["ready_ms"][2]),
+                 fmt(r["gpu_util"], "%.0f"), r["late_pushes"]))
     if "missing" in m:
         print("  " + m["missing"])
     print("\nkept at real time: probes / decode-only streams = ratio "
