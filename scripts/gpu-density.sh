@@ -32,6 +32,8 @@
 #   CPU=1 QUICK=1 OUT=/tmp/density scripts/gpu-density.sh
 # Env: QUICK, CPU, BUDGET_S, GPU_ARCHS (90), COMMIT, PROBE_N (24; CPU 2),
 #      AB_N (the probe count of the ab section; default from `decoded`),
+#      STREAMS_DIR (where the files are made; files already there are reused),
+#      BUILD (the build directory: build-gpu; CPU=1: build),
 #      TRACERS=1 (one decoded run with GST_TRACERS=latency;stats into the
 #      logs), SECTIONS (default all, in the order above).
 # Results in $OUT: density.txt (the table), density.json (the figures of
@@ -96,7 +98,8 @@ else
     for m in $miss; do printf 'Name: %s\nDescription: stub\nVersion: 999\n' "$m" >/opt/gst/pcstubs/$m.pc; done
   done
 fi
-export GST_PLUGIN_PATH=$ROOT/$B/gst/qmetric QMETRIC_MODEL_PATH=$ROOT/data/models
+case $B in /*) ;; *) B=$ROOT/$B ;; esac
+export GST_PLUGIN_PATH=$B/gst/qmetric QMETRIC_MODEL_PATH=$ROOT/data/models
 PROM=$(command -v prometheus 2>/dev/null || true)
 [ -x /tmp/prometheus ] && PROM=/tmp/prometheus
 COMMIT=${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
@@ -133,7 +136,7 @@ BENCH=$B/bench/qmetric-bench-probes
 [ -x $BENCH ] || { log "no $BENCH: build first"; exit 1; }
 
 # ---- streams (files for compare and probe) ----
-F=/tmp/density-streams-$W1080
+F=${STREAMS_DIR:-/tmp/density-streams-$W1080}
 if [ -n "$CPU" ]; then N1080=300 N2160=30
 elif [ -n "$QUICK" ]; then N1080=480 N2160=60
 else N1080=900 N2160=120; fi
