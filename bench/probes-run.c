@@ -429,16 +429,23 @@ static double cpu_seconds(void)
            u.ru_stime.tv_usec * 1e-6;
 }
 
+/* The min latency of an answered latency query when live, else
+ * GST_CLOCK_TIME_NONE (takes the query). */
+static GstClockTime live_min(GstQuery *q, gboolean answered)
+{
+    GstClockTime min = GST_CLOCK_TIME_NONE;
+    gboolean live = FALSE;
+    if (answered)
+        gst_query_parse_latency(q, &live, &min, NULL);
+    gst_query_unref(q);
+    return live ? min : GST_CLOCK_TIME_NONE;
+}
+
 /* A live element's latency (min), or GST_CLOCK_TIME_NONE. */
 static GstClockTime element_latency(GstElement *e)
 {
     GstQuery *q = gst_query_new_latency();
-    GstClockTime min = GST_CLOCK_TIME_NONE;
-    gboolean live = FALSE;
-    if (gst_element_query(e, q))
-        gst_query_parse_latency(q, &live, &min, NULL);
-    gst_query_unref(q);
-    return live ? min : GST_CLOCK_TIME_NONE;
+    return live_min(q, gst_element_query(e, q));
 }
 
 /* The live latency upstream of a sink (the decoders' own), or
@@ -447,13 +454,9 @@ static GstClockTime upstream_latency(GstElement *sink)
 {
     GstPad *pad = gst_element_get_static_pad(sink, "sink");
     GstQuery *q = gst_query_new_latency();
-    GstClockTime min = GST_CLOCK_TIME_NONE;
-    gboolean live = FALSE;
-    if (gst_pad_peer_query(pad, q))
-        gst_query_parse_latency(q, &live, &min, NULL);
-    gst_query_unref(q);
+    const GstClockTime l = live_min(q, gst_pad_peer_query(pad, q));
     gst_object_unref(pad);
-    return live ? min : GST_CLOCK_TIME_NONE;
+    return l;
 }
 
 /* Why pair k of probe p has no score, from what reached the element's

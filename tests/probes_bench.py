@@ -105,6 +105,17 @@ def stall_segments(r, what):
           what + ": arrival records (push to the element's pad)")
 
 
+def run_decoding(args, name, what):
+    """A run through an encoder and a software decoder: None when they are
+    missing here (exit 77), else its JSON once it exited 0."""
+    rc, doc = run(args, name)
+    if rc == 77:
+        print("%s: skipped (no encoder or software decoder)" % what)
+        return None
+    check(rc == 0, "%s: exit 0 (%d)" % (what, rc))
+    return doc
+
+
 def sane(doc, what, n, cuda=False):
     sane_run(doc["single"], what + " single")
     check(len(doc["runs"]) == 1 and doc["runs"][0]["probes"] == n, what + ": one run of %d" % n)
@@ -126,56 +137,46 @@ with tempfile.TemporaryDirectory() as tmp:
         if doc["runs"]:
             stall_segments(doc["runs"][0], "cpu memory")
     # the distorted side through H.264: x264enc once, a software decoder live
-    rc, doc = run(["--backend", "cpu", "--probes", "1", "--dist-source", "decode"] + small,
-                  "decode")
-    if rc == 77:
-        print("decode: skipped (no x264enc or avdec_h264)")
-    else:
-        check(rc == 0, "cpu, distorted through H.264: exit 0 (%d)" % rc)
-        if doc:
-            sane(doc, "cpu decode", 1)
-            check(doc["runs"][0]["score_mean"] < 99.99, "decoded pictures differ from the reference")
-            check(doc["runs"][0]["decode"]["n"] > 0, "decode: arrival - push of the decoded side")
+    doc = run_decoding(["--backend", "cpu", "--probes", "1", "--dist-source", "decode"] + small,
+                       "decode", "cpu, distorted through H.264")
+    if doc:
+        sane(doc, "cpu decode", 1)
+        check(doc["runs"][0]["score_mean"] < 99.99, "decoded pictures differ from the reference")
+        check(doc["runs"][0]["decode"]["n"] > 0, "decode: arrival - push of the decoded side")
     # both sides decoded (contribution against distribution), with the
     # decode-only baseline in the same invocation; a long latency, so that a
     # loaded machine loses no pair
-    rc, doc = run(["--backend", "cpu", "--probes", "1", "--dist-source", "decode",
-                   "--ref-source", "decode", "--ref-bitrate", "1500", "--baseline",
-                   "--pair-latency", "1000"] + small, "both")
-    if rc == 77:
-        print("both decoded: skipped (no x264enc or avdec_h264)")
-    else:
-        check(rc == 0, "cpu, both sides through H.264: exit 0 (%d)" % rc)
-        if doc:
-            sane(doc, "cpu both decoded", 1)
-            check(doc["ref_source"] == "decode" and doc["dist_source"] == "decode", "both: sources")
-            b = doc.get("baseline", {})
-            check(len(b.get("runs", [])) == 1, "both: one baseline run")
-            for r in b.get("runs", []):
-                check(r["sink"] == "fakesink" and r["ok"], "baseline: fakesink run completed")
-                check(r["scored"] == 0 and r["summaries"] == 0, "baseline: nothing scored")
-                check(r["decode"]["n"] == 2 * r["window_pairs"],
-                      "baseline: both sides decoded (%s)" % r["decode"])
-                kept_fields(r, "baseline")
-                check(r["deadline_ms"] >= 1000, "baseline: the same latency property allowed")
-            check(doc["max_kept_decode_only"] == b.get("max_kept"),
-                  "both: decode-only maximum reported")
-            check(doc["ratio"] is None if not doc["max_kept_decode_only"] else
-                  abs(doc["ratio"] - doc["max_kept_probes"] / doc["max_kept_decode_only"]) < 1e-3,
-                  "both: the ratio (%s)" % doc["ratio"])
+    doc = run_decoding(["--backend", "cpu", "--probes", "1", "--dist-source", "decode",
+                        "--ref-source", "decode", "--ref-bitrate", "1500", "--baseline",
+                        "--pair-latency", "1000"] + small, "both",
+                       "cpu, both sides through H.264")
+    if doc:
+        sane(doc, "cpu both decoded", 1)
+        check(doc["ref_source"] == "decode" and doc["dist_source"] == "decode", "both: sources")
+        b = doc.get("baseline", {})
+        check(len(b.get("runs", [])) == 1, "both: one baseline run")
+        for r in b.get("runs", []):
+            check(r["sink"] == "fakesink" and r["ok"], "baseline: fakesink run completed")
+            check(r["scored"] == 0 and r["summaries"] == 0, "baseline: nothing scored")
+            check(r["decode"]["n"] == 2 * r["window_pairs"],
+                  "baseline: both sides decoded (%s)" % r["decode"])
+            kept_fields(r, "baseline")
+            check(r["deadline_ms"] >= 1000, "baseline: the same latency property allowed")
+        check(doc["max_kept_decode_only"] == b.get("max_kept"),
+              "both: decode-only maximum reported")
+        check(doc["ratio"] is None if not doc["max_kept_decode_only"] else
+              abs(doc["ratio"] - doc["max_kept_probes"] / doc["max_kept_decode_only"]) < 1e-3,
+              "both: the ratio (%s)" % doc["ratio"])
     # HEVC Main 10: P010 pictures, the distorted side through x265enc and
     # a software decoder
-    rc, doc = run(["--backend", "cpu", "--probes", "1", "--bits", "10", "--dist-source",
-                   "decode", "--bitrate", "1500", "--pair-latency", "1000"] + small, "hevc10")
-    if rc == 77:
-        print("hevc main 10: skipped (no x265enc or avdec_h265)")
-    else:
-        check(rc == 0, "cpu, HEVC Main 10: exit 0 (%d)" % rc)
-        if doc:
-            check(doc["format"] == "P010_10LE" and doc["codec"] == "h265",
-                  "hevc: P010 and H.265 (%s, %s)" % (doc["format"], doc["codec"]))
-            sane(doc, "cpu hevc main 10", 1)
-            check(doc["runs"][0]["score_mean"] < 99.99, "hevc: decoded pictures differ")
+    doc = run_decoding(["--backend", "cpu", "--probes", "1", "--bits", "10", "--dist-source",
+                        "decode", "--bitrate", "1500", "--pair-latency", "1000"] + small,
+                       "hevc10", "cpu, HEVC Main 10")
+    if doc:
+        check(doc["format"] == "P010_10LE" and doc["codec"] == "h265",
+              "hevc: P010 and H.265 (%s, %s)" % (doc["format"], doc["codec"]))
+        sane(doc, "cpu hevc main 10", 1)
+        check(doc["runs"][0]["score_mean"] < 99.99, "hevc: decoded pictures differ")
     # the bisection: every count run is in the range, the maximum kept is
     # what the runs say
     rc, doc = run(["--backend", "cpu", "--bisect", "1:3", "--no-single-check"] + small,
@@ -198,7 +199,8 @@ with tempfile.TemporaryDirectory() as tmp:
           "time budget: no run, ended by the budget")
     # bad arguments: exit 2 with the tool's name
     for bad in (["--bisect", "5:2"], ["--baseline"], ["--bits", "12"],
-                ["--dist-file", "x.h264"], ["--cuda-sched", "fast"], ["--cuda-context", "per-probe"]):
+                ["--dist-file", "x.h264"], ["--cuda-sched", "fast"],
+                ["--cuda-context", "per-probe"]):
         p = subprocess.run([bench, "--backend", "cpu"] + bad, capture_output=True, text=True,
                            timeout=60)
         check(p.returncode == 2 and p.stderr.startswith("qmetric-bench-probes:"),
