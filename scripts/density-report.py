@@ -62,6 +62,10 @@ def density(doc):
         out["baseline_runs"] = [run_row(r) for r in b.get("runs", [])]
         out["baseline_ended"] = b.get("search_ended")
     out["search_ended"] = doc.get("search_ended")
+    # the runs at the largest count kept and at the smallest not kept
+    for key, n in (("at_kept", out["probes_kept"]), ("at_not_kept", out["probes_not_kept"])):
+        at = [r for r in out["runs"] if n and r["probes"] == n]
+        out[key] = at[0] if at else None
     every = [r for r in doc.get("runs", []) if r.get("ready", {}).get("n")]
     if every:
         out["ready_p99_ms_range"] = [min(r["ready"]["p99_ms"] for r in every),
@@ -120,23 +124,25 @@ def main():
                  fmt(r["gpu_util"], "%.0f"), r["late_pushes"]))
     if "missing" in m:
         print("  " + m["missing"])
-    print("\nkept at real time: probes / decode-only streams = ratio "
-          "(pairs scored; ready p99 range, max over the probe runs)")
+    print("\nkept at real time: probes / decode-only streams = ratio (not kept: probes / "
+          "streams); at the probes kept and at the first count not kept: pairs scored of "
+          "pushed, ready p50 / p99 / max ms")
     for name, what in (("decoded", "distorted decoded"), ("both", "both decoded"),
                        ("hevc", "HEVC Main 10 2160p60, distorted decoded")):
         d = rep[name]
         if "missing" in d:
             print("  %-40s %s" % (what, d["missing"]))
             continue
-        runs = d.get("runs", [])
-        print("  %-40s %s / %s = %s  (not kept: %s / %s; pairs scored %s of %s; ready p99 %s, "
-              "max %s ms)" % (
-                  what, d["probes_kept"], d.get("decode_only_kept"), fmt(d.get("ratio"), "%.3f"),
-                  d.get("probes_not_kept"), d.get("decode_only_not_kept"),
-                  sum(r["pairs_scored"] or 0 for r in runs),
-                  sum(r["pairs_pushed"] or 0 for r in runs),
-                  "-".join(fmt(x) for x in d.get("ready_p99_ms_range", [])) or "-",
-                  fmt(d.get("ready_max_ms"))))
+        at = []
+        for r in (d.get("at_kept"), d.get("at_not_kept")):
+            if r:
+                at.append("%d probes: %s of %s, %s / %s / %s" % (
+                    r["probes"], r["pairs_scored"], r["pairs_pushed"], fmt(r["ready_ms"][0]),
+                    fmt(r["ready_ms"][1]), fmt(r["ready_ms"][2])))
+        print("  %-40s %s / %s = %s  (not kept: %s / %s)\n  %-40s %s" % (
+            what, d["probes_kept"], d.get("decode_only_kept"), fmt(d.get("ratio"), "%.3f"),
+            d.get("probes_not_kept"), d.get("decode_only_not_kept"), "",
+            "; ".join(at) or "no run"))
     if rep["ab"]:
         print("\none change a run (kept %, ready p99 ms, scores over the stall threshold by "
               "cause, late frames on the way in):")
