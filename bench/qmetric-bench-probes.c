@@ -94,9 +94,11 @@
  * would drop what comes later.  The search reports the largest N kept:
  * --sweep runs a list (stopping after the first N not kept unless
  * --keep-going), --bisect LO:HI[:STEP] halves [LO, HI] until the largest N
- * kept and the smallest N not kept are at most STEP (default 1) apart, and
- * --time-budget S ends either before a run that the remaining seconds
- * would not hold (the previous run's wall time as the estimate).
+ * kept and the smallest N not kept are at most STEP (default 1) apart (the
+ * range's ends are run too), and --time-budget S ends either before a run
+ * that the remaining seconds would not hold (the previous run's wall time
+ * as the estimate; with --baseline, the baseline's search has at most half
+ * of them).
  *
  * Two older verdicts per run, for qmetric:
  *   keeps up:  every probe ended, >= 99.5 % of the pushed pairs were
@@ -727,7 +729,9 @@ int main(int argc, char **argv)
         printf("# decode-only baseline: the same sources and decoders into fakesinks\n");
         if (jf)
             fprintf(jf, ", \"baseline\": {\"sink\": \"fakesink\", ");
-        if (!run_series(&base, &bo, &fr, ctx, jf, budget_s, t_start, gpu_name, sizeof(gpu_name)))
+        /* at most half the time budget: the probes' search gets the rest */
+        if (!run_series(&base, &bo, &fr, ctx, jf, budget_s / 2, t_start, gpu_name,
+                        sizeof(gpu_name)))
             rc = 1;
         if (jf) {
             json_series_end(jf, &base);

@@ -197,8 +197,8 @@ elif [ -n "$QUICK" ]; then
   DISTINCT=60 DISTINCT4K=16 KBPS4K=20000
 else
   SIZE=() SIZE4K=(--width 3840 --height 2160)
-  RUN=(--duration 4 --warmup 2) MEM_N=48 MEM_RUNS=5
-  DEC_RANGE=8:64:4 BOTH_RANGE=4:40:4 HEVC_RANGE=2:24:2 REFKB=()
+  RUN=(--duration 3 --warmup 2) MEM_N=48 MEM_RUNS=5
+  DEC_RANGE=8:64:4 BOTH_RANGE=4:40:6 HEVC_RANGE=2:26:3 REFKB=()
   DISTINCT=60 DISTINCT4K=16 KBPS4K=20000
 fi
 
@@ -206,12 +206,12 @@ if want memory; then
   if [ "$(left)" -lt 60 ]; then skip memory "$(left) s left"; else
     list=$(printf "$MEM_N,%.0s" $(seq $MEM_RUNS)); list=${list%,}
     run_bench memory "$(budget 60)" "${SIZE[@]}" --sweep $list --keep-going \
-      --pair-latency 100 --duration $([ -n "$CPU" ] && echo 1.5 || echo 4) --warmup 1
+      --pair-latency 100 --duration $([ -n "$CPU" ] && echo 1.5 || echo 3) --warmup 1
   fi
 fi
 if want decoded; then
   if [ "$(left)" -lt 80 ]; then skip decoded "$(left) s left"; else
-    run_bench decoded "$(budget 100)" "${SIZE[@]}" "${RUN[@]}" --dist-source decode \
+    run_bench decoded "$(budget 110)" "${SIZE[@]}" "${RUN[@]}" --dist-source decode \
       --baseline --bisect $DEC_RANGE --distinct $DISTINCT --bitrate 8000
   fi
 fi
@@ -250,7 +250,6 @@ except (OSError, ValueError):
       variants+=("connections32 env CUDA_DEVICE_MAX_CONNECTIONS=32"
                  "onestream env QMETRIC_CUDA_STREAMS=1"
                  "blocking --cuda-sched blocking")
-      [ -z "$QUICK" ] && variants+=("yield --cuda-sched yield")
     fi
     for v in "${variants[@]}"; do
       [ "$(left)" -lt 25 ] && { skip "ab-${v%% *}" "$(left) s left"; continue; }
@@ -309,8 +308,10 @@ compare_row() {  # LABEL FRAMES REF DIST...
   rc=$?
   ms=$(( ($(date +%s%N) - t) / 1000000 ))
   local decs
-  decs=$(grep -oE '/(GstNv[A-Za-z0-9]*Dec|avdec_[a-z0-9]*):[a-z0-9_-]*' "$W/decode-$label.log" |
-         sort -u | sed 's/:.*//; s|/||' | uniq -c | awk '{printf "%s%sx%s", s, $1, $2; s=","}')
+  # the decoder of each uridecodebin (names repeat across bins: keep the bin)
+  decs=$(grep -oE 'uridecodebin[0-9]+/[^ ]*/(GstNv[A-Za-z0-9]*Dec|avdec_[a-z0-9]*):' \
+           "$W/decode-$label.log" | sed -E 's|^(uridecodebin[0-9]+)/.*/([^/:]+):$|\1 \2|' |
+         sort -u | awk '{print $2}' | sort | uniq -c | awk '{printf "%s%sx%s", s, $1, $2; s=","}')
   echo "$label $frames $# $rc $ms ${d% *} ${d#* } ${decs:-?}" >>"$W/compare.tsv"
   log "compare $label: qmetric-compare ${ms} ms (rc $rc), decode only ${d#* } ms (rc ${d% *}), decoders ${decs:-?}"
 }

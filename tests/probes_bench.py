@@ -127,7 +127,9 @@ def sane(doc, what, n, cuda=False):
               % (r["score_compared"], r["score_maxdiff"]))
 
 
-small = ["--width", "320", "--height", "180", "--duration", "2", "--warmup", "0.5"]
+# a long latency: a loaded machine (tests run side by side) loses no pair
+small = ["--width", "320", "--height", "180", "--duration", "2", "--warmup", "0.5",
+         "--pair-latency", "1000"]
 with tempfile.TemporaryDirectory() as tmp:
     rc, doc = run(["--backend", "cpu", "--probes", "2", "--stall-ms", "0", "--stall-records", "5"]
                   + small, "memory")
@@ -144,11 +146,10 @@ with tempfile.TemporaryDirectory() as tmp:
         check(doc["runs"][0]["score_mean"] < 99.99, "decoded pictures differ from the reference")
         check(doc["runs"][0]["decode"]["n"] > 0, "decode: arrival - push of the decoded side")
     # both sides decoded (contribution against distribution), with the
-    # decode-only baseline in the same invocation; a long latency, so that a
-    # loaded machine loses no pair
+    # decode-only baseline in the same invocation
     doc = run_decoding(["--backend", "cpu", "--probes", "1", "--dist-source", "decode",
-                        "--ref-source", "decode", "--ref-bitrate", "1500", "--baseline",
-                        "--pair-latency", "1000"] + small, "both",
+                        "--ref-source", "decode", "--ref-bitrate", "1500", "--baseline"]
+                       + small, "both",
                        "cpu, both sides through H.264")
     if doc:
         sane(doc, "cpu both decoded", 1)
@@ -170,7 +171,7 @@ with tempfile.TemporaryDirectory() as tmp:
     # HEVC Main 10: P010 pictures, the distorted side through x265enc and
     # a software decoder
     doc = run_decoding(["--backend", "cpu", "--probes", "1", "--bits", "10", "--dist-source",
-                        "decode", "--bitrate", "1500", "--pair-latency", "1000"] + small,
+                        "decode", "--bitrate", "1500"] + small,
                        "hevc10", "cpu, HEVC Main 10")
     if doc:
         check(doc["format"] == "P010_10LE" and doc["codec"] == "h265",
