@@ -270,7 +270,9 @@ gint64 pb_now_ns(void);
 /* Either a list of probe counts run in order (a sweep: it stops after the
  * first N not kept unless keep_going), or a bisection of [lo, hi] that
  * stops once the largest N kept and the smallest N not kept are at most
- * `step` apart.  Kept is assumed to fall with N. */
+ * `step` apart, lo and hi themselves run where the bracket reaches them
+ * (so that "none kept" and "all kept" are measured).  Kept is assumed to
+ * fall with N. */
 typedef struct PbSearch {
     const int *list;
     int n_list, next;
