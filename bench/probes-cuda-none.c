@@ -4,12 +4,25 @@
 
 const char pb_cuda_feature[] = "memory:CUDAMemory";
 
-GstObject *pb_cuda_open(int device, char *why, size_t len)
+GstObject *pb_cuda_open(int device, PbSched sched, char *why, size_t len)
 {
     (void)device;
+    (void)sched;
     snprintf(why, len, "this build has no CUDA memory support (it needs the CUDA backend "
              "and gstreamer-cuda-1.0, libgstreamer-plugins-bad1.0-dev)");
     return NULL;
+}
+
+GstObject *pb_cuda_context_new(int device)
+{
+    (void)device;
+    return NULL;
+}
+
+void pb_cuda_close(GstObject *ctx)
+{
+    if (ctx)
+        gst_object_unref(ctx);
 }
 
 int pb_cuda_upload(GstObject *ctx, PbFrames *fr, char *why, size_t len)

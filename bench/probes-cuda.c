@@ -14,19 +14,58 @@
 
 const char pb_cuda_feature[] = GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY;
 
-GstObject *pb_cuda_open(int device, char *why, size_t len)
+/* The context made here, when the scheduling policy is ours: destroyed by
+ * pb_cuda_close() (a wrapped GstCudaContext does not own its handle). */
+static CUcontext own_ctx;
+
+GstObject *pb_cuda_open(int device, PbSched sched, char *why, size_t len)
 {
     /* the library dlopens the driver: no driver, no GPU */
     if (!gst_cuda_load_library()) {
         snprintf(why, len, "no CUDA driver (libcuda.so.1 could not be loaded)");
         return NULL;
     }
-    GstCudaContext *ctx = gst_cuda_context_new((guint)device);
-    if (!ctx) {
-        snprintf(why, len, "no usable CUDA device %d", device);
+    if (sched == PB_SCHED_GST) {
+        GstCudaContext *ctx = gst_cuda_context_new((guint)device);
+        if (!ctx)
+            snprintf(why, len, "no usable CUDA device %d", device);
+        return ctx ? GST_OBJECT(ctx) : NULL;
+    }
+    const unsigned flags = sched == PB_SCHED_SPIN ? CU_CTX_SCHED_SPIN
+                           : sched == PB_SCHED_YIELD ? CU_CTX_SCHED_YIELD
+                                                     : CU_CTX_SCHED_BLOCKING_SYNC;
+    CUdevice dev;
+    CUcontext ctx = NULL, popped;
+    if (CuInit(0) != CUDA_SUCCESS || CuDeviceGet(&dev, device) != CUDA_SUCCESS ||
+        CuCtxCreate(&ctx, flags, dev) != CUDA_SUCCESS) {
+        snprintf(why, len, "cannot make a CUDA context on device %d", device);
         return NULL;
     }
-    return GST_OBJECT(ctx);
+    /* cuCtxCreate makes it current: GStreamer pushes it where it needs it */
+    CuCtxPopCurrent(&popped);
+    GstCudaContext *gctx = gst_cuda_context_new_wrapped(ctx, dev);
+    if (!gctx) {
+        CuCtxDestroy(ctx);
+        snprintf(why, len, "cannot wrap a CUDA context of device %d", device);
+        return NULL;
+    }
+    own_ctx = ctx;
+    return GST_OBJECT(gctx);
+}
+
+GstObject *pb_cuda_context_new(int device)
+{
+    GstCudaContext *ctx = gst_cuda_context_new((guint)device);
+    return ctx ? GST_OBJECT(ctx) : NULL;
+}
+
+void pb_cuda_close(GstObject *ctx)
+{
+    if (ctx)
+        gst_object_unref(ctx);
+    if (own_ctx)
+        CuCtxDestroy(own_ctx);
+    own_ctx = NULL;
 }
 
 /* One CUDA memory for a picture of info, in a buffer with the video meta of
@@ -91,11 +130,12 @@ int pb_cuda_upload(GstObject *ctx, PbFrames *fr, char *why, size_t len)
     gst_cuda_memory_init_once();
     for (int f = 0; f < fr->n; f++) {
         for (int k = 0; k < 2; k++) {
-            GstBuffer **slot = k ? &fr->dist[f] : &fr->ref[f];
+            GstBuffer **slot = &fr->pic[k][f];
             GstBuffer *b = upload(GST_CUDA_CONTEXT(ctx), &fr->info, *slot);
             if (!b) {
-                snprintf(why, len, "cannot copy picture %d (%dx%d NV12) into CUDA memory", f,
-                         GST_VIDEO_INFO_WIDTH(&fr->info), GST_VIDEO_INFO_HEIGHT(&fr->info));
+                snprintf(why, len, "cannot copy picture %d (%dx%d %s) into CUDA memory", f,
+                         GST_VIDEO_INFO_WIDTH(&fr->info), GST_VIDEO_INFO_HEIGHT(&fr->info),
+                         GST_VIDEO_INFO_NAME(&fr->info));
                 return -1;
             }
             gst_buffer_unref(*slot);

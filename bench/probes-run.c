@@ -38,14 +38,25 @@ typedef struct PadTag {
     int side;                   /* 0 reference, 1 distorted */
 } PadTag;
 
+/* The element's stage stamps in a message (gst/qmetric/qmframetimes.h). */
+enum { EL_TAKEN, EL_MAPPED, EL_SUBMITTED, EL_SCORED, EL_N };
+static const char *const el_fields[EL_N] = {
+    "t-taken-us", "t-mapped-us", "t-submitted-us", "t-scored-us",
+};
+
 /* Per probe, per frame k: stamps in CLOCK_MONOTONIC ns (0: none yet).
  * Each array has one writer (the pacing thread, a pad's streaming thread,
  * the element's src thread) and is read after the pipeline has stopped. */
 struct Probe {
-    GstElement *src[2], *q;
+    GstElement *bin;            /* the probe's elements */
+    GstObject *ctx;             /* its own CUDA context (context_per_probe) */
+    GstElement *src[2], *q;     /* q: NULL in the decode-only baseline */
+    GstElement *sink[2];        /* the baseline's fakesinks */
     GstClockTime phase;         /* offset of this probe's frames in the period */
     GstClockTime latency;       /* the element's live latency (its deadline past a
                                  * frame's running time), queried at the end */
+    GstClockTime side_latency[2];   /* the baseline: each side's upstream latency
+                                     * plus the pair latency, queried at the end */
     /* the latency over time: it grows while the run starts (qmetric's
      * look-ahead once it knows the rate, a decoder's once it has the
      * stream), and a frame is judged by the latency then in effect;
@@ -54,10 +65,12 @@ struct Probe {
     GstClockTime lat_val[PB_LAT_CHANGES];
     int n_lat;
     gint64 *push[2], *arr[2], *msg;
+    gint64 *deq[2];             /* appsrc's thread sends frame k on */
+    gint64 *el[EL_N];           /* the element's stamps of pair k */
     double *score;
     guint64 n_msg;
-    guint64 sum_frames, sum_unmatched, sum_in_place, sum_copied;
-    PadTag tag[2];
+    guint64 sum_frames, sum_unmatched, sum_skipped, sum_in_place, sum_copied;
+    PadTag tag[2], deq_tag[2];
 };
 
 struct Run {
@@ -72,6 +85,7 @@ struct Run {
     GCond cond;
     int summaries;
     gint stop, feeders_left;
+    gint eos;                   /* the pipeline posted EOS */
     char feature[64];           /* the first score of the messages */
 };
 
@@ -81,7 +95,7 @@ static GstClockTime element_latency(GstElement *e);
 static void note_latencies(Run *run)
 {
     const gint64 now = pb_now_ns();
-    for (int j = 0; j < run->n; j++) {
+    for (int j = 0; j < run->n && run->o->sink == PB_SINK_QMETRIC; j++) {
         Probe *p = &run->p[j];
         const GstClockTime l = element_latency(p->q);
         if (p->n_lat < PB_LAT_CHANGES && (!p->n_lat || p->lat_val[p->n_lat - 1] != l)) {
@@ -155,15 +169,14 @@ static gpointer feed(gpointer data)
             if (late > (gint64)run->period / 4)
                 f->late++;
             f->late_max = MAX(f->late_max, late);
-            GstBuffer *rb = pb_buffer_share(fr->ref[k % fr->n]);
-            GstBuffer *db = pb_buffer_share(run->o->dist == PB_DIST_DECODE
-                                                ? fr->au[k % fr->n_au] : fr->dist[k % fr->n]);
-            stamp(rb, pts, run->period);
-            stamp(db, pts, run->period);
-            p->push[0][k] = pb_now_ns();
-            gst_app_src_push_buffer(GST_APP_SRC(p->src[0]), rb);
-            p->push[1][k] = pb_now_ns();
-            gst_app_src_push_buffer(GST_APP_SRC(p->src[1]), db);
+            for (int i = 0; i < 2; i++) {
+                const PbStream *bs = &fr->bs[i];
+                GstBuffer *b = pb_buffer_share(run->o->decode[i] ? bs->au[k % bs->n_au]
+                                                                 : fr->pic[i][k % fr->n]);
+                stamp(b, pts, run->period);
+                p->push[i][k] = pb_now_ns();
+                gst_app_src_push_buffer(GST_APP_SRC(p->src[i]), b);
+            }
         }
     }
     g_atomic_int_add(&run->feeders_left, -1);
@@ -183,12 +196,24 @@ static GstPadProbeReturn on_arrival(GstPad *pad, GstPadProbeInfo *info, gpointer
     return GST_PAD_PROBE_OK;
 }
 
+static GstPadProbeReturn on_dequeue(GstPad *pad, GstPadProbeInfo *info, gpointer data)
+{
+    PadTag *t = data;
+    (void)pad;
+    const int k = frame_of(t->run, t->p, GST_BUFFER_PTS(GST_PAD_PROBE_INFO_BUFFER(info)));
+    if (k >= 0 && !t->p->deq[t->side][k])
+        t->p->deq[t->side][k] = pb_now_ns();
+    return GST_PAD_PROBE_OK;
+}
+
 /* Called in the posting thread (the element's src thread): the stamp is the
  * moment the score exists, not when a main loop gets round to it. */
 static GstBusSyncReply on_message(GstBus *bus, GstMessage *m, gpointer data)
 {
     Run *run = data;
     (void)bus;
+    if (GST_MESSAGE_TYPE(m) == GST_MESSAGE_EOS)
+        g_atomic_int_set(&run->eos, 1);
     if (GST_MESSAGE_TYPE(m) != GST_MESSAGE_ELEMENT)
         return GST_BUS_PASS;
     const GstStructure *s = gst_message_get_structure(m);
@@ -214,6 +239,11 @@ static GstBusSyncReply on_message(GstBus *bus, GstMessage *m, gpointer data)
                 g_mutex_unlock(&run->lock);
             }
             p->score[k] = v;
+            for (int i = 0; i < EL_N; i++) {
+                guint64 us = 0;
+                if (gst_structure_get_uint64(s, el_fields[i], &us))
+                    p->el[i][k] = (gint64)us * 1000;
+            }
         }
         p->n_msg++;
         return GST_BUS_DROP;
@@ -223,6 +253,7 @@ static GstBusSyncReply on_message(GstBus *bus, GstMessage *m, gpointer data)
         gst_structure_get_uint64(s, "unmatched", &p->sum_unmatched);
         gst_structure_get_uint64(s, "cuda-in-place", &p->sum_in_place);
         gst_structure_get_uint64(s, "cuda-copied", &p->sum_copied);
+        gst_structure_get_uint64(s, "skipped", &p->sum_skipped);
         g_mutex_lock(&run->lock);
         run->summaries++;
         g_cond_broadcast(&run->cond);
@@ -256,69 +287,115 @@ static GstElement *make_appsrc(GstElement *pipe, GstCaps *caps, char *why, size_
     return s;
 }
 
+/* appsrc ! parser ! decoder ! capsfilter for side i: the decoder must give
+ * the pictures' format and size, in CUDA memory with the CUDA backend (only
+ * those: its colorimetry is the stream's, and a conversion is not asked
+ * for).  Returns the capsfilter, or NULL and why[]. */
+static GstElement *decode_chain(Run *run, GstElement *pipe, GstElement *src, char *why,
+                                size_t len)
+{
+    const PbOpts *o = run->o;
+    const GstVideoInfo *info = &run->fr->info;
+    GError *e = NULL;
+    GstElement *parse = make(pipe, pb_codec_parser(o->codec), why, len);
+    GstElement *dec = gst_parse_bin_from_description(o->decoder, TRUE, &e);
+    GstElement *cf = make(pipe, "capsfilter", why, len);
+    if (!parse || !dec || !cf) {
+        if (!dec)
+            snprintf(why, len, "decoder '%s': %s", o->decoder, e ? e->message : "?");
+        g_clear_error(&e);
+        return NULL;
+    }
+    g_clear_error(&e);
+    gst_bin_add(GST_BIN(pipe), dec);
+    GstCaps *want = gst_caps_new_simple("video/x-raw", "format", G_TYPE_STRING,
+                                        GST_VIDEO_INFO_NAME(info), "width", G_TYPE_INT,
+                                        GST_VIDEO_INFO_WIDTH(info), "height", G_TYPE_INT,
+                                        GST_VIDEO_INFO_HEIGHT(info), NULL);
+    if (o->cuda)
+        gst_caps_set_features(want, 0, gst_caps_features_new(pb_cuda_feature, NULL));
+    g_object_set(cf, "caps", want, NULL);
+    if (!gst_element_link_many(src, parse, dec, cf, NULL)) {
+        gchar *c = gst_caps_to_string(want);
+        snprintf(why, len, "cannot link appsrc ! %s ! %s ! %s", pb_codec_parser(o->codec),
+                 o->decoder, c);
+        g_free(c);
+        cf = NULL;
+    }
+    gst_caps_unref(want);
+    return cf;
+}
+
 static bool build_probe(Run *run, GstElement *pipe, Probe *p, char *why, size_t len)
 {
     const PbOpts *o = run->o;
     GstCaps *caps = gst_video_info_to_caps(&run->fr->info);
+    GstElement *tail[2];
     if (o->cuda)
         gst_caps_set_features(caps, 0, gst_caps_features_new(pb_cuda_feature, NULL));
-    p->src[0] = make_appsrc(pipe, caps, why, len);
-    p->src[1] = make_appsrc(pipe, o->dist == PB_DIST_DECODE ? run->fr->h264_caps : caps,
-                            why, len);
-    p->q = make(pipe, "qmetric", why, len);
-    GstElement *sink = make(pipe, "fakesink", why, len);
-    if (!p->src[0] || !p->src[1] || !p->q || !sink) {
-        gst_caps_unref(caps);
-        return false;
-    }
-    /* latency: how long a frame waits for its partner past its running
-     * time (GstAggregator's property); the sources declare none */
-    g_object_set(p->q, "metrics", o->metrics, "threads", (guint)o->threads,
-                 "latency", (guint64)o->pair_latency, NULL);
-    gst_util_set_object_arg(G_OBJECT(p->q), "backend", o->cuda ? "cuda" : "cpu");
-    g_object_set_data(G_OBJECT(p->q), "pb-probe", p);
-    g_object_set(sink, "sync", FALSE, "async", FALSE, NULL);
-
-    GstElement *dist_tail = p->src[1];
-    bool ok = true;
-    if (o->dist == PB_DIST_DECODE) {
-        GError *e = NULL;
-        GstElement *parse = make(pipe, "h264parse", why, len);
-        GstElement *dec = gst_parse_bin_from_description(o->decoder, TRUE, &e);
-        GstElement *cf = make(pipe, "capsfilter", why, len);
-        if (!parse || !dec || !cf) {
-            if (!dec)
-                snprintf(why, len, "decoder '%s': %s", o->decoder, e ? e->message : "?");
-            g_clear_error(&e);
+    for (int i = 0; i < 2; i++) {
+        p->src[i] = make_appsrc(pipe, o->decode[i] ? run->fr->bs[i].caps : caps, why, len);
+        if (!p->src[i]) {
             gst_caps_unref(caps);
             return false;
         }
-        g_clear_error(&e);
-        gst_bin_add(GST_BIN(pipe), dec);
-        /* the decoder must give what the reference side is: the same
-         * format, in CUDA memory with the CUDA backend */
-        g_object_set(cf, "caps", caps, NULL);
-        ok = gst_element_link_many(p->src[1], parse, dec, cf, NULL);
-        if (!ok) {
-            gchar *c = gst_caps_to_string(caps);
-            snprintf(why, len, "cannot link appsrc ! h264parse ! %s ! %s", o->decoder, c);
-            g_free(c);
+        tail[i] = o->decode[i] ? decode_chain(run, pipe, p->src[i], why, len) : p->src[i];
+        if (!tail[i]) {
+            gst_caps_unref(caps);
+            return false;
         }
-        dist_tail = cf;
+        /* when appsrc's streaming thread sends frame k on (a decoder busy
+         * with earlier frames, or blocked downstream, delays that) */
+        GstPad *pad = gst_element_get_static_pad(p->src[i], "src");
+        p->deq_tag[i] = (PadTag){ run, p, i };
+        gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER, on_dequeue, &p->deq_tag[i], NULL);
+        gst_object_unref(pad);
     }
     gst_caps_unref(caps);
-    if (ok && !(gst_element_link_pads(p->src[0], "src", p->q, "ref_sink") &&
-                gst_element_link_pads(dist_tail, "src", p->q, "dist_sink") &&
-                gst_element_link(p->q, sink))) {
-        snprintf(why, len, "cannot link the probe to qmetric (does this qmetric accept %s?)",
-                 o->cuda ? "CUDA memory" : "NV12");
-        ok = false;
+
+    GstPad *in[2] = { NULL, NULL };
+    bool ok = true;
+    if (o->sink == PB_SINK_FAKESINK) {
+        for (int i = 0; i < 2 && ok; i++) {
+            p->sink[i] = make(pipe, "fakesink", why, len);
+            if (!p->sink[i])
+                return false;
+            g_object_set(p->sink[i], "sync", FALSE, "async", FALSE, NULL);
+            ok = gst_element_link(tail[i], p->sink[i]);
+            if (!ok)
+                snprintf(why, len, "cannot link to fakesink");
+            else
+                in[i] = gst_element_get_static_pad(p->sink[i], "sink");
+        }
+    } else {
+        p->q = make(pipe, "qmetric", why, len);
+        GstElement *sink = make(pipe, "fakesink", why, len);
+        if (!p->q || !sink)
+            return false;
+        /* latency: how long a frame waits for its partner past its running
+         * time (GstAggregator's property); the sources declare none */
+        g_object_set(p->q, "metrics", o->metrics, "threads", (guint)o->threads,
+                     "latency", (guint64)o->pair_latency, NULL);
+        gst_util_set_object_arg(G_OBJECT(p->q), "backend", o->cuda ? "cuda" : "cpu");
+        g_object_set_data(G_OBJECT(p->q), "pb-probe", p);
+        g_object_set(sink, "sync", FALSE, "async", FALSE, NULL);
+        if (!(gst_element_link_pads(tail[0], "src", p->q, "ref_sink") &&
+              gst_element_link_pads(tail[1], "src", p->q, "dist_sink") &&
+              gst_element_link(p->q, sink))) {
+            snprintf(why, len, "cannot link the probe to qmetric (does this qmetric accept "
+                     "%s %s?)", o->cuda ? "CUDA memory," : "", GST_VIDEO_INFO_NAME(&run->fr->info));
+            ok = false;
+        } else {
+            in[0] = gst_element_get_static_pad(p->q, "ref_sink");
+            in[1] = gst_element_get_static_pad(p->q, "dist_sink");
+        }
     }
-    for (int i = 0; ok && i < 2; i++) {
-        GstPad *pad = gst_element_get_static_pad(p->q, i ? "dist_sink" : "ref_sink");
+    for (int i = 0; i < 2; i++) {
+        if (!in[i])
+            continue;
         p->tag[i] = (PadTag){ run, p, i };
-        gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER, on_arrival, &p->tag[i], NULL);
-        gst_object_unref(pad);
+        gst_pad_add_probe(in[i], GST_PAD_PROBE_TYPE_BUFFER, on_arrival, &p->tag[i], NULL);
+        gst_object_unref(in[i]);
     }
     return ok;
 }
@@ -352,16 +429,34 @@ static double cpu_seconds(void)
            u.ru_stime.tv_usec * 1e-6;
 }
 
+/* The min latency of an answered latency query when live, else
+ * GST_CLOCK_TIME_NONE (takes the query). */
+static GstClockTime live_min(GstQuery *q, gboolean answered)
+{
+    GstClockTime min = GST_CLOCK_TIME_NONE;
+    gboolean live = FALSE;
+    if (answered)
+        gst_query_parse_latency(q, &live, &min, NULL);
+    gst_query_unref(q);
+    return live ? min : GST_CLOCK_TIME_NONE;
+}
+
 /* A live element's latency (min), or GST_CLOCK_TIME_NONE. */
 static GstClockTime element_latency(GstElement *e)
 {
     GstQuery *q = gst_query_new_latency();
-    GstClockTime min = GST_CLOCK_TIME_NONE;
-    gboolean live = FALSE;
-    if (gst_element_query(e, q))
-        gst_query_parse_latency(q, &live, &min, NULL);
-    gst_query_unref(q);
-    return live ? min : GST_CLOCK_TIME_NONE;
+    return live_min(q, gst_element_query(e, q));
+}
+
+/* The live latency upstream of a sink (the decoders' own), or
+ * GST_CLOCK_TIME_NONE. */
+static GstClockTime upstream_latency(GstElement *sink)
+{
+    GstPad *pad = gst_element_get_static_pad(sink, "sink");
+    GstQuery *q = gst_query_new_latency();
+    const GstClockTime l = live_min(q, gst_pad_peer_query(pad, q));
+    gst_object_unref(pad);
+    return l;
 }
 
 /* Why pair k of probe p has no score, from what reached the element's
@@ -398,13 +493,72 @@ static void classify_loss(Run *run, const Probe *p, int k, PbResult *r)
         r->lost_first_s++;
 }
 
+/* Where pair k of probe p waited, once its score came later than the
+ * stall threshold after it could first be computed (frame k + lookahead's
+ * later buffer, frame j, arrived at ready): the element's stamps of frame j
+ * (taken, mapped, submitted) and of frame k (scores handed out), and the
+ * message.  A segment the stamps do not give stays -1. */
+static void ready_stall(Run *run, Probe *p, int k, int j, gint64 ready, PbResult *r)
+{
+    const gint64 due = run->t0 + (gint64)frame_time(run, p, k);
+    const gint64 t[] = { ready, p->el[EL_TAKEN][j], p->el[EL_MAPPED][j],
+                         p->el[EL_SUBMITTED][j], p->el[EL_SCORED][k], p->msg[k] };
+    PbStall s = { .probe = (int)(p - run->p), .frame = k, .side = -1,
+                  .total_ms = (p->msg[k] - ready) / 1e6 };
+    for (int i = 0; i < PB_N_SEGMENTS; i++)
+        s.seg_ms[i] = t[i] && t[i + 1] ? MAX(0, t[i + 1] - t[i]) / 1e6 : -1;
+    for (int i = 0; i < 2; i++)
+        s.late_ms[i] = p->arr[i][k] ? (p->arr[i][k] - due) / 1e6 : -1;
+    s.queued_ms = s.decode_ms = -1;
+    pb_stall_ready(&r->stalls, &s);
+}
+
+/* Frame k of side i of probe p took longer than the stall threshold from
+ * its push to the consumer's pad. */
+static void arrival_stall(Run *run, Probe *p, int k, int i, PbResult *r)
+{
+    const gint64 due = run->t0 + (gint64)frame_time(run, p, k);
+    PbStall s = { .probe = (int)(p - run->p), .frame = k, .side = i,
+                  .decoded = run->o->decode[i],
+                  .total_ms = (p->arr[i][k] - p->push[i][k]) / 1e6,
+                  .queued_ms = p->deq[i][k] ? (p->deq[i][k] - p->push[i][k]) / 1e6 : -1,
+                  .decode_ms = p->deq[i][k] ? (p->arr[i][k] - p->deq[i][k]) / 1e6 : -1,
+                  .cause = PB_WAIT_UNKNOWN };
+    for (int x = 0; x < 2; x++)
+        s.late_ms[x] = p->arr[x][k] ? (p->arr[x][k] - due) / 1e6 : -1;
+    for (int x = 0; x < PB_N_SEGMENTS; x++)
+        s.seg_ms[x] = -1;
+    pb_stall_arrival(&r->stalls, &s);
+}
+
+/* Whether pair k of probe p was delivered by its deadline (see PbResult). */
+static bool kept(const Run *run, const Probe *p, int k)
+{
+    const gint64 due = run->t0 + (gint64)frame_time(run, p, k);
+    if (run->o->sink == PB_SINK_QMETRIC)
+        return p->msg[k] && GST_CLOCK_TIME_IS_VALID(p->latency) &&
+               p->msg[k] <= due + (gint64)p->latency;
+    const bool any = run->o->decode[0] || run->o->decode[1];
+    for (int i = 0; i < 2; i++) {
+        if (any && !run->o->decode[i])
+            continue;
+        if (!p->arr[i][k] || !GST_CLOCK_TIME_IS_VALID(p->side_latency[i]) ||
+            p->arr[i][k] > due + (gint64)p->side_latency[i])
+            return false;
+    }
+    return true;
+}
+
 static void figures(Run *run, int warm, PbResult *r)
 {
     const int D = run->o->lookahead;
+    const bool scoring = run->o->sink == PB_SINK_QMETRIC;
+    const gint64 stall = (gint64)(run->o->stall_ms * 1e6);
     const guint64 cap = (guint64)run->n * run->frames;
     double *lat = g_new(double, cap), *ready = g_new(double, cap), *e2e = g_new(double, cap);
     double *head = g_new(double, cap), *tail = g_new(double, cap), *lag = g_new(double, cap);
-    guint64 nlag = 0, nl = 0, nr = 0, ne = 0, nscore = 0, nh = 0, nt = 0;
+    double *dec = g_new(double, 2 * cap);
+    guint64 nlag = 0, nl = 0, nr = 0, ne = 0, nscore = 0, nh = 0, nt = 0, nd = 0;
     /* the first and the last second of the window: a growing latency is a
      * backlog, a probe that does not keep pace */
     const int end = run->frames - D, sec = MAX(1, MIN(run->o->fps, (end - warm) / 2));
@@ -412,9 +566,15 @@ static void figures(Run *run, int warm, PbResult *r)
     double score_sum = 0;
     for (int j = 0; j < run->n; j++) {
         Probe *p = &run->p[j];
+        const GstClockTime dl[3] = { scoring ? p->latency : GST_CLOCK_TIME_NONE,
+                                     p->side_latency[0], p->side_latency[1] };
+        for (int i = 0; i < 3; i++)
+            if (GST_CLOCK_TIME_IS_VALID(dl[i]) && (i == 0 || !scoring))
+                r->deadline_ms = MAX(r->deadline_ms, dl[i] / 1e6);
         r->scored += p->n_msg;
         r->summary_frames += p->sum_frames;
         r->unmatched += p->sum_unmatched;
+        r->skipped += p->sum_skipped;
         r->cuda_in_place += p->sum_in_place;
         r->cuda_copied += p->sum_copied;
         for (int k = 0; k < run->frames; k++) {
@@ -422,14 +582,26 @@ static void figures(Run *run, int warm, PbResult *r)
                 first_push = MIN(first_push, p->push[0][k]);
             if (p->msg[k])
                 last_msg = MAX(last_msg, p->msg[k]);
+            for (int i = 0; !scoring && i < 2; i++)
+                last_msg = MAX(last_msg, p->arr[i][k]);
             if (p->arr[0][k] && p->arr[1][k])
                 lag[nlag++] = (double)MAX(0, p->arr[1][k] - p->arr[0][k]);
-            if (!p->msg[k])
+            if (scoring && !p->msg[k])
                 classify_loss(run, p, k, r);
         }
         /* the window: after the warm-up, and not the last D frames, which
          * are scored at EOS without their look-ahead */
         for (int k = warm; k + D < run->frames; k++) {
+            r->window_pairs++;
+            r->window_kept += kept(run, p, k);
+            for (int i = 0; i < 2; i++) {
+                if (!p->arr[i][k] || !p->push[i][k])
+                    continue;
+                if (run->o->decode[i])
+                    dec[nd++] = (double)(p->arr[i][k] - p->push[i][k]);
+                if (p->arr[i][k] - p->push[i][k] > stall)
+                    arrival_stall(run, p, k, i, r);
+            }
             const gint64 m = p->msg[k];
             if (!m)
                 continue;
@@ -460,24 +632,33 @@ static void figures(Run *run, int warm, PbResult *r)
             else if (k >= end - sec)
                 tail[nt++] = lat[nl - 1];
             gint64 last = 0;
+            int lj = k;
             bool all = true;
             for (int i = k; i <= k + D; i++) {
                 all = all && p->arr[0][i] && p->arr[1][i];
-                last = MAX(last, MAX(p->arr[0][i], p->arr[1][i]));
+                if (MAX(p->arr[0][i], p->arr[1][i]) > last) {
+                    last = MAX(p->arr[0][i], p->arr[1][i]);
+                    lj = i;
+                }
             }
             if (!all)
                 continue;
-            if (m < last)
+            if (m < last) {
                 r->early++;     /* the look-ahead is smaller than --lookahead */
-            else
+            } else {
                 ready[nr++] = (double)(m - last);
+                if (m - last > stall)
+                    ready_stall(run, p, k, lj, last, r);
+            }
         }
     }
     percentiles(lat, nl, &r->lat);
     percentiles(ready, nr, &r->ready);
     percentiles(e2e, ne, &r->e2e);
     percentiles(lag, nlag, &r->lag);
+    percentiles(dec, nd, &r->decode);
     g_free(lag);
+    g_free(dec);
     PbLat h, t;
     percentiles(head, nh, &h);
     percentiles(tail, nt, &t);
@@ -490,6 +671,7 @@ static void figures(Run *run, int warm, PbResult *r)
     g_free(e2e);
     r->pushed = cap;
     r->scored_ratio = cap ? (double)r->scored / cap : 0;
+    r->kept_ratio = r->window_pairs ? (double)r->window_kept / r->window_pairs : 0;
     r->score_mean = nscore ? score_sum / nscore : NAN;
     r->stream_s = (double)run->frames * run->period / 1e9;
     r->wall_s = last_msg > first_push ? (last_msg - first_push) / 1e9 : 0;
@@ -555,6 +737,11 @@ static bool all_summarised(Run *run)
     return done;
 }
 
+static bool pipeline_eos(Run *run)
+{
+    return g_atomic_int_get(&run->eos) != 0;
+}
+
 static bool never(Run *run)
 {
     (void)run;
@@ -565,6 +752,8 @@ bool pb_run(const PbOpts *o, PbFrames *fr, GstObject *cuda_ctx, int n, PbResult 
 {
     memset(r, 0, sizeof(*r));
     r->probes = n;
+    r->sink = o->sink;
+    pb_stalls_init(&r->stalls, o->stall_ms, o->stall_keep);
     r->ncpu = (int)g_get_num_processors();
     Run run = { .o = o, .fr = fr, .n = n };
     run.period = gst_util_uint64_scale_int(GST_SECOND, 1, o->fps);
@@ -578,7 +767,10 @@ bool pb_run(const PbOpts *o, PbFrames *fr, GstObject *cuda_ctx, int n, PbResult 
         for (int i = 0; i < 2; i++) {
             p->push[i] = g_new0(gint64, run.frames);
             p->arr[i] = g_new0(gint64, run.frames);
+            p->deq[i] = g_new0(gint64, run.frames);
         }
+        for (int i = 0; i < EL_N; i++)
+            p->el[i] = g_new0(gint64, run.frames);
         p->msg = g_new0(gint64, run.frames);
         p->score = g_new(double, run.frames);
         for (int k = 0; k < run.frames; k++)
@@ -593,9 +785,25 @@ bool pb_run(const PbOpts *o, PbFrames *fr, GstObject *cuda_ctx, int n, PbResult 
     gst_pipeline_use_clock(GST_PIPELINE(pipe), clock);
     run.pipe = pipe;
     bool ok = true;
-    for (int j = 0; j < n && ok; j++)
-        ok = build_probe(&run, pipe, &run.p[j], r->why, sizeof(r->why));
-    if (ok && cuda_ctx) {
+    for (int j = 0; j < n && ok; j++) {
+        Probe *p = &run.p[j];
+        p->bin = gst_bin_new(NULL);
+        gst_bin_add(GST_BIN(pipe), p->bin);
+        ok = build_probe(&run, p->bin, p, r->why, sizeof(r->why));
+    }
+    for (int j = 0; j < n && ok && cuda_ctx && o->context_per_probe; j++) {
+        /* a context a probe, as GStreamer makes one per pipeline */
+        Probe *p = &run.p[j];
+        if (!(p->ctx = pb_cuda_context_new(o->cuda_device))) {
+            snprintf(r->why, sizeof(r->why), "cannot make CUDA context %d of %d", j + 1, n);
+            ok = false;
+            break;
+        }
+        GstContext *c = pb_cuda_context(p->ctx);
+        gst_element_set_context(p->bin, c);
+        gst_context_unref(c);
+    }
+    if (ok && cuda_ctx && !o->context_per_probe) {
         /* one CUDA context for every element: qmetric reads the pictures
          * (and nvh264dec's output) in place */
         GstContext *c = pb_cuda_context(cuda_ctx);
@@ -605,7 +813,9 @@ bool pb_run(const PbOpts *o, PbFrames *fr, GstObject *cuda_ctx, int n, PbResult 
     GstBus *bus = gst_element_get_bus(pipe);
     gst_bus_set_sync_handler(bus, on_message, &run, NULL);
 
-    int nf = o->feeders > 0 ? MIN(o->feeders, n) : MIN(n, 4);
+    /* a pacing thread per 6 probes, at least 4: with 4 for 96 sources, pushes
+     * came late on the GPU machine (docs/benchmarks.md) */
+    int nf = o->feeders > 0 ? MIN(o->feeders, n) : MIN(n, MAX(4, (n + 5) / 6));
     Feeder *fd = g_new0(Feeder, nf);
     double cpu0 = 0, cpu1 = 0;
     gint64 w0 = 0, w1 = 0;
@@ -650,8 +860,20 @@ bool pb_run(const PbOpts *o, PbFrames *fr, GstObject *cuda_ctx, int n, PbResult 
             r->push_late_max_ms = MAX(r->push_late_max_ms, fd[i].late_max / 1e6);
         }
     }
-    for (int j = 0; j < n && started; j++)
-        run.p[j].latency = element_latency(run.p[j].q);
+    for (int j = 0; j < n && started; j++) {
+        Probe *p = &run.p[j];
+        if (p->q) {
+            p->latency = element_latency(p->q);
+            continue;
+        }
+        /* the baseline's deadline: what qmetric would allow past the
+         * decoders' own latency, its latency property (without the
+         * look-ahead, which only scoring needs) */
+        for (int i = 0; i < 2; i++) {
+            const GstClockTime l = upstream_latency(p->sink[i]);
+            p->side_latency[i] = GST_CLOCK_TIME_IS_VALID(l) ? l + o->pair_latency : l;
+        }
+    }
     if (ok) {
         /* a live comparison ends at the first pad's EOS: let the distorted
          * side's last frames (a decoder holds some) reach the element first */
@@ -660,10 +882,14 @@ bool pb_run(const PbOpts *o, PbFrames *fr, GstObject *cuda_ctx, int n, PbResult 
             for (int i = 0; i < 2; i++)
                 gst_app_src_end_of_stream(GST_APP_SRC(run.p[j].src[i]));
         if (ok)
-            ok = wait_for(&run, bus, o->timeout, all_summarised, r);
-        if (ok && !all_summarised(&run))
+            ok = wait_for(&run, bus, o->timeout, o->sink == PB_SINK_QMETRIC ? all_summarised
+                                                                           : pipeline_eos, r);
+        if (ok && o->sink == PB_SINK_QMETRIC && !all_summarised(&run))
             snprintf(r->why, sizeof(r->why), "%d of %d probes ended within %g s of the last"
                      " push", run.summaries, n, o->timeout);
+        if (ok && o->sink == PB_SINK_FAKESINK && !pipeline_eos(&run))
+            snprintf(r->why, sizeof(r->why), "the decoders did not end within %g s of the "
+                     "last push", o->timeout);
     }
     gst_element_set_state(pipe, GST_STATE_NULL);
     gst_bus_set_sync_handler(bus, NULL, NULL, NULL);
@@ -677,17 +903,25 @@ bool pb_run(const PbOpts *o, PbFrames *fr, GstObject *cuda_ctx, int n, PbResult 
         }
     }
     const double period_ms = run.period / 1e6;
-    r->keeps_up = !r->why[0] && r->summaries == n && r->scored_ratio >= 0.995 &&
-                  r->lat.n > 0 && r->lat_tail_ms - r->lat_head_ms < period_ms &&
-                  r->late_pushes <= r->pushed / 200;
+    const bool paced = r->late_pushes <= r->pushed / 200;
+    r->kept = !r->why[0] && started && r->window_pairs > 0 && r->kept_ratio >= 0.995 && paced;
+    r->keeps_up = !r->why[0] && o->sink == PB_SINK_QMETRIC && r->summaries == n &&
+                  r->scored_ratio >= 0.995 && r->lat.n > 0 &&
+                  r->lat_tail_ms - r->lat_head_ms < period_ms && paced;
     r->realtime = r->keeps_up && r->ready.n > 0 && r->ready.p99 < o->budget_ms;
     gst_object_unref(pipe);
     gst_object_unref(clock);
+    for (int j = 0; j < n; j++)
+        if (run.p[j].ctx)
+            gst_object_unref(run.p[j].ctx);
     for (int j = 0; j < n; j++) {
         for (int i = 0; i < 2; i++) {
             g_free(run.p[j].push[i]);
             g_free(run.p[j].arr[i]);
+            g_free(run.p[j].deq[i]);
         }
+        for (int i = 0; i < EL_N; i++)
+            g_free(run.p[j].el[i]);
         g_free(run.p[j].msg);
         g_free(run.p[j].score);
     }
@@ -700,6 +934,7 @@ bool pb_run(const PbOpts *o, PbFrames *fr, GstObject *cuda_ctx, int n, PbResult 
 
 void pb_result_clear(PbResult *r)
 {
+    pb_stalls_clear(&r->stalls);
     g_free(r->scores);
     r->scores = NULL;
     r->n_scores = 0;

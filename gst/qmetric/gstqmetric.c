@@ -57,6 +57,7 @@
 #include "gstqmetricwindow.h"
 #include "qmratelimit.h"
 #include "qmshed.h"
+#include "qmframetimes.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_qmetric_debug);
 #define GST_CAT_DEFAULT gst_qmetric_debug
@@ -145,6 +146,7 @@ typedef struct
   gboolean skipped;             /* not scored to keep up (Overload) */
   gdouble *values;
   guint8 *present;
+  QmFrameTimes times;           /* stage stamps (qmframetimes.h) */
 } QmPair;
 
 /* Frames taken off one sink pad, waiting for the pairing decision
@@ -251,6 +253,7 @@ struct _GstQmetric
   gboolean reconfigured;        /* engine closed by a size/format change */
   guint pad_diff_warned;        /* PAD_DIFF_* last warned about */
   gint64 t_start;               /* monotonic us, for the log's fps */
+  gboolean frame_times;         /* QMETRIC_FRAME_TIMES=1: stamps in messages */
   QmWindow *win;                /* qmetric-window messages (qmwindow.c) */
   /* what the engine computes, as a chunk of a title records it
    * (core/partial.h): the summary's "identity" */
@@ -1105,6 +1108,8 @@ scores_structure (GstQmetric * self, const gchar * name, QmPair * p)
       gst_structure_id_set (s, self->quarks[i], G_TYPE_DOUBLE, p->values[i],
           NULL);
   }
+  if (self->frame_times)
+    qm_frame_times_add (s, &p->times);
   return s;
 }
 
@@ -1229,6 +1234,7 @@ collect (GstQmetric * self, gboolean wait)
     p->has_scores = r.computed;
     if (!r.computed)
       continue;
+    qm_frame_times_stamp (&p->times, QM_FT_SCORED);
     p->values = g_memdup2 (r.value, self->n_features * sizeof (gdouble));
     p->present = g_memdup2 (r.present, self->n_features);
     for (i = 0; i < self->n_features; i++)
@@ -2155,6 +2161,7 @@ compare_pair (GstQmetric * self, GstBuffer * rbuf, GstBuffer * dbuf,
   gboolean gpu;
   unsigned flags;
   int err;
+  const gint64 taken = g_get_monotonic_time ();
 
   /* a size or format change reaches the engine with the first pair in the
    * new caps (earlier pairs, queued before the caps event, keep theirs):
@@ -2173,6 +2180,7 @@ compare_pair (GstQmetric * self, GstBuffer * rbuf, GstBuffer * dbuf,
   }
   self->engine_info = self->pair_dist_info;
   p = g_new0 (QmPair, 1);
+  p->times.t[QM_FT_TAKEN] = taken;
   p->dist_buf = dbuf;
   p->caps = dcaps;
   p->pts = GST_BUFFER_PTS (dbuf);
@@ -2201,6 +2209,7 @@ compare_pair (GstQmetric * self, GstBuffer * rbuf, GstBuffer * dbuf,
     return GST_FLOW_OK;
   }
   gst_buffer_unref (rbuf);       /* the mapped frame holds its own ref */
+  qm_frame_times_stamp (&p->times, QM_FT_MAPPED);
   if (!GST_CLOCK_TIME_IS_VALID (self->first_stream_time))
     self->first_stream_time = p->stream_time;
   self->last_stream_time = p->stream_time;
@@ -2238,6 +2247,7 @@ compare_pair (GstQmetric * self, GstBuffer * rbuf, GstBuffer * dbuf,
             qm_strerror (err)), (NULL));
     return GST_FLOW_ERROR;
   }
+  qm_frame_times_stamp (&p->times, QM_FT_SUBMITTED);
   return GST_FLOW_OK;
 }
 
@@ -2696,6 +2706,7 @@ gst_qmetric_start (GstAggregator * agg)
   self->pad_diff_warned = 0;
   self->segment = 0;
   self->foreign_ctx_warned = FALSE;
+  self->frame_times = qm_frame_times_wanted ();
   self->backend_used = QM_BACKEND_CPU;
   g_clear_pointer (&self->backend_note, g_free);
   warn_reset (self);
