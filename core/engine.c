@@ -41,6 +41,8 @@ typedef struct Inst {
     int npriv;
     uint64_t next_seq;   /* SEQUENTIAL: the frame allowed to compute next */
     bool dev;            /* computed by the accelerator backend */
+    unsigned aux, agg;   /* plan.h: its aux values and aggregates, or
+                            QM_NO_AUX */
 } Inst;
 
 /* S_RELEASING: computed, the release callback is running (without the
@@ -56,6 +58,7 @@ typedef struct Slot {
     QmPicture ref, dist;
     void *user;
     bool computed;        /* not skipped by subsample */
+    uint32_t ran;         /* instances that compute the frame */
     uint32_t todo;        /* instances to compute on the CPU */
     uint32_t claimed, done;
     bool bk_pending;      /* backend work submitted, not yet collected */
@@ -82,6 +85,10 @@ struct QmEngine {
     bool flushed, failed;
     double *outv;         /* copy handed out by receive */
     uint8_t *outset;
+    double *outaux;       /* the received frame's aux values ... */
+    uint32_t outran;      /* ... and the instances that computed it */
+    double *aux_sum;      /* aggregates: aux values summed over counted frames */
+    uint64_t *agg_frames; /* per instance: frames counted */
 
     /* threads */
     pthread_mutex_t lock;
@@ -258,6 +265,7 @@ static int run_task(QmEngine *e, Slot *s, int inst, int worker)
     r.index = s->index;
     r.v[0] = s->v + in->base;
     r.set[0] = s->set + in->base;
+    r.aux = in->aux != QM_NO_AUX ? s->v + in->aux : NULL;
     QmFrame f = { &s->ref, &s->dist, s->index };
     void *priv = in->priv[in->npriv == 1 ? 0 : worker];
     int err = in->d->cpu.compute(priv, &f, &r);
@@ -491,6 +499,7 @@ static int open_backend(QmEngine *e, const QmBackendOps *ops)
         gi[n].desc = e->inst[i].d;
         gi[n].opt = e->inst[i].opt;
         gi[n].base = e->inst[i].base;
+        gi[n].aux = e->inst[i].aux;
         n++;
     }
     if (n == 0 && e->s.backend == QM_BACKEND_AUTO)
@@ -579,6 +588,9 @@ static void engine_free(QmEngine *e)
     free(e->ring);
     free(e->outv);
     free(e->outset);
+    free(e->outaux);
+    free(e->aux_sum);
+    free(e->agg_frames);
     free(e->err);
     free(e);
 }
@@ -619,6 +631,8 @@ int qm_engine_open_with(QmEngine **out, const QmSettings *s,
         e->inst[i].opt = &pi->opt;
         e->inst[i].base = pi->base;
         e->inst[i].nf = pi->nf;
+        e->inst[i].aux = pi->aux;
+        e->inst[i].agg = pi->agg;
     }
     /* the settings' strings were only needed above */
     e->s.metrics = e->s.models = e->s.model_path = e->s.features = NULL;
@@ -644,12 +658,17 @@ int qm_engine_open_with(QmEngine **out, const QmSettings *s,
     e->ring = calloc(e->cap, sizeof(*e->ring));
     e->outv = calloc(e->plan.nfeat, sizeof(double));
     e->outset = calloc(e->plan.nfeat, 1);
-    if (!e->ring || !e->outv || !e->outset) {
+    e->outaux = calloc(e->plan.naux + 1, sizeof(double));
+    e->aux_sum = calloc(e->plan.naux + 1, sizeof(double));
+    e->agg_frames = calloc((size_t)e->ninst + 1, sizeof(uint64_t));
+    if (!e->ring || !e->outv || !e->outset || !e->outaux || !e->aux_sum ||
+        !e->agg_frames) {
         err = QM_ENOMEM;
         goto fail;
     }
     for (unsigned i = 0; i < e->cap; i++) {
-        e->ring[i].v = calloc(e->plan.nfeat, sizeof(double));
+        /* the features, then the aux values (plan.h) */
+        e->ring[i].v = calloc(e->plan.nfeat + e->plan.naux, sizeof(double));
         e->ring[i].set = calloc(e->plan.nfeat, 1);
         if (!e->ring[i].v || !e->ring[i].set) {
             err = QM_ENOMEM;
@@ -751,7 +770,7 @@ char *qm_engine_metrics_text(const QmEngine *e, bool device_only)
         size_t at = (size_t)snprintf(t, len, "%s", in->d->name);
         for (int k = 0; in->d->options && in->d->options[k].name; k++)
             at += (size_t)snprintf(t + at, len - at, "%c%s=%.17g", k ? ':' : '=',
-                                   in->d->options[k].name, in->opt.v[k]);
+                                   in->d->options[k].name, in->opt->v[k]);
         items[n++] = t;
         total += at + 1;
     }
@@ -770,17 +789,17 @@ char *qm_engine_metrics_text(const QmEngine *e, bool device_only)
 
 unsigned qm_engine_n_models(const QmEngine *e)
 {
-    return (unsigned)e->nmodels;
+    return (unsigned)e->plan.nmodels;
 }
 
 const char *qm_engine_model_name(const QmEngine *e, unsigned i)
 {
-    return qm_model_name(e->models[i].m);
+    return qm_model_name(e->plan.models[i].m);
 }
 
 const uint8_t *qm_engine_model_sha256(const QmEngine *e, unsigned i)
 {
-    return qm_model_sha256(e->models[i].m);
+    return qm_model_sha256(e->plan.models[i].m);
 }
 
 const char *qm_engine_error(const QmEngine *e)
@@ -875,14 +894,17 @@ int qm_engine_submit(QmEngine *e, const QmPicture *ref, const QmPicture *dist,
     s->dist = *dist;
     s->user = frame_user;
     s->computed = s->index % e->s.subsample == 0;
-    s->todo = s->claimed = s->done = 0;
+    s->todo = s->claimed = s->done = s->ran = 0;
     s->bk_pending = false;
     uint32_t bk_todo = 0;
     unsigned k = 0;
     for (int i = 0; i < e->ninst; i++) {
-        /* a sequential instance sees every frame, or its order would stall */
-        bool run = s->computed || (e->inst[i].d->flags &
-                                    (QM_METRIC_EVERY_FRAME | QM_METRIC_SEQUENTIAL));
+        /* a sequential instance sees every frame, or its order would stall;
+         * aggregates cover every frame (metric.h) */
+        bool run = s->computed || e->inst[i].aux != QM_NO_AUX ||
+                   (e->inst[i].d->flags & (QM_METRIC_EVERY_FRAME | QM_METRIC_SEQUENTIAL));
+        if (run)
+            s->ran |= 1u << i;
         if (e->inst[i].dev) {
             if (run)
                 bk_todo |= 1u << k;
@@ -998,6 +1020,8 @@ int qm_engine_receive(QmEngine *e, QmResult *r, bool block)
     memcpy(e->outv, s->v, e->plan.nfeat * sizeof(double));
     for (unsigned i = 0; i < e->plan.nfeat; i++)
         e->outset[i] = s->computed && s->set[i] && e->plan.reported[i];
+    memcpy(e->outaux, s->v + e->plan.nfeat, e->plan.naux * sizeof(double));
+    e->outran = s->ran;
     r->index = s->index;
     r->frame_user = s->user;
     r->computed = s->computed;
@@ -1007,6 +1031,41 @@ int qm_engine_receive(QmEngine *e, QmResult *r, bool block)
     e->next_recv++;
     pthread_mutex_unlock(&e->lock);
     return 0;
+}
+
+unsigned qm_engine_n_aggregates(const QmEngine *e)
+{
+    return e->plan.nagg;
+}
+
+const char *qm_engine_aggregate_name(const QmEngine *e, unsigned i)
+{
+    return i < e->plan.nagg ? e->plan.agg_names[i] : NULL;
+}
+
+void qm_engine_aggregate_add(QmEngine *e)
+{
+    for (int i = 0; i < e->ninst; i++) {
+        const Inst *in = &e->inst[i];
+        if (in->aux == QM_NO_AUX || !(e->outran & (1u << i)))
+            continue;
+        const unsigned a = in->aux - e->plan.nfeat;
+        for (unsigned k = 0; k < in->d->n_aux; k++)
+            e->aux_sum[a + k] += e->outaux[a + k];
+        e->agg_frames[i]++;
+    }
+}
+
+void qm_engine_aggregate_values(const QmEngine *e, double *v)
+{
+    for (int i = 0; i < e->ninst; i++) {
+        const Inst *in = &e->inst[i];
+        if (in->aux == QM_NO_AUX)
+            continue;
+        QmMetricConfig cfg = { e->s.w, e->s.h, e->s.bpc, e->s.chroma, in->opt };
+        in->d->aggregate(&cfg, e->aux_sum + (in->aux - e->plan.nfeat),
+                         e->agg_frames[i], v + in->agg);
+    }
 }
 
 void qm_engine_close(QmEngine **pe)

@@ -30,6 +30,8 @@ extern "C" {
 #define QM_MAX_FEATURES 16  /* per metric */
 #define QM_MAX_OPTIONS 8    /* per metric */
 #define QM_MAX_DELAY 2      /* frames of look-ahead a metric may need */
+#define QM_MAX_AUX 8        /* per-frame aggregate values per metric */
+#define QM_NO_AUX (~0u)     /* an instance without aggregates (plan.h) */
 
 /* The scores of the frame being processed and of up to QM_MAX_DELAY frames
  * before it, restricted to one metric's features. */
@@ -37,6 +39,10 @@ typedef struct QmRows {
     double *v[QM_MAX_DELAY + 1];
     uint8_t *set[QM_MAX_DELAY + 1];
     uint64_t index;  /* frame index of row 0 */
+    /* compute() (and the twin's collect()): the frame's desc->n_aux values
+     * for the metric's aggregate (see QmMetricDesc.aggregate); NULL when
+     * the instance has none, and in post() and flush() */
+    double *aux;
 } QmRows;
 
 static inline void qm_rows_set(QmRows *r, unsigned back, unsigned f, double x)
@@ -201,6 +207,22 @@ typedef struct QmMetricDesc {
      * terminated by { NULL }; may be NULL */
     const QmOptionSet *option_sets;
     QmTestContent option_sets_content;  /* what they run on */
+
+    /* optional: whole-run values, written to a log's "aggregate_metrics"
+     * (libvmaf's vmaf_feature_collector_set_aggregate(): psnr's apsnr_y..
+     * with enable_apsnr).  compute() (and the twin's collect()) leave n_aux
+     * values of each frame in rows->aux; the engine adds them up, in frame
+     * order, over the frames its caller counts (qm_engine_aggregate_add());
+     * aggregate() turns the sums of `frames` frames into the values of the
+     * NULL-terminated keys `aggregates`.  An instance with aggregates
+     * computes every frame, subsampled or not (libvmaf's extractors that
+     * set aggregates are temporal, which subsample does not skip). */
+    const char *const *aggregates;
+    unsigned n_aux;                /* <= QM_MAX_AUX */
+    /* whether an instance with these options has them; NULL: always */
+    bool (*aggregates_of)(const QmOptValues *o);
+    void (*aggregate)(const QmMetricConfig *cfg, const double *aux_sum,
+                      uint64_t frames, double *out);
 } QmMetricDesc;
 
 /* NULL-terminated table of every metric (registry.c). */
@@ -212,6 +234,9 @@ const QmMetricDesc *qm_metric_find(const char *name);
  * libvmaf appends "_<alias>_<value>" for every option that differs from its
  * default (e.g. "integer_vif_scale0_egl_1").  Returns a malloc'd string. */
 char *qm_feature_key(const QmMetricDesc *d, unsigned f, const QmOptValues *o);
+
+/* Whether an instance of d with options o writes aggregates. */
+bool qm_metric_has_aggregates(const QmMetricDesc *d, const QmOptValues *o);
 
 /* Look-ahead of an instance of d with options o (desc->delay_of or
  * desc->delay). */

@@ -12,7 +12,12 @@
  *
  * A result row holds every instance's features (instance i from
  * inst[i].base, inst[i].nf of them, in the descriptor's order), then one
- * score per model.
+ * score per model, then the aux values of the instances with aggregates
+ * (never reported).
+ *
+ * A preset (QmSettings.preset, core/preset.h) adds its models and feature
+ * instances before the settings' own; with a preset, the default metric
+ * list adds nothing and a model list only adds models.
  */
 #ifndef QM_PLAN_H
 #define QM_PLAN_H
@@ -31,10 +36,16 @@ typedef struct QmPlanInst {
     QmOptValues opt;
     unsigned base, nf;   /* first feature index in a row, feature count */
     bool report;         /* selected by the user (not only a model input) */
+    /* with aggregates (qm_metric_has_aggregates()): the row index of its
+     * first aux value (rows hold nfeat features, then naux aux values) and
+     * of its first aggregate; else aux = QM_NO_AUX (metric.h) */
+    unsigned aux, agg;
 } QmPlanInst;
+
 
 typedef struct QmPlanModel {
     QmModel *m;
+    char *label;                   /* name=LABEL of the model list, or NULL */
     unsigned in[QM_MAX_FEATURES];  /* feature index of each model input */
     unsigned out;                  /* feature index of the score */
 } QmPlanModel;
@@ -48,6 +59,9 @@ typedef struct QmPlan {
                             included; "vmaf" or the model names last) */
     uint8_t *reported;   /* per feature: appears in results */
     unsigned nfeat;
+    unsigned naux;       /* aux values after the features in a row */
+    char **agg_names;    /* nagg aggregate keys, instance by instance */
+    unsigned nagg;
     unsigned delay;      /* the largest look-ahead of an instance */
     char *err;           /* while building: why it failed */
 } QmPlan;

@@ -98,9 +98,19 @@ typedef struct QmSettings {
      * instead of failing. */
     bool metrics_are_default;
     /* Comma-separated VMAF models, each a built-in name (vmaf_v0.6.1,
-     * vmaf_4k_v0.6.1, vmaf_v0.6.1neg) or a path to a libvmaf JSON model.
-     * Used when the metric "vmaf" is selected; NULL means vmaf_v0.6.1. */
+     * vmaf_4k_v0.6.1, vmaf_4k_v0.6.1neg, vmaf_v0.6.1neg, ...) or a path to
+     * a libvmaf JSON model, or in libvmaf's --model spelling
+     * "version=NAME:name=LABEL" / "path=FILE:name=LABEL".  A model's score
+     * is keyed by its LABEL; without one, "vmaf" when it is the only model,
+     * else the model's name.  Used when the metric "vmaf" is selected; NULL
+     * means vmaf_v0.6.1 (none with a preset). */
     const char *models;
+    /* A preset of libvmaf's command line tool, "FAMILY=VERSION":
+     * "aom_ctc=v1.0" .. "aom_ctc=v7.0", "nflx_ctc=v1.0" (core/preset.h).
+     * Its models and feature instances come before those of `models` and
+     * `features`; `metrics`, unless metrics_are_default, adds to them.
+     * NULL: none. */
+    const char *preset;
     /* Extra feature instances with options, libvmaf's `--feature`
      * spelling: comma-separated entries "NAME" or
      * "NAME=OPTION=VALUE:OPTION=VALUE..." (e.g.
@@ -201,6 +211,24 @@ unsigned qm_engine_n_models(const QmEngine *e);
 const char *qm_engine_model_name(const QmEngine *e, unsigned i);
 /** SHA-256 (32 bytes) of the model file the engine loaded for model i. */
 const uint8_t *qm_engine_model_sha256(const QmEngine *e, unsigned i);
+
+/* ---- whole-run values (libvmaf's "aggregate_metrics", e.g. apsnr_y of
+ *      psnr with enable_apsnr) ---- */
+
+/** Number of aggregates the engine's metrics write, and their keys. */
+unsigned qm_engine_n_aggregates(const QmEngine *e);
+const char *qm_engine_aggregate_name(const QmEngine *e, unsigned i);
+/**
+ * Count the result qm_engine_receive() returned last in the aggregates.  Call
+ * it for every result the caller reports, computed or skipped by subsample
+ * (a metric with aggregates computes every frame, as libvmaf's does), and
+ * for no other (a chunk's context frames, say).
+ */
+void qm_engine_aggregate_add(QmEngine *e);
+/** The aggregates of the results counted so far: qm_engine_n_aggregates()
+ *  values into v (-inf/NaN where the metric's formula gives them, e.g. no
+ *  frame counted). */
+void qm_engine_aggregate_values(const QmEngine *e, double *v);
 
 /** Last error message of the engine (e.g. a failed GPU call), or NULL. */
 const char *qm_engine_error(const QmEngine *e);

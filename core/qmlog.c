@@ -15,6 +15,9 @@ struct QmLog {
     char **attr_names;  /* XML: as an attribute value (pooled metrics) */
     uint64_t frames;
     int w, h;
+    unsigned nagg;      /* qm_log_set_aggregates(): names as names[] */
+    char **agg_names;
+    double *agg;
 };
 
 static const struct { unsigned bit; const char *name; } pool_names[] = {
@@ -244,8 +247,20 @@ static char *escape_csv(const char *s)
     return b.p;
 }
 
+static void free_aggregates(QmLog *l)
+{
+    for (unsigned i = 0; l->agg_names && i < l->nagg; i++)
+        free(l->agg_names[i]);
+    free(l->agg_names);
+    free(l->agg);
+    l->agg_names = NULL;
+    l->agg = NULL;
+    l->nagg = 0;
+}
+
 static void free_names(QmLog *l)
 {
+    free_aggregates(l);
     for (unsigned i = 0; i < l->n; i++) {
         if (l->names)
             free(l->names[i]);
@@ -342,6 +357,43 @@ QmLog *qm_log_open(const char *path, QmLogFormat fmt, unsigned n,
         return NULL;
     }
     return l;
+}
+
+int qm_log_set_aggregates(QmLog *l, unsigned n, const char *const *names,
+                          const double *values)
+{
+    free_aggregates(l);
+    if (!n)
+        return 0;
+    l->agg_names = calloc(n, sizeof(char *));
+    l->agg = malloc(n * sizeof(double));
+    if (!l->agg_names || !l->agg) {
+        free_aggregates(l);
+        return QM_ENOMEM;
+    }
+    l->nagg = n;
+    for (unsigned i = 0; i < n; i++) {
+        /* the keys as the format writes names (XML: an attribute name) */
+        l->agg_names[i] = l->fmt == QM_LOG_FORMAT_CSV ? strdup(names[i])
+                          : l->fmt == QM_LOG_FORMAT_XML ? xml_name(names[i])
+                          : escape_json(names[i]);
+        l->agg[i] = values[i];
+        if (!l->agg_names[i]) {
+            free_aggregates(l);
+            return QM_ENOMEM;
+        }
+    }
+    return 0;
+}
+
+/* "name":value for each aggregate, JSON (sep: after the colon) */
+static void write_json_aggregates(QmLog *l, const char *lead, const char *sep)
+{
+    char num[64];
+    for (unsigned i = 0; i < l->nagg; i++) {
+        qm_format_score(num, sizeof(num), l->agg[i]);
+        fprintf(l->f, "%s%s\"%s\":%s%s", i ? "," : "", lead, l->agg_names[i], sep, num);
+    }
 }
 
 /* "name":value for each present score */
@@ -493,7 +545,9 @@ int qm_log_close(QmLog *l, QmPool *pools, unsigned methods, double fps)
             }
             fprintf(l->f, "\n    }");
         }
-        fprintf(l->f, "\n  },\n  \"aggregate_metrics\": {}\n}\n");
+        fprintf(l->f, "\n  },\n  \"aggregate_metrics\": {");
+        write_json_aggregates(l, "\n    ", " ");
+        fprintf(l->f, "%s}\n}\n", l->nagg ? "\n  " : "");
         break;
     case QM_LOG_FORMAT_CSV:
         break;  /* CSV holds the frames only, as libvmaf's */
@@ -511,15 +565,30 @@ int qm_log_close(QmLog *l, QmPool *pools, unsigned methods, double fps)
             }
             fprintf(l->f, " />\n");
         }
+        fprintf(l->f, "  </pooled_metrics>\n");
+        if (l->nagg) {
+            fprintf(l->f, "  <aggregate_metrics");
+            for (unsigned i = 0; i < l->nagg; i++) {
+                qm_format_score(num, sizeof(num), l->agg[i]);
+                fprintf(l->f, " %s=\"%s\"", l->agg_names[i], num);
+            }
+            fprintf(l->f, " />\n");
+        }
         qm_format_score(num, sizeof(num), fps);
-        fprintf(l->f, "  </pooled_metrics>\n  <fyi fps=\"%s\" />\n</VMAF>\n", num);
+        fprintf(l->f, "  <fyi fps=\"%s\" />\n</VMAF>\n", num);
         break;
     case QM_LOG_FORMAT_JSONL:
         qm_format_score(num, sizeof(num), fps);
         fprintf(l->f, "{\"type\":\"summary\",\"frames\":%llu,\"fps\":%s,"
                 "\"pooled_metrics\":{", (unsigned long long)l->frames, num);
         write_jsonl_pools(l, l->n, pools, methods, 0);
-        fprintf(l->f, "}}\n");
+        fprintf(l->f, "}");
+        if (l->nagg) {
+            fprintf(l->f, ",\"aggregate_metrics\":{");
+            write_json_aggregates(l, "", "");
+            fprintf(l->f, "}");
+        }
+        fprintf(l->f, "}\n");
         break;
     }
     int err = ferror(l->f) ? QM_EIO : 0;

@@ -64,6 +64,16 @@ typedef struct QmLogWindow {
 int qm_log_window(QmLog *l, const QmLogWindow *w);
 
 /**
+ * Whole-run values that are not a pooling of one feature (libvmaf's
+ * "aggregate_metrics": psnr's apsnr_y...; see qm_engine_aggregate_values()),
+ * written by qm_log_close() into JSON's "aggregate_metrics", XML's
+ * <aggregate_metrics> and the JSON-lines summary (CSV has none): n keys and
+ * values, copied; a later call replaces them.  0, or QM_ENOMEM.
+ */
+int qm_log_set_aggregates(QmLog *l, unsigned n, const char *const *names,
+                          const double *values);
+
+/**
  * Write the pooled values (pools[i] for feature i; a feature with no frame
  * is left out), the speed in frames/s, close the file and free l.
  * Returns 0 or a negative QM_E* when anything could not be written.

@@ -105,6 +105,12 @@ char *qm_feature_key(const QmMetricDesc *d, unsigned f, const QmOptValues *o)
     return strdup(buf);
 }
 
+bool qm_metric_has_aggregates(const QmMetricDesc *d, const QmOptValues *o)
+{
+    return d->aggregates && d->aggregate &&
+           (!d->aggregates_of || d->aggregates_of(o));
+}
+
 unsigned qm_metric_delay(const QmMetricDesc *d, const QmOptValues *o)
 {
     return d->delay_of ? d->delay_of(o) : d->delay;

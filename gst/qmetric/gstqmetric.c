@@ -108,6 +108,7 @@ enum
   PROP_PAIRING_TOLERANCE,
   PROP_PARTNER_TIMEOUT,
   PROP_WINDOW,
+  PROP_PRESET,
 };
 
 /* One compared pair, from submission to the push of its distorted frame. */
@@ -151,7 +152,9 @@ struct _GstQmetric
   gchar *metrics;
   gboolean metrics_set;         /* FALSE: the default list, a wish only */
   gchar *model;
+  gboolean model_set;           /* FALSE: the default model (none with a preset) */
   gchar *features;
+  gchar *preset;
   gchar *log_location;
   QmLogFormat log_format;
   gboolean post_messages;
@@ -451,6 +454,14 @@ gst_qmetric_class_init (GstQmetricClass * klass)
           "number of pairs (\"120frames\") or \"keyframe\" (from one "
           "distorted key frame to the next). A window ends early after 36000 "
           "pairs", DEFAULT_WINDOW, flags));
+  g_object_class_install_property (gobject_class, PROP_PRESET,
+      g_param_spec_string ("preset", "Preset",
+          "A preset of libvmaf's command line tool, FAMILY=VERSION: "
+          "aom_ctc=v1.0 .. aom_ctc=v7.0 (--aom_ctc) or nflx_ctc=v1.0 "
+          "(--nflx_ctc): its two named models (scores vmaf and vmaf_neg) and "
+          "its metrics with their options, the log's aggregate_metrics "
+          "included. \"model\" and \"features\" add to it, \"metrics\" "
+          "too when set (NULL: no preset)", NULL, flags));
 
   {
     /* system memory, and CUDA memory where GStreamer's CUDA library and our
@@ -551,6 +562,7 @@ gst_qmetric_finalize (GObject * object)
   g_free (self->metrics);
   g_free (self->model);
   g_free (self->features);
+  g_free (self->preset);
   g_free (self->log_location);
   g_mutex_clear (&self->wd_lock);
   g_cond_clear (&self->wd_cond);
@@ -577,6 +589,7 @@ gst_qmetric_set_property (GObject * object, guint prop_id,
     case PROP_MODEL:
       g_free (self->model);
       self->model = g_value_dup_string (value);
+      self->model_set = self->model != NULL;
       if (!self->model)
         self->model = g_strdup (DEFAULT_MODEL);
       break;
@@ -620,6 +633,10 @@ gst_qmetric_set_property (GObject * object, guint prop_id,
       break;
     case PROP_PARTNER_TIMEOUT:
       self->partner_timeout = g_value_get_uint64 (value);
+      break;
+    case PROP_PRESET:
+      g_free (self->preset);
+      self->preset = g_value_dup_string (value);
       break;
     case PROP_WINDOW:
       g_free (self->window);
@@ -689,6 +706,9 @@ gst_qmetric_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_WINDOW:
       g_value_set_string (value, self->window);
+      break;
+    case PROP_PRESET:
+      g_value_set_string (value, self->preset);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -777,8 +797,10 @@ fill_settings (GstQmetric * self, QmSettings * s, const GstVideoInfo * info)
   GST_OBJECT_LOCK (self);
   s->metrics = g_strdup (self->metrics);
   s->metrics_are_default = !self->metrics_set;
-  s->models = g_strdup (self->model);
+  /* the default model is not added to a preset's */
+  s->models = self->model_set || !self->preset ? g_strdup (self->model) : NULL;
   s->features = g_strdup (self->features);
+  s->preset = g_strdup (self->preset);
   s->n_threads = self->threads;
   s->subsample = self->subsample;
   s->disable_clip = self->disable_clip;
@@ -794,6 +816,7 @@ clear_settings (QmSettings * s)
   g_free ((gchar *) s->metrics);
   g_free ((gchar *) s->models);
   g_free ((gchar *) s->features);
+  g_free ((gchar *) s->preset);
 }
 
 /* A frame's scores wait for the look-ahead (motion needs the next frame):
@@ -1046,6 +1069,28 @@ log_write_error (GstQmetric * self, const gchar * what)
   }
 }
 
+/* The engine's whole-run values (apsnr_y...) into the log, before it
+ * closes. */
+static void
+log_aggregates (GstQmetric * self)
+{
+  unsigned n, i;
+  const char **names;
+  double *v;
+
+  if (!self->log || !self->engine || !(n = qm_engine_n_aggregates (self->engine)))
+    return;
+  names = g_new (const char *, n);
+  v = g_new (double, n);
+  for (i = 0; i < n; i++)
+    names[i] = qm_engine_aggregate_name (self->engine, i);
+  qm_engine_aggregate_values (self->engine, v);
+  if (qm_log_set_aggregates (self->log, n, names, v) < 0)
+    GST_WARNING_OBJECT (self, "no memory for the log's aggregate values");
+  g_free (names);
+  g_free (v);
+}
+
 /* Take every finished result from the engine: pools, log, messages. */
 static GstFlowReturn
 collect (GstQmetric * self, gboolean wait)
@@ -1067,6 +1112,7 @@ collect (GstQmetric * self, gboolean wait)
 
     p->done = TRUE;
     p->has_scores = r.computed;
+    qm_engine_aggregate_add (self->engine);
     if (!r.computed)
       continue;
     p->values = g_memdup2 (r.value, self->n_features * sizeof (gdouble));
@@ -1195,6 +1241,7 @@ drain_all (GstQmetric * self)
   if (self->engine)
     qm_engine_flush (self->engine);
   ret = drain (self, TRUE);
+  log_aggregates (self);
   qm_engine_close (&self->engine);
   /* anything left (engine failure) is pushed without scores */
   while (!g_queue_is_empty (&self->out)) {
@@ -2335,6 +2382,8 @@ gst_qmetric_sink_query (GstAggregator * agg, GstAggregatorPad * pad,
 static void
 reset_stream (GstQmetric * self)
 {
+  /* the log keeps the engine's whole-run values, if it closes later */
+  log_aggregates (self);
   qm_engine_close (&self->engine);
   while (!g_queue_is_empty (&self->out))
     qm_pair_free (g_queue_pop_head (&self->out));
