@@ -94,13 +94,13 @@ static int check_metric_list(QmPlan *p, const char *list)
     for (const char *t; (t = next_name(&list, &n));) {
         char name[64];
         snprintf(name, sizeof(name), "%.*s", (int)n, t);
-        if (strcmp(name, "all") && strcmp(name, "default") &&
+        if (strcmp(name, "all") && strcmp(name, "default") && strcmp(name, "none") &&
             !qm_metric_describe(name)) {
             char known[512] = "";
             for (const char *const *k = qm_metric_names(); *k; k++)
                 snprintf(known + strlen(known), sizeof(known) - strlen(known),
                          "%s%s", known[0] ? ", " : "", *k);
-            plan_error(p, "unknown metric '%s' (known: all, %s)", name, known);
+            plan_error(p, "unknown metric '%s' (known: all, none, %s)", name, known);
             return QM_EINVAL;
         }
     }

@@ -89,7 +89,8 @@ typedef struct QmSettings {
     int w, h, bpc;
     QmChroma chroma;
     /* Comma-separated metric names (see qm_metric_names()); NULL or "all"
-     * selects every metric, "default" the VMAF model's features only.  The
+     * selects every metric, "default" the VMAF model's features only,
+     * "none" nothing of its own (what `features` and a preset select).  The
      * tools and the element default to QM_DEFAULT_METRICS (with
      * metrics_are_default). */
     const char *metrics;
