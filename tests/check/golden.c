@@ -126,70 +126,36 @@ check_run (const char *cname, const char *model, gboolean multi,
   return ok;
 }
 
-static const struct {
-  const char *pix_fmt;
-  QmChroma chroma;
-} chroma_of[] = {
-  {"yuv420p", QM_CHROMA_420}, {"yuv422p", QM_CHROMA_422},
-  {"yuv444p", QM_CHROMA_444},
-};
-
 /* The keys of one reference run against the engine's names when configured
  * as that run: libvmaf's --model version=M plus its --feature list. */
 static gboolean
 check_keys (const QmJson * c, const QmJson * run, const QmJson * gold)
 {
-  const char *cname = qm_json_str (c, "name");
-  const char *pix = qm_json_str (c, "pix_fmt");
   const QmJson *extra = qm_json_get (run, "extra_features");
-  const QmJson *fr = qm_json_at (qm_json_get (gold, "frames"), 0);
-  const QmJson *m = fr ? qm_json_get (fr, "metrics") : NULL;
   GString *metrics = g_string_new ("default");
-  GHashTable *ours = g_hash_table_new (g_str_hash, g_str_equal);
-  gboolean ok = TRUE;
+  gchar *label;
+  gboolean ok;
   QmSettings s;
   QmEngine *e = NULL;
   char *msg = NULL;
   size_t i;
 
-  qm_settings_default (&s, (int) qm_json_num (c, "width", 0),
-      (int) qm_json_num (c, "height", 0), (int) qm_json_num (c, "bitdepth", 8),
-      QM_CHROMA_420);
-  for (i = 0; i < G_N_ELEMENTS (chroma_of); i++)
-    if (g_str_has_prefix (pix, chroma_of[i].pix_fmt))
-      s.chroma = chroma_of[i].chroma;
+  golden_settings (c, &s);
   for (i = 0; extra && i < extra->n; i++)
     g_string_append_printf (metrics, ",%s", extra->items[i]->str);
   s.metrics = metrics->str;
   s.models = qm_json_str (run, "model");
+  label = g_strdup_printf ("%s [%s]", qm_json_str (c, "name"), s.models);
   if (qm_engine_open (&e, &s, &msg) != 0) {
-    g_print ("  %s [%s]: FAIL: engine: %s\n", cname, s.models,
-        msg ? msg : "?");
+    g_print ("  %s: FAIL: engine: %s\n", label, msg ? msg : "?");
     free (msg);
-    g_string_free (metrics, TRUE);
-    g_hash_table_unref (ours);
-    return FALSE;
-  }
-  for (i = 0; i < qm_engine_n_features (e); i++)
-    g_hash_table_add (ours, (gpointer) qm_engine_feature_name (e, i));
-  for (i = 0; m && i < m->n; i++) {
-    if (!g_hash_table_remove (ours, m->items[i]->key)) {
-      g_print ("  %s [%s]: FAIL: key %s missing from our output\n", cname,
-          s.models, m->items[i]->key);
-      ok = FALSE;
-    }
-  }
-  if (g_hash_table_size (ours)) {
-    GList *l, *keys = g_hash_table_get_keys (ours);
-    for (l = keys; l; l = l->next)
-      g_print ("  %s [%s]: FAIL: key %s is ours only (libvmaf does not write "
-          "it)\n", cname, s.models, (const char *) l->data);
-    g_list_free (keys);
     ok = FALSE;
+  } else {
+    ok = golden_keys_equal (label, e, gold, NULL, NULL);
+    qm_engine_close (&e);
   }
-  qm_engine_close (&e);
   g_string_free (metrics, TRUE);
-  g_hash_table_unref (ours);
+  g_free (label);
   return ok;
 }
 
@@ -199,9 +165,8 @@ run_case (const char *golden, const char *cache, const QmJson * c,
 {
   const char *cname = qm_json_str (c, "name");
   const QmJson *runs = qm_json_get (c, "runs");
-  const char *extra = g_getenv ("QMETRIC_GOLDEN_EXTRA");
   GString *models;
-  gchar *ref, *dis, *log_path, *desc, *parse;
+  gchar *ref, *dis, *log_path, *desc, *parse, *props;
   gboolean ok = TRUE, multi;
   guint nmodels = 0;
   RunResult *r;
@@ -235,12 +200,9 @@ run_case (const char *golden, const char *cache, const QmJson * c,
 
   log_path = g_strdup_printf ("%s/log-%s-%d.json", cache, cname,
       (int) getpid ());
-  desc = g_strdup_printf ("qmetric name=q metrics=all model=%s threads=%s "
-      "log-location=\"%s\" %s ! fakesink "
-      "filesrc location=\"%s\" ! %s ! q.ref_sink "
-      "filesrc location=\"%s\" ! %s ! q.dist_sink", models->str,
-      g_getenv ("QMETRIC_GOLDEN_THREADS") ? g_getenv ("QMETRIC_GOLDEN_THREADS")
-      : "2", log_path, extra ? extra : "", ref, parse, dis, parse);
+  props = g_strdup_printf ("metrics=all model=%s", models->str);
+  desc = golden_pipeline (props, log_path, ref, dis, parse);
+  g_free (props);
   {
     gint64 t0 = g_get_monotonic_time ();
     r = run_pipeline (desc);

@@ -60,17 +60,9 @@ parent_case (const char *golden, const char *name)
   return NULL;
 }
 
-static const struct {
-  const char *pix_fmt;
-  QmChroma chroma;
-} chroma_of[] = {
-  {"yuv420p", QM_CHROMA_420}, {"yuv422p", QM_CHROMA_422},
-  {"yuv444p", QM_CHROMA_444},
-};
-
 /* Whether key is a feature of a metric the run's "left_out" names. */
 static gboolean
-left_out (const QmJson * run, const char *key)
+left_out (const char *key, const QmJson * run)
 {
   const QmJson *lo = qm_json_get (run, "left_out");
   size_t i;
@@ -90,63 +82,38 @@ static gboolean
 check_keys (const QmJson * c, const QmJson * run, const char *preset,
     const QmJson * gold)
 {
-  const char *cname = qm_json_str (c, "name");
-  const QmJson *fr = qm_json_at (qm_json_get (gold, "frames"), 0);
-  const QmJson *m = fr ? qm_json_get (fr, "metrics") : NULL;
   const QmJson *ga = qm_json_get (gold, "aggregate_metrics");
-  GHashTable *ours = g_hash_table_new (g_str_hash, g_str_equal);
-  gboolean ok = TRUE;
+  gchar *label = g_strdup_printf ("%s [%s]", qm_json_str (c, "name"), preset);
+  gboolean ok;
   QmSettings s;
   QmEngine *e = NULL;
   char *msg = NULL;
   size_t i;
 
-  qm_settings_default (&s, (int) qm_json_num (c, "width", 0),
-      (int) qm_json_num (c, "height", 0), (int) qm_json_num (c, "bitdepth", 8),
-      QM_CHROMA_420);
-  for (i = 0; i < G_N_ELEMENTS (chroma_of); i++)
-    if (g_str_has_prefix (qm_json_str (c, "pix_fmt"), chroma_of[i].pix_fmt))
-      s.chroma = chroma_of[i].chroma;
+  golden_settings (c, &s);
   s.metrics = QM_DEFAULT_METRICS;
   s.metrics_are_default = TRUE;
   s.preset = preset;
   if (qm_engine_open (&e, &s, &msg) != 0) {
-    g_print ("  %s [%s]: FAIL: engine: %s\n", cname, preset, msg ? msg : "?");
+    g_print ("  %s: FAIL: engine: %s\n", label, msg ? msg : "?");
     free (msg);
-    g_hash_table_unref (ours);
+    g_free (label);
     return FALSE;
   }
-  for (i = 0; i < qm_engine_n_features (e); i++)
-    if (!left_out (run, qm_engine_feature_name (e, i)))
-      g_hash_table_add (ours, (gpointer) qm_engine_feature_name (e, i));
-  for (i = 0; m && i < m->n; i++) {
-    if (!g_hash_table_remove (ours, m->items[i]->key)) {
-      g_print ("  %s [%s]: FAIL: key %s missing from our output\n", cname,
-          preset, m->items[i]->key);
-      ok = FALSE;
-    }
-  }
-  if (g_hash_table_size (ours)) {
-    GList *l, *keys = g_hash_table_get_keys (ours);
-    for (l = keys; l; l = l->next)
-      g_print ("  %s [%s]: FAIL: key %s is ours only\n", cname, preset,
-          (const char *) l->data);
-    g_list_free (keys);
-    ok = FALSE;
-  }
+  ok = golden_keys_equal (label, e, gold, left_out, run);
   for (i = 0; i < qm_engine_n_aggregates (e); i++)
     if (!qm_json_get (ga, qm_engine_aggregate_name (e, i))) {
-      g_print ("  %s [%s]: FAIL: aggregate %s is ours only\n", cname, preset,
+      g_print ("  %s: FAIL: aggregate %s is ours only\n", label,
           qm_engine_aggregate_name (e, i));
       ok = FALSE;
     }
   if (!ga || ga->n != qm_engine_n_aggregates (e)) {
-    g_print ("  %s [%s]: FAIL: %u aggregates, the reference has %u\n", cname,
-        preset, qm_engine_n_aggregates (e), ga ? (unsigned) ga->n : 0);
+    g_print ("  %s: FAIL: %u aggregates, the reference has %u\n", label,
+        qm_engine_n_aggregates (e), ga ? (unsigned) ga->n : 0);
     ok = FALSE;
   }
   qm_engine_close (&e);
-  g_hash_table_unref (ours);
+  g_free (label);
   return ok;
 }
 
@@ -241,8 +208,6 @@ run_case (const char *golden, const char *cache, const QmJson * c,
   const char *cname = qm_json_str (c, "name");
   const QmJson *runs = qm_json_get (c, "runs");
   const QmJson *pc = parent_case (golden, cname);
-  const char *extra = g_getenv ("QMETRIC_GOLDEN_EXTRA");
-  const char *threads = g_getenv ("QMETRIC_GOLDEN_THREADS");
   gchar *ref, *dis, *parse;
   gboolean ok = TRUE;
   char err[256];
@@ -264,12 +229,8 @@ run_case (const char *golden, const char *cache, const QmJson * c,
         NULL);
     gchar *log_path = g_strdup_printf ("%s/log-ctc-%s-%s-%d.json", cache,
         cname, qm_json_str (run, "preset"), (int) getpid ());
-    gchar *desc = g_strdup_printf ("qmetric name=q preset=%s threads=%s "
-        "log-location=\"%s\" %s ! fakesink "
-        "filesrc location=\"%s\" ! %s ! q.ref_sink "
-        "filesrc location=\"%s\" ! %s ! q.dist_sink", preset,
-        threads ? threads : "2", log_path, extra ? extra : "", ref, parse, dis,
-        parse);
+    gchar *props = g_strdup_printf ("preset=%s", preset);
+    gchar *desc = golden_pipeline (props, log_path, ref, dis, parse);
     QmJson *gold = qm_json_load (path, err, sizeof (err)), *log = NULL;
     gint64 t0 = g_get_monotonic_time ();
     RunResult *r = run_pipeline (desc);
@@ -296,6 +257,7 @@ run_case (const char *golden, const char *cache, const QmJson * c,
     g_unlink (log_path);
     g_free (log_path);
     g_free (desc);
+    g_free (props);
     g_free (path);
     g_free (preset);
   }

@@ -223,6 +223,75 @@ golden_rawparse (const QmJson * c)
   return g_string_free (parse, FALSE);
 }
 
+gchar *
+golden_pipeline (const char *props, const char *log_path, const char *ref,
+    const char *dis, const char *parse)
+{
+  const char *extra = g_getenv ("QMETRIC_GOLDEN_EXTRA");
+  const char *threads = g_getenv ("QMETRIC_GOLDEN_THREADS");
+
+  return g_strdup_printf ("qmetric name=q %s threads=%s log-location=\"%s\" %s "
+      "! fakesink filesrc location=\"%s\" ! %s ! q.ref_sink "
+      "filesrc location=\"%s\" ! %s ! q.dist_sink", props,
+      threads ? threads : "2", log_path, extra ? extra : "", ref, parse, dis,
+      parse);
+}
+
+static const struct {
+  const char *pix_fmt;
+  QmChroma chroma;
+} chroma_of[] = {
+  {"yuv420p", QM_CHROMA_420}, {"yuv422p", QM_CHROMA_422},
+  {"yuv444p", QM_CHROMA_444},
+};
+
+void
+golden_settings (const QmJson * c, QmSettings * s)
+{
+  const char *pix = qm_json_str (c, "pix_fmt");
+  size_t i;
+
+  qm_settings_default (s, (int) qm_json_num (c, "width", 0),
+      (int) qm_json_num (c, "height", 0), (int) qm_json_num (c, "bitdepth", 8),
+      QM_CHROMA_420);
+  for (i = 0; pix && i < G_N_ELEMENTS (chroma_of); i++)
+    if (g_str_has_prefix (pix, chroma_of[i].pix_fmt))
+      s->chroma = chroma_of[i].chroma;
+}
+
+gboolean
+golden_keys_equal (const char *label, const QmEngine * e, const QmJson * gold,
+    gboolean (*ignore) (const char *key, const QmJson * user),
+    const QmJson * user)
+{
+  const QmJson *fr = qm_json_at (qm_json_get (gold, "frames"), 0);
+  const QmJson *m = fr ? qm_json_get (fr, "metrics") : NULL;
+  GHashTable *ours = g_hash_table_new (g_str_hash, g_str_equal);
+  gboolean ok = TRUE;
+  size_t i;
+
+  for (i = 0; i < qm_engine_n_features (e); i++)
+    if (!ignore || !ignore (qm_engine_feature_name (e, i), user))
+      g_hash_table_add (ours, (gpointer) qm_engine_feature_name (e, i));
+  for (i = 0; m && i < m->n; i++) {
+    if (!g_hash_table_remove (ours, m->items[i]->key)) {
+      g_print ("  %s: FAIL: key %s missing from our output\n", label,
+          m->items[i]->key);
+      ok = FALSE;
+    }
+  }
+  if (g_hash_table_size (ours)) {
+    GList *l, *keys = g_hash_table_get_keys (ours);
+    for (l = keys; l; l = l->next)
+      g_print ("  %s: FAIL: key %s is ours only (libvmaf does not write it)\n",
+          label, (const char *) l->data);
+    g_list_free (keys);
+    ok = FALSE;
+  }
+  g_hash_table_unref (ours);
+  return ok;
+}
+
 static gboolean
 golden_cuda_missing (void)
 {

@@ -9,6 +9,7 @@
 #include <gst/gst.h>
 
 #include "json.h"
+#include "qm.h"
 
 /* docs/accuracy.md: every feature is identical to the reference's six
  * printed decimals (rounding: up to 5e-7); 1e-6 leaves room for that
@@ -35,6 +36,11 @@ gboolean key_selected (const char *key);
 /* golden/REL (an .xz file) decompressed into the cache once: its path, or
  * NULL after a message. */
 gchar *clip (const char *golden, const char *cache, const char *rel);
+/* The gate's pipeline: both clips through `parse` into a qmetric element
+ * with `props`, the log at log_path, QMETRIC_GOLDEN_THREADS threads
+ * (default 2) and QMETRIC_GOLDEN_EXTRA's properties. */
+gchar *golden_pipeline (const char *props, const char *log_path,
+    const char *ref, const char *dis, const char *parse);
 /* The pipeline run to its end: every "qmetric" message by index. */
 RunResult *run_pipeline (const char *desc);
 void run_result_free (RunResult * r);
@@ -48,6 +54,16 @@ void feat_stat_free (FeatStat * f);
  * tightly packed, GStreamer's default rows 4-byte aligned.  NULL after a
  * message for an unknown format. */
 gchar *golden_rawparse (const QmJson * c);
+/* Default settings for the geometry of case c (width, height, bitdepth,
+ * pix_fmt). */
+void golden_settings (const QmJson * c, QmSettings * s);
+/* Whether the engine names exactly the keys of the reference's first frame
+ * (but those `ignore` says the reference left out): else FALSE after a
+ * line per key missing or extra, each starting with label. */
+gboolean golden_keys_equal (const char *label, const QmEngine * e,
+    const QmJson * gold, gboolean (*ignore) (const char *key,
+        const QmJson * user), const QmJson * user);
+
 /* One case of a manifest: TRUE when it passes.  golden: the data's
  * folder (QMETRIC_GOLDEN_DIR), cache: where clips and logs go. */
 typedef gboolean (*GoldenCaseFn) (const char *golden, const char *cache,
