@@ -919,6 +919,8 @@ int qm_engine_submit(QmEngine *e, const QmPicture *ref, const QmPicture *dist,
         return QM_ENOTSUP;
     }
     memset(s->set, 0, e->plan.nfeat);
+    /* aux values a metric does not write (a plane it skips) count as 0 */
+    memset(s->v + e->plan.nfeat, 0, e->plan.naux * sizeof(double));
     if (bk_todo) {
         /* claim the backend before the frame is visible, so that no other
          * thread polls its slot before it is submitted */
