@@ -27,6 +27,7 @@
 #include "metric.h"
 #include "model.h"
 #include "plan.h"
+#include "aggregate.h"
 #include "backend.h"
 
 #define MAX_INST QM_PLAN_MAX_INST   /* bitmasks below */
@@ -41,7 +42,7 @@ typedef struct Inst {
     int npriv;
     uint64_t next_seq;   /* SEQUENTIAL: the frame allowed to compute next */
     bool dev;            /* computed by the accelerator backend */
-    unsigned aux, agg;   /* plan.h: its aux values and aggregates, or
+    unsigned aux;        /* plan.h: the row index of its aux values, or
                             QM_NO_AUX */
 } Inst;
 
@@ -58,7 +59,6 @@ typedef struct Slot {
     QmPicture ref, dist;
     void *user;
     bool computed;        /* not skipped by subsample */
-    uint32_t ran;         /* instances that compute the frame */
     uint32_t todo;        /* instances to compute on the CPU */
     uint32_t claimed, done;
     bool bk_pending;      /* backend work submitted, not yet collected */
@@ -85,10 +85,6 @@ struct QmEngine {
     bool flushed, failed;
     double *outv;         /* copy handed out by receive */
     uint8_t *outset;
-    double *outaux;       /* the received frame's aux values ... */
-    uint32_t outran;      /* ... and the instances that computed it */
-    double *aux_sum;      /* aggregates: aux values summed over counted frames */
-    uint64_t *agg_frames; /* per instance: frames counted */
 
     /* threads */
     pthread_mutex_t lock;
@@ -156,27 +152,18 @@ void qm_settings_default(QmSettings *s, int w, int h, int bpc, QmChroma chroma)
 
 static void set_error(QmEngine *e, const char *fmt, ...)
 {
-    char buf[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof(buf), fmt, ap);
+    qm_vmessage(&e->err, &e->s, QM_LOG_ERROR, fmt, ap);
     va_end(ap);
-    free(e->err);
-    e->err = strdup(buf);
-    if (e->s.log)
-        e->s.log(e->s.log_opaque, QM_LOG_ERROR, buf);
 }
 
 void qm_engine_log(QmEngine *e, int level, const char *fmt, ...)
 {
-    if (!e->s.log)
-        return;
-    char buf[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof(buf), fmt, ap);
+    qm_vmessage(NULL, &e->s, level, fmt, ap);
     va_end(ap);
-    e->s.log(e->s.log_opaque, level, buf);
 }
 
 /* ---- CPU backend: instances' private data per worker ---- */
@@ -588,9 +575,6 @@ static void engine_free(QmEngine *e)
     free(e->ring);
     free(e->outv);
     free(e->outset);
-    free(e->outaux);
-    free(e->aux_sum);
-    free(e->agg_frames);
     free(e->err);
     free(e);
 }
@@ -632,7 +616,6 @@ int qm_engine_open_with(QmEngine **out, const QmSettings *s,
         e->inst[i].base = pi->base;
         e->inst[i].nf = pi->nf;
         e->inst[i].aux = pi->aux;
-        e->inst[i].agg = pi->agg;
     }
     /* the settings' strings were only needed above */
     e->s.metrics = e->s.models = e->s.model_path = e->s.features = NULL;
@@ -656,13 +639,10 @@ int qm_engine_open_with(QmEngine **out, const QmSettings *s,
         goto fail;
 
     e->ring = calloc(e->cap, sizeof(*e->ring));
-    e->outv = calloc(e->plan.nfeat, sizeof(double));
+    /* the features, then the aux values (plan.h; QmAggregates reads them) */
+    e->outv = calloc(e->plan.nfeat + e->plan.naux, sizeof(double));
     e->outset = calloc(e->plan.nfeat, 1);
-    e->outaux = calloc(e->plan.naux + 1, sizeof(double));
-    e->aux_sum = calloc(e->plan.naux + 1, sizeof(double));
-    e->agg_frames = calloc((size_t)e->ninst + 1, sizeof(uint64_t));
-    if (!e->ring || !e->outv || !e->outset || !e->outaux || !e->aux_sum ||
-        !e->agg_frames) {
+    if (!e->ring || !e->outv || !e->outset) {
         err = QM_ENOMEM;
         goto fail;
     }
@@ -802,6 +782,12 @@ const uint8_t *qm_engine_model_sha256(const QmEngine *e, unsigned i)
     return qm_model_sha256(e->plan.models[i].m);
 }
 
+QmAggregates *qm_aggregates_new(const QmEngine *e)
+{
+    QmAggregates *a;
+    return qm_aggregates_open(&a, &e->plan, e->s.w, e->s.h, e->s.bpc, e->s.chroma) ? NULL : a;
+}
+
 const char *qm_engine_error(const QmEngine *e)
 {
     return e->err;
@@ -894,17 +880,15 @@ int qm_engine_submit(QmEngine *e, const QmPicture *ref, const QmPicture *dist,
     s->dist = *dist;
     s->user = frame_user;
     s->computed = s->index % e->s.subsample == 0;
-    s->todo = s->claimed = s->done = s->ran = 0;
+    s->todo = s->claimed = s->done = 0;
     s->bk_pending = false;
     uint32_t bk_todo = 0;
     unsigned k = 0;
     for (int i = 0; i < e->ninst; i++) {
         /* a sequential instance sees every frame, or its order would stall;
-         * aggregates cover every frame (metric.h) */
+         * aux values cover every frame (metric.h) */
         bool run = s->computed || e->inst[i].aux != QM_NO_AUX ||
                    (e->inst[i].d->flags & (QM_METRIC_EVERY_FRAME | QM_METRIC_SEQUENTIAL));
-        if (run)
-            s->ran |= 1u << i;
         if (e->inst[i].dev) {
             if (run)
                 bk_todo |= 1u << k;
@@ -1019,11 +1003,9 @@ int qm_engine_receive(QmEngine *e, QmResult *r, bool block)
         pthread_cond_wait(&e->done_cv, &e->lock);
     }
     Slot *s = slot_of(e, e->next_recv);
-    memcpy(e->outv, s->v, e->plan.nfeat * sizeof(double));
+    memcpy(e->outv, s->v, (e->plan.nfeat + e->plan.naux) * sizeof(double));
     for (unsigned i = 0; i < e->plan.nfeat; i++)
         e->outset[i] = s->computed && s->set[i] && e->plan.reported[i];
-    memcpy(e->outaux, s->v + e->plan.nfeat, e->plan.naux * sizeof(double));
-    e->outran = s->ran;
     r->index = s->index;
     r->frame_user = s->user;
     r->computed = s->computed;
@@ -1033,41 +1015,6 @@ int qm_engine_receive(QmEngine *e, QmResult *r, bool block)
     e->next_recv++;
     pthread_mutex_unlock(&e->lock);
     return 0;
-}
-
-unsigned qm_engine_n_aggregates(const QmEngine *e)
-{
-    return e->plan.nagg;
-}
-
-const char *qm_engine_aggregate_name(const QmEngine *e, unsigned i)
-{
-    return i < e->plan.nagg ? e->plan.agg_names[i] : NULL;
-}
-
-void qm_engine_aggregate_add(QmEngine *e)
-{
-    for (int i = 0; i < e->ninst; i++) {
-        const Inst *in = &e->inst[i];
-        if (in->aux == QM_NO_AUX || !(e->outran & (1u << i)))
-            continue;
-        const unsigned a = in->aux - e->plan.nfeat;
-        for (unsigned k = 0; k < in->d->n_aux; k++)
-            e->aux_sum[a + k] += e->outaux[a + k];
-        e->agg_frames[i]++;
-    }
-}
-
-void qm_engine_aggregate_values(const QmEngine *e, double *v)
-{
-    for (int i = 0; i < e->ninst; i++) {
-        const Inst *in = &e->inst[i];
-        if (in->aux == QM_NO_AUX)
-            continue;
-        QmMetricConfig cfg = { e->s.w, e->s.h, e->s.bpc, e->s.chroma, in->opt };
-        in->d->aggregate(&cfg, e->aux_sum + (in->aux - e->plan.nfeat),
-                         e->agg_frames[i], v + in->agg);
-    }
 }
 
 void qm_engine_close(QmEngine **pe)

@@ -137,6 +137,28 @@ typedef struct QmCpuFuncs {
 
 struct QmCudaFuncs;  /* cuda/qm_cuda.h */
 
+/* Pooled values a metric provides itself (the log's "aggregate_metrics"),
+ * for a metric whose score over a run is not a pool of its per-frame
+ * values: XPSNR pools the square roots of its weighted SSE (a mean of root
+ * distortions, not of dB values) and reports the smallest plane's.  The
+ * consumer of the results (the element, qmetric-yuv) drives it through
+ * QmAggregates (qm.h) with the rows it pools. */
+typedef struct QmPoolFuncs {
+    size_t state_size;  /* zeroed before init() */
+    /* optional: the geometry and options of the instance */
+    int (*init)(void *state, const QmMetricConfig *cfg);
+    /* one frame's row of the instance: v[f], present where set[f] is
+     * nonzero, for feature f of desc->features; in frame order */
+    void (*add)(void *state, const double *v, const uint8_t *set);
+    /* the n-th pooled value: its name (a feature's, or another libvmaf key
+     * such as "xpsnr_min"; the instance's option suffixes are appended as
+     * to its features) and *x; NULL after the last */
+    const char *(*value)(const void *state, unsigned n, double *x);
+    /* optional: after add(), the same frame's aux values (desc->n_aux;
+     * only for an instance that has them) */
+    void (*add_aux)(void *state, const double *aux);
+} QmPoolFuncs;
+
 /* How a metric's scores read (charts, reports): metrics with the same unit,
  * direction and range share a chart panel (tools/qmplot.c). */
 typedef struct QmScale {
@@ -207,22 +229,17 @@ typedef struct QmMetricDesc {
      * terminated by { NULL }; may be NULL */
     const QmOptionSet *option_sets;
     QmTestContent option_sets_content;  /* what they run on */
-
-    /* optional: whole-run values, written to a log's "aggregate_metrics"
-     * (libvmaf's vmaf_feature_collector_set_aggregate(): psnr's apsnr_y..
-     * with enable_apsnr).  compute() (and the twin's collect()) leave n_aux
-     * values of each frame in rows->aux; the engine adds them up, in frame
-     * order, over the frames its caller counts (qm_engine_aggregate_add());
-     * aggregate() turns the sums of `frames` frames into the values of the
-     * NULL-terminated keys `aggregates`.  An instance with aggregates
-     * computes every frame, subsampled or not (libvmaf's extractors that
-     * set aggregates are temporal, which subsample does not skip). */
-    const char *const *aggregates;
+    const QmPoolFuncs *pool;       /* pooled values of its own, or NULL */
+    /* optional: values of each frame that its pooled values need and its
+     * features do not carry (psnr's SSE of each plane for apsnr_y..):
+     * compute() and the twin's collect() leave n_aux of them in
+     * rows->aux, which QmAggregates hands to pool->add_aux().  An instance
+     * with them computes every frame, subsampled or not (libvmaf's
+     * extractors that set such values are temporal, which subsample does
+     * not skip); aux_of: whether an instance with these options has them
+     * (NULL: always). */
     unsigned n_aux;                /* <= QM_MAX_AUX */
-    /* whether an instance with these options has them; NULL: always */
-    bool (*aggregates_of)(const QmOptValues *o);
-    void (*aggregate)(const QmMetricConfig *cfg, const double *aux_sum,
-                      uint64_t frames, double *out);
+    bool (*aux_of)(const QmOptValues *o);
 } QmMetricDesc;
 
 /* NULL-terminated table of every metric (registry.c). */
@@ -234,9 +251,12 @@ const QmMetricDesc *qm_metric_find(const char *name);
  * libvmaf appends "_<alias>_<value>" for every option that differs from its
  * default (e.g. "integer_vif_scale0_egl_1").  Returns a malloc'd string. */
 char *qm_feature_key(const QmMetricDesc *d, unsigned f, const QmOptValues *o);
+/* The same for any key of the metric (e.g. a pooled value's name). */
+char *qm_metric_key(const QmMetricDesc *d, const char *name, const QmOptValues *o);
 
-/* Whether an instance of d with options o writes aggregates. */
-bool qm_metric_has_aggregates(const QmMetricDesc *d, const QmOptValues *o);
+/* The aux values of an instance of d with options o (QmMetricDesc.n_aux):
+ * 0 when it has none. */
+unsigned qm_metric_n_aux(const QmMetricDesc *d, const QmOptValues *o);
 
 /* Look-ahead of an instance of d with options o (desc->delay_of or
  * desc->delay). */

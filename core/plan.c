@@ -8,27 +8,32 @@
 #include "plan.h"
 #include "preset.h"
 
-static void plan_error(QmPlan *p, const char *fmt, ...)
+void qm_vmessage(char **dst, const QmSettings *s, int level, const char *fmt, va_list ap)
 {
     char buf[512];
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    if (dst) {
+        free(*dst);
+        *dst = strdup(buf);
+    }
+    if (s && s->log && level >= 0)
+        s->log(s->log_opaque, level, buf);
+}
+
+static void plan_error(QmPlan *p, const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof(buf), fmt, ap);
+    qm_vmessage(&p->err, NULL, -1, fmt, ap);
     va_end(ap);
-    free(p->err);
-    p->err = strdup(buf);
 }
 
 static void plan_log(const QmSettings *s, int level, const char *fmt, ...)
 {
-    if (!s->log)
-        return;
-    char buf[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof(buf), fmt, ap);
+    qm_vmessage(NULL, s, level, fmt, ap);
     va_end(ap);
-    s->log(s->log_opaque, level, buf);
 }
 
 static void opt_defaults(const QmMetricDesc *d, QmOptValues *o)
@@ -377,18 +382,11 @@ static int check_unique_keys(QmPlan *p)
                            "not show, or models of one name): select one", p->names[i]);
                 return QM_EINVAL;
             }
-    for (unsigned i = 0; i < p->nagg; i++)
-        for (unsigned j = i + 1; j < p->nagg; j++)
-            if (!strcmp(p->agg_names[i], p->agg_names[j])) {
-                plan_error(p, "two of the selected metrics write the aggregate '%s': "
-                           "select one", p->agg_names[i]);
-                return QM_EINVAL;
-            }
     return 0;
 }
 
 /* The row's layout after the instances and models: names, model inputs,
- * aux values and aggregates. */
+ * aux values. */
 static int lay_out(QmPlan *p, QmPlanInst *(*model_insts)[QM_MAX_FEATURES])
 {
     unsigned n = 0;
@@ -412,23 +410,11 @@ static int lay_out(QmPlan *p, QmPlanInst *(*model_insts)[QM_MAX_FEATURES])
         }
         if (qm_metric_delay(in->d, &in->opt) > p->delay)
             p->delay = qm_metric_delay(in->d, &in->opt);
-        in->aux = in->agg = QM_NO_AUX;
-        if (qm_metric_has_aggregates(in->d, &in->opt)) {
+        in->aux = QM_NO_AUX;
+        if (qm_metric_n_aux(in->d, &in->opt)) {
             in->aux = p->nfeat + p->naux;
-            in->agg = p->nagg;
-            p->naux += in->d->n_aux;
-            while (in->d->aggregates[p->nagg - in->agg])
-                p->nagg++;
+            p->naux += qm_metric_n_aux(in->d, &in->opt);
         }
-    }
-    p->agg_names = calloc(p->nagg ? p->nagg : 1, sizeof(*p->agg_names));
-    if (!p->agg_names)
-        return QM_ENOMEM;
-    for (int i = 0; i < p->ninst; i++) {
-        const QmPlanInst *in = &p->inst[i];
-        for (unsigned k = 0; in->aux != QM_NO_AUX && in->d->aggregates[k]; k++)
-            if (!(p->agg_names[in->agg + k] = strdup(in->d->aggregates[k])))
-                return QM_ENOMEM;
     }
     for (int m = 0; m < p->nmodels; m++) {
         QmPlanModel *mo = &p->models[m];
@@ -591,9 +577,6 @@ void qm_plan_free(QmPlan *p)
     for (unsigned i = 0; p->names && i < p->nfeat; i++)
         free(p->names[i]);
     free(p->names);
-    for (unsigned i = 0; p->agg_names && i < p->nagg; i++)
-        free(p->agg_names[i]);
-    free(p->agg_names);
     free(p->reported);
     free(p->err);
     memset(p, 0, sizeof(*p));

@@ -22,6 +22,7 @@
 #ifndef QM_PLAN_H
 #define QM_PLAN_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -36,10 +37,9 @@ typedef struct QmPlanInst {
     QmOptValues opt;
     unsigned base, nf;   /* first feature index in a row, feature count */
     bool report;         /* selected by the user (not only a model input) */
-    /* with aggregates (qm_metric_has_aggregates()): the row index of its
-     * first aux value (rows hold nfeat features, then naux aux values) and
-     * of its first aggregate; else aux = QM_NO_AUX (metric.h) */
-    unsigned aux, agg;
+    /* with aux values (qm_metric_n_aux()): the row index of its first (rows
+     * hold nfeat features, then naux aux values); else QM_NO_AUX */
+    unsigned aux;
 } QmPlanInst;
 
 
@@ -60,8 +60,6 @@ typedef struct QmPlan {
     uint8_t *reported;   /* per feature: appears in results */
     unsigned nfeat;
     unsigned naux;       /* aux values after the features in a row */
-    char **agg_names;    /* nagg aggregate keys, instance by instance */
-    unsigned nagg;
     unsigned delay;      /* the largest look-ahead of an instance */
     char *err;           /* while building: why it failed */
 } QmPlan;
@@ -77,5 +75,9 @@ void qm_plan_free(QmPlan *p);
 
 /** "4:2:0", "4:0:0 (GRAY)"...: for messages. */
 const char *qm_chroma_name(QmChroma c);
+
+/** A one-line message from fmt: a copy in *dst (replacing it; dst may be
+ *  NULL) and to s->log at this level (s NULL or level < 0: not logged). */
+void qm_vmessage(char **dst, const QmSettings *s, int level, const char *fmt, va_list ap);
 
 #endif /* QM_PLAN_H */

@@ -213,28 +213,36 @@ const char *qm_engine_model_name(const QmEngine *e, unsigned i);
 /** SHA-256 (32 bytes) of the model file the engine loaded for model i. */
 const uint8_t *qm_engine_model_sha256(const QmEngine *e, unsigned i);
 
-/* ---- whole-run values (libvmaf's "aggregate_metrics", e.g. apsnr_y of
- *      psnr with enable_apsnr) ---- */
-
-/** Number of aggregates the engine's metrics write, and their keys. */
-unsigned qm_engine_n_aggregates(const QmEngine *e);
-const char *qm_engine_aggregate_name(const QmEngine *e, unsigned i);
-/**
- * Count the result qm_engine_receive() returned last in the aggregates.  Call
- * it for every result the caller reports, computed or skipped by subsample
- * (a metric with aggregates computes every frame, as libvmaf's does), and
- * for no other (a chunk's context frames, say).
- */
-void qm_engine_aggregate_add(QmEngine *e);
-/** The aggregates of the results counted so far: qm_engine_n_aggregates()
- *  values into v (-inf/NaN where the metric's formula gives them, e.g. no
- *  frame counted). */
-void qm_engine_aggregate_values(const QmEngine *e, double *v);
-
 /** Last error message of the engine (e.g. a failed GPU call), or NULL. */
 const char *qm_engine_error(const QmEngine *e);
 
 void qm_engine_close(QmEngine **e);
+
+/* ---- pooled values the metrics provide themselves ---- */
+
+/* Some metrics pool a run their own way (libvmaf's "aggregate_metrics";
+ * XPSNR: from the square roots of its weighted SSE, QmMetricDesc.pool).
+ * The consumer adds the rows it pools, as it adds them to QmPools. */
+typedef struct QmAggregates QmAggregates;
+
+/** For the results of engine e (empty when none of its metrics has such a
+ *  value); NULL when out of memory or a metric's pooling fails to start. */
+QmAggregates *qm_aggregates_new(const QmEngine *e);
+/** Add one result row (QmResult.value and .present, as qm_engine_receive()
+ *  returned them: value also carries the aux values some metrics need,
+ *  behind the features).  Add every result reported, computed or skipped
+ *  by subsample. */
+void qm_aggregates_add(QmAggregates *a, const double *value, const uint8_t *present);
+/** Whether every pooled value comes from the features of the rows alone,
+ *  so that rows kept elsewhere (a chunk's partial file) can be pooled again;
+ *  false when one needs values of each frame the rows do not carry
+ *  (psnr's apsnr_y needs each frame's SSE). */
+bool qm_aggregates_from_rows(const QmAggregates *a);
+/** The i-th pooled value over the rows added: its key (with the instance's
+ *  option suffixes; valid until qm_aggregates_free()) and *value; NULL
+ *  after the last. */
+const char *qm_aggregates_get(QmAggregates *a, unsigned i, double *value);
+void qm_aggregates_free(QmAggregates *a);
 
 /* ---- metric catalogue ---- */
 

@@ -15,9 +15,10 @@ struct QmLog {
     char **attr_names;  /* XML: as an attribute value (pooled metrics) */
     uint64_t frames;
     int w, h;
-    unsigned nagg;      /* qm_log_set_aggregates(): names as names[] */
-    char **agg_names;
-    double *agg;
+    /* qm_log_aggregate(): keys as given, and values */
+    char **agg_keys;
+    double *agg_values;
+    unsigned n_agg;
 };
 
 static const struct { unsigned bit; const char *name; } pool_names[] = {
@@ -247,20 +248,8 @@ static char *escape_csv(const char *s)
     return b.p;
 }
 
-static void free_aggregates(QmLog *l)
-{
-    for (unsigned i = 0; l->agg_names && i < l->nagg; i++)
-        free(l->agg_names[i]);
-    free(l->agg_names);
-    free(l->agg);
-    l->agg_names = NULL;
-    l->agg = NULL;
-    l->nagg = 0;
-}
-
 static void free_names(QmLog *l)
 {
-    free_aggregates(l);
     for (unsigned i = 0; i < l->n; i++) {
         if (l->names)
             free(l->names[i]);
@@ -269,6 +258,42 @@ static void free_names(QmLog *l)
     }
     free(l->names);
     free(l->attr_names);
+    for (unsigned i = 0; i < l->n_agg; i++)
+        free(l->agg_keys[i]);
+    free(l->agg_keys);
+    free(l->agg_values);
+}
+
+int qm_log_aggregate(QmLog *l, const char *key, double value)
+{
+    if (!l)
+        return 0;
+    char **k = realloc(l->agg_keys, (l->n_agg + 1) * sizeof(*k));
+    if (k)
+        l->agg_keys = k;
+    double *v = realloc(l->agg_values, (l->n_agg + 1) * sizeof(*v));
+    if (v)
+        l->agg_values = v;
+    char *dup = k && v ? strdup(key) : NULL;
+    if (!dup)
+        return QM_ENOMEM;
+    l->agg_keys[l->n_agg] = dup;
+    l->agg_values[l->n_agg++] = value;
+    return 0;
+}
+
+/* The "name": value pairs of qm_log_aggregate() in JSON: one per line
+ * (pretty, the JSON log) or on one line (JSON lines). */
+static void write_json_aggregates(QmLog *l, int pretty)
+{
+    char num[64];
+    for (unsigned i = 0; i < l->n_agg; i++) {
+        char *k = escape_json(l->agg_keys[i]);
+        qm_format_score(num, sizeof(num), l->agg_values[i]);
+        fprintf(l->f, pretty ? "%s\n    \"%s\": %s" : "%s\"%s\":%s", i ? "," : "",
+                k ? k : "", num);
+        free(k);
+    }
 }
 
 QmLog *qm_log_open(const char *path, QmLogFormat fmt, unsigned n,
@@ -357,43 +382,6 @@ QmLog *qm_log_open(const char *path, QmLogFormat fmt, unsigned n,
         return NULL;
     }
     return l;
-}
-
-int qm_log_set_aggregates(QmLog *l, unsigned n, const char *const *names,
-                          const double *values)
-{
-    free_aggregates(l);
-    if (!n)
-        return 0;
-    l->agg_names = calloc(n, sizeof(char *));
-    l->agg = malloc(n * sizeof(double));
-    if (!l->agg_names || !l->agg) {
-        free_aggregates(l);
-        return QM_ENOMEM;
-    }
-    l->nagg = n;
-    for (unsigned i = 0; i < n; i++) {
-        /* the keys as the format writes names (XML: an attribute name) */
-        l->agg_names[i] = l->fmt == QM_LOG_FORMAT_CSV ? strdup(names[i])
-                          : l->fmt == QM_LOG_FORMAT_XML ? xml_name(names[i])
-                          : escape_json(names[i]);
-        l->agg[i] = values[i];
-        if (!l->agg_names[i]) {
-            free_aggregates(l);
-            return QM_ENOMEM;
-        }
-    }
-    return 0;
-}
-
-/* "name":value for each aggregate, JSON (sep: after the colon) */
-static void write_json_aggregates(QmLog *l, const char *lead, const char *sep)
-{
-    char num[64];
-    for (unsigned i = 0; i < l->nagg; i++) {
-        qm_format_score(num, sizeof(num), l->agg[i]);
-        fprintf(l->f, "%s%s\"%s\":%s%s", i ? "," : "", lead, l->agg_names[i], sep, num);
-    }
 }
 
 /* "name":value for each present score */
@@ -546,8 +534,8 @@ int qm_log_close(QmLog *l, QmPool *pools, unsigned methods, double fps)
             fprintf(l->f, "\n    }");
         }
         fprintf(l->f, "\n  },\n  \"aggregate_metrics\": {");
-        write_json_aggregates(l, "\n    ", " ");
-        fprintf(l->f, "%s}\n}\n", l->nagg ? "\n  " : "");
+        write_json_aggregates(l, 1);
+        fprintf(l->f, "%s}\n}\n", l->n_agg ? "\n  " : "");
         break;
     case QM_LOG_FORMAT_CSV:
         break;  /* CSV holds the frames only, as libvmaf's */
@@ -566,11 +554,14 @@ int qm_log_close(QmLog *l, QmPool *pools, unsigned methods, double fps)
             fprintf(l->f, " />\n");
         }
         fprintf(l->f, "  </pooled_metrics>\n");
-        if (l->nagg) {
+        if (l->n_agg) {
+            /* libvmaf's layout: one attribute per value */
             fprintf(l->f, "  <aggregate_metrics");
-            for (unsigned i = 0; i < l->nagg; i++) {
-                qm_format_score(num, sizeof(num), l->agg[i]);
-                fprintf(l->f, " %s=\"%s\"", l->agg_names[i], num);
+            for (unsigned i = 0; i < l->n_agg; i++) {
+                char *attr = xml_name(l->agg_keys[i]);
+                qm_format_score(num, sizeof(num), l->agg_values[i]);
+                fprintf(l->f, " %s=\"%s\"", attr ? attr : "_", num);
+                free(attr);
             }
             fprintf(l->f, " />\n");
         }
@@ -583,9 +574,9 @@ int qm_log_close(QmLog *l, QmPool *pools, unsigned methods, double fps)
                 "\"pooled_metrics\":{", (unsigned long long)l->frames, num);
         write_jsonl_pools(l, l->n, pools, methods, 0);
         fprintf(l->f, "}");
-        if (l->nagg) {
+        if (l->n_agg) {
             fprintf(l->f, ",\"aggregate_metrics\":{");
-            write_json_aggregates(l, "", "");
+            write_json_aggregates(l, 0);
             fprintf(l->f, "}");
         }
         fprintf(l->f, "}\n");

@@ -63,15 +63,11 @@ typedef struct QmLogWindow {
 /** Append one window record (JSON lines only; other formats: nothing). */
 int qm_log_window(QmLog *l, const QmLogWindow *w);
 
-/**
- * Whole-run values that are not a pooling of one feature (libvmaf's
- * "aggregate_metrics": psnr's apsnr_y...; see qm_engine_aggregate_values()),
- * written by qm_log_close() into JSON's "aggregate_metrics", XML's
- * <aggregate_metrics> and the JSON-lines summary (CSV has none): n keys and
- * values, copied; a later call replaces them.  0, or QM_ENOMEM.
- */
-int qm_log_set_aggregates(QmLog *l, unsigned n, const char *const *names,
-                          const double *values);
+/** A pooled value a metric provides itself (QmAggregates, qm.h), written
+ *  by qm_log_close() after the pooled values: JSON and JSON lines under
+ *  "aggregate_metrics", XML as <aggregate_metrics>, CSV not at all.
+ *  Returns 0 or QM_ENOMEM. */
+int qm_log_aggregate(QmLog *l, const char *key, double value);
 
 /**
  * Write the pooled values (pools[i] for feature i; a feature with no frame

@@ -87,8 +87,13 @@ bool qm_feature_info(const char *key, QmFeatureInfo *info)
 
 char *qm_feature_key(const QmMetricDesc *d, unsigned f, const QmOptValues *o)
 {
+    return qm_metric_key(d, d->features[f], o);
+}
+
+char *qm_metric_key(const QmMetricDesc *d, const char *name, const QmOptValues *o)
+{
     char buf[256];
-    size_t l = (size_t)snprintf(buf, sizeof(buf), "%s", d->features[f]);
+    size_t l = (size_t)snprintf(buf, sizeof(buf), "%s", name);
     for (int i = 0; d->options && d->options[i].name && l < sizeof(buf); i++) {
         const QmOptionDesc *od = &d->options[i];
         if (o->v[i] == od->def || !(od->flags & QM_OPT_IN_KEY))
@@ -105,10 +110,9 @@ char *qm_feature_key(const QmMetricDesc *d, unsigned f, const QmOptValues *o)
     return strdup(buf);
 }
 
-bool qm_metric_has_aggregates(const QmMetricDesc *d, const QmOptValues *o)
+unsigned qm_metric_n_aux(const QmMetricDesc *d, const QmOptValues *o)
 {
-    return d->aggregates && d->aggregate &&
-           (!d->aggregates_of || d->aggregates_of(o));
+    return d->n_aux && (!d->aux_of || d->aux_of(o)) ? d->n_aux : 0;
 }
 
 unsigned qm_metric_delay(const QmMetricDesc *d, const QmOptValues *o)

@@ -102,32 +102,68 @@ static int psnr_compute(void *priv, const QmFrame *f, QmRows *out)
     return 0;
 }
 
-static bool psnr_aggregates_of(const QmOptValues *o)
+static bool psnr_aux_of(const QmOptValues *o)
 {
     return o->v[QM_PSNR_ENABLE_APSNR] != 0;
 }
 
-/* libvmaf integer_psnr.c flush(): the aggregates of the frames counted
- * (aux: the SSE of each plane; a plane not computed stays at 0). */
-static void psnr_aggregate(const QmMetricConfig *cfg, const double *sse,
-                           uint64_t frames, double *out)
+/* enable_apsnr's whole-run values (libvmaf integer_psnr.c flush()), from
+ * the frames' SSE (the aux values; a plane not computed stays at 0). */
+typedef struct PsnrPool {
+    QmPsnrParams prm;
+    double sse[3];
+    uint64_t frames;
+} PsnrPool;
+
+static int psnr_pool_init(void *state, const QmMetricConfig *cfg)
 {
-    QmPsnrParams s;
-    qm_psnr_setup(cfg, &s);
-    /* the reference's integers: peak^2 in 32 bits, the products in 64 */
-    const uint32_t peak2 = s.peak * s.peak;
-    for (int p = 0; p < 3; p++) {
-        const uint64_t n = p < s.nplanes ? frames * (uint64_t)s.pw[p] * (uint64_t)s.ph[p] : 0;
-        const double apsnr = 10 * (log10((double)peak2) + log10((double)n) - log10(sse[p]));
-        const double max_apsnr = ceil(10 * log10((double)((uint64_t)peak2 * n * 2)));
-        out[p] = apsnr < max_apsnr ? apsnr : max_apsnr;
-    }
+    qm_psnr_setup(cfg, &((PsnrPool *)state)->prm);
+    return 0;
 }
+
+static void psnr_pool_add(void *state, const double *v, const uint8_t *set)
+{
+    (void)state;
+    (void)v;
+    (void)set;  /* the capped scores: apsnr needs the SSE (add_aux) */
+}
+
+static void psnr_pool_add_aux(void *state, const double *aux)
+{
+    PsnrPool *s = state;
+    for (int p = 0; p < 3; p++)
+        s->sse[p] += aux[p];
+    s->frames++;
+}
+
+static const char *psnr_pool_value(const void *state, unsigned n, double *x)
+{
+    static const char *const keys[] = { "apsnr_y", "apsnr_cb", "apsnr_cr" };
+    const PsnrPool *s = state;
+    if (!s->prm.apsnr || n >= 3)
+        return NULL;
+    /* the reference's integers: peak^2 in 32 bits, the products in 64 */
+    const uint32_t peak2 = s->prm.peak * s->prm.peak;
+    const int p = (int)n;
+    const uint64_t px = p < s->prm.nplanes ?
+        s->frames * (uint64_t)s->prm.pw[p] * (uint64_t)s->prm.ph[p] : 0;
+    const double apsnr = 10 * (log10((double)peak2) + log10((double)px) - log10(s->sse[p]));
+    const double max_apsnr = ceil(10 * log10((double)((uint64_t)peak2 * px * 2)));
+    *x = apsnr < max_apsnr ? apsnr : max_apsnr;
+    return keys[n];
+}
+
+static const QmPoolFuncs psnr_pool = {
+    .state_size = sizeof(PsnrPool),
+    .init = psnr_pool_init,
+    .add = psnr_pool_add,
+    .value = psnr_pool_value,
+    .add_aux = psnr_pool_add_aux,
+};
 
 extern const struct QmCudaFuncs qm_cuda_psnr;  /* cuda/psnr.cu */
 
 static const char *const psnr_features[] = { "psnr_y", "psnr_cb", "psnr_cr", NULL };
-static const char *const psnr_aggregates[] = { "apsnr_y", "apsnr_cb", "apsnr_cr", NULL };
 
 static const QmOptionDesc psnr_options[] = {
     { "enable_apsnr", NULL, "also write the PSNR of each plane over the whole run "
@@ -165,8 +201,7 @@ const QmMetricDesc qm_metric_psnr = {
     },
     .cuda = QM_CUDA_TWIN(qm_cuda_psnr),
     .option_sets = psnr_option_sets,
-    .aggregates = psnr_aggregates,
+    .pool = &psnr_pool,
     .n_aux = 3,
-    .aggregates_of = psnr_aggregates_of,
-    .aggregate = psnr_aggregate,
+    .aux_of = psnr_aux_of,
 };

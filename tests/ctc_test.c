@@ -147,9 +147,8 @@ static Run *run(const Clip *c, const char *metrics, const char *features,
     r->nf = qm_engine_n_features(e);
     for (unsigned i = 0; i < r->nf && i < MAXF * 4; i++)
         snprintf(r->names[i], sizeof(r->names[i]), "%s", qm_engine_feature_name(e, i));
-    r->nagg = qm_engine_n_aggregates(e);
-    for (unsigned i = 0; i < r->nagg && i < 8; i++)
-        snprintf(r->agg_names[i], sizeof(r->agg_names[i]), "%s", qm_engine_aggregate_name(e, i));
+    QmAggregates *aggs = qm_aggregates_new(e);
+    CHECK(aggs != NULL, "aggregates");
     QmResult res;
     for (int f = 0; f <= c->n; f++) {
         if (f < c->n) {
@@ -165,11 +164,13 @@ static Run *run(const Clip *c, const char *metrics, const char *features,
                 r->v[res.index][i] = res.value[i];
                 r->set[res.index][i] = res.present[i];
             }
-            qm_engine_aggregate_add(e);
+            qm_aggregates_add(aggs, res.value, res.present);
         }
     }
-    if (r->nagg && r->nagg <= 8)
-        qm_engine_aggregate_values(e, r->agg);
+    const char *name;
+    while (r->nagg < 8 && (name = qm_aggregates_get(aggs, r->nagg, &r->agg[r->nagg])))
+        snprintf(r->agg_names[r->nagg++], sizeof(r->agg_names[0]), "%s", name);
+    qm_aggregates_free(aggs);
     qm_engine_close(&e);
     return r;
 }
@@ -276,9 +277,8 @@ static void test_preset_plans(void)
               !strcmp(qm_model_name(p.models[1].m),
                       aom ? "vmaf_v0.6.1neg" : "vmaf_4k_v0.6.1neg"), "%s: model files",
               presets[k]);
-        CHECK(p.nagg == 3 && !strcmp(p.agg_names[0], "apsnr_y") &&
-              !strcmp(p.agg_names[1], "apsnr_cb") && !strcmp(p.agg_names[2], "apsnr_cr"),
-              "%s: aggregates", presets[k]);
+        /* apsnr: psnr's SSE of each plane, every frame */
+        CHECK(p.naux == 3, "%s: aux values %u", presets[k], p.naux);
         /* the whole preset in one pass on the GPU: a twin for every
          * instance that takes its options */
         for (int i = 0; i < p.ninst; i++) {
@@ -364,6 +364,9 @@ static void test_psnr_options(void)
                   agg(r, "apsnr_cr") == caps[k].ac, "%d-bit apsnr caps %g %g %g", caps[k].bpc,
                   agg(r, "apsnr_y"), agg(r, "apsnr_cb"), agg(r, "apsnr_cr"));
             CHECK(d->nagg == 0, "no aggregates without enable_apsnr");
+            CHECK(r->nagg == 3 && !strcmp(r->agg_names[0], "apsnr_y") &&
+                  !strcmp(r->agg_names[1], "apsnr_cb") && !strcmp(r->agg_names[2], "apsnr_cr"),
+                  "aggregate keys");
         }
         run_free(d);
         run_free(r);

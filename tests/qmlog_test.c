@@ -1,9 +1,6 @@
 /* gst-qmetric: core/qmlog.c under hostile feature names and full disks.
  * Every name is written escaped for its format (exact bytes checked), and
- * a log that cannot be written is refused at open (/dev/full).  The
- * aggregate_metrics section in libvmaf's layout (JSON, XML) and in the
- * JSON-lines summary, infinite values as null. */
-#include <math.h>
+ * a log that cannot be written is refused at open (/dev/full). */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -18,18 +15,7 @@ static const char *const names[] = {
 };
 #define N (sizeof(names) / sizeof(names[0]))
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    char *s = calloc(1, 1 << 16);
-    if (f && s)
-        s[fread(s, 1, (1 << 16) - 1, f)] = 0;
-    if (f)
-        fclose(f);
-    return s;
-}
-
-static char *write_log_agg(QmLogFormat fmt, unsigned nagg)
+static char *write_log(QmLogFormat fmt)
 {
     char path[] = "/tmp/qmlog_test.XXXXXX";
     int fd = mkstemp(path);
@@ -50,22 +36,12 @@ static char *write_log_agg(QmLogFormat fmt, unsigned nagg)
         qm_pool_add(&pools[i], v[i]);
     }
     CHECK(qm_log_frame(l, 0, v, present) == 0, "frame");
-    {
-        static const char *const agg_names[] = { "apsnr_y", "apsnr_cb", "apsnr_cr" };
-        const double agg[] = { 127, 42.25, -INFINITY };
-        CHECK(qm_log_set_aggregates(l, nagg, agg_names, agg) == 0, "aggregates");
-    }
     CHECK(qm_log_close(l, pools, QM_POOL_MEAN, 1.0) == 0, "close");
     for (unsigned i = 0; i < N; i++)
         qm_pool_clear(&pools[i]);
-    s = slurp(path);
+    s = unit_slurp(path);
     unlink(path);
     return s;
-}
-
-static char *write_log(QmLogFormat fmt)
-{
-    return write_log_agg(fmt, 0);
 }
 
 int main(void)
@@ -95,28 +71,6 @@ int main(void)
     CHECK(strstr(s, "<metric name=\"x,y&lt;z&gt;&amp;&apos;\""), "xml markup:\n%s", s);
     CHECK(strstr(s, "<metric name=\"tab&#9;here\""), "xml tab:\n%s", s);
     CHECK(strstr(s, "<metric name=\"bad\xEF\xBF\xBD\""), "xml non-UTF-8:\n%s", s);
-    free(s);
-
-    /* aggregates: libvmaf's layout; none is an empty object, as before */
-    s = write_log(QM_LOG_FORMAT_JSON);
-    CHECK(strstr(s, "  },\n  \"aggregate_metrics\": {}\n}\n"), "json no aggregates:\n%s", s);
-    free(s);
-    s = write_log_agg(QM_LOG_FORMAT_JSON, 3);
-    CHECK(strstr(s, "  \"aggregate_metrics\": {\n    \"apsnr_y\": 127.000000,\n"
-                    "    \"apsnr_cb\": 42.250000,\n    \"apsnr_cr\": null\n  }\n}\n"),
-          "json aggregates:\n%s", s);
-    free(s);
-    s = write_log_agg(QM_LOG_FORMAT_XML, 3);
-    CHECK(strstr(s, "  </pooled_metrics>\n  <aggregate_metrics apsnr_y=\"127.000000\" "
-                    "apsnr_cb=\"42.250000\" apsnr_cr=\"null\" />\n  <fyi"),
-          "xml aggregates:\n%s", s);
-    free(s);
-    s = write_log_agg(QM_LOG_FORMAT_JSONL, 2);
-    CHECK(strstr(s, ",\"aggregate_metrics\":{\"apsnr_y\":127.000000,\"apsnr_cb\":42.250000}}\n"),
-          "jsonl aggregates:\n%s", s);
-    free(s);
-    s = write_log_agg(QM_LOG_FORMAT_CSV, 3);
-    CHECK(!strstr(s, "apsnr"), "csv has no aggregates:\n%s", s);
     free(s);
 
     /* a full disk: refused at open, with the reason */

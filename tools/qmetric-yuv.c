@@ -381,7 +381,7 @@ int main(int argc, char **argv)
             }
             sprintf(f, "%s%s%s", features ? features : "", features ? "," : "", optarg);
             free(features);
-            features = s.features = f;
+            s.features = features = f;
             break;
         }
         case O_AOM:
@@ -520,11 +520,19 @@ int main(int argc, char **argv)
         free(msg);
         return 2;
     }
-    if (partial_path && qm_engine_n_aggregates(e)) {
-        /* a partial file holds rows; these values are not a pooling of them */
+    /* the pooled values some metrics provide themselves, over the rows
+     * reported */
+    QmAggregates *aggs = qm_aggregates_new(e);
+    if (!aggs) {
+        fprintf(stderr, "qmetric-yuv: out of memory\n");
+        return 1;
+    }
+    if (partial_path && !qm_aggregates_from_rows(aggs)) {
+        /* a partial file holds the rows only */
+        double x;
         fprintf(stderr, "qmetric-yuv: --partial: the run writes whole-run values "
-                "(aggregate_metrics: %s...) that chunks cannot be merged into; "
-                "score the title in one run\n", qm_engine_aggregate_name(e, 0));
+                "(aggregate_metrics: %s...) that merged chunks cannot give; "
+                "score the title in one run\n", qm_aggregates_get(aggs, 0, &x));
         return 2;
     }
     unsigned nf = qm_engine_n_features(e);
@@ -556,6 +564,10 @@ int main(int argc, char **argv)
         }
     }
     QmPool *pools = calloc(nf, sizeof(*pools));
+    if (!pools) {
+        fprintf(stderr, "qmetric-yuv: out of memory\n");
+        return 1;
+    }
 
     /* A chunk: the engine starts QM_CHUNK_CONTEXT frames early (on a
      * multiple of the subsample step, so that the same frames are computed
@@ -622,7 +634,6 @@ int main(int argc, char **argv)
             source_done(&sd, index);
             if (index < start || index >= end)
                 continue;
-            qm_engine_aggregate_add(e);
             reported++;
             if (log && qm_log_frame(log, index, r.value, r.present) && !out_err)
                 out_err = errno ? errno : EIO;
@@ -631,6 +642,7 @@ int main(int argc, char **argv)
             for (unsigned i = 0; i < nf; i++)
                 if (r.present[i])
                     qm_pool_add(&pools[i], r.value[i]);
+            qm_aggregates_add(aggs, r.value, r.present);
         }
         if (err != QM_EAGAIN && err != QM_EOF) {
             fprintf(stderr, "qmetric-yuv: %s\n", qm_engine_error(e) ? qm_engine_error(e) : qm_strerror(err));
@@ -658,19 +670,13 @@ int main(int argc, char **argv)
     }
     const double secs = now_s() - t0;
     const double fps = reported / secs;
-    const unsigned nagg = qm_engine_n_aggregates(e);
-    if (log && nagg) {
-        const char **agg_names = calloc(nagg, sizeof(*agg_names));
-        double *agg = calloc(nagg, sizeof(*agg));
-        for (unsigned i = 0; agg_names && agg && i < nagg; i++)
-            agg_names[i] = qm_engine_aggregate_name(e, i);
-        if (agg_names && agg)
-            qm_engine_aggregate_values(e, agg);
-        if ((!agg_names || !agg || qm_log_set_aggregates(log, nagg, agg_names, agg)) &&
-            !out_err)
+    double agg;
+    for (unsigned i = 0; log && !out_err; i++) {
+        const char *key = qm_aggregates_get(aggs, i, &agg);
+        if (!key)
+            break;
+        if (qm_log_aggregate(log, key, agg))
             out_err = ENOMEM;
-        free(agg_names);
-        free(agg);
     }
     errno = 0;
     if (log && qm_log_close(log, pools, QM_POOL_LIBVMAF, fps) && !out_err)
@@ -697,6 +703,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "qmetric-yuv times: frames %.3f s, log and engine close %.3f s, "
                 "files closed %.3f s\n", secs, t1 - t0 - secs, now_s() - t1);
     free(pools);
+    qm_aggregates_free(aggs);
     free(names);
     free(features);
     free(preset);

@@ -179,6 +179,8 @@ struct _GstQmetric
   GstVideoInfo pair_ref_info, pair_dist_info, engine_info;
   gboolean have_ref_info, have_dist_info;
   QmEngine *engine;
+  QmAggregates *aggs;           /* pooled values metrics provide themselves
+                                   (apsnr_y...): the engine's, while it lives */
   guint n_features;
   const gchar **names;          /* interned */
   GQuark *quarks;
@@ -245,6 +247,7 @@ static gboolean gst_qmetric_sink_event (GstAggregator * agg,
 static gboolean gst_qmetric_sink_query (GstAggregator * agg,
     GstAggregatorPad * pad, GstQuery * query);
 static gboolean live_may_end (GstQmetric * self, gint64 deadline);
+static void close_engine (GstQmetric * self);
 static gint64 live_end_time (GstQmetric * self, guint i);
 static GstFlowReturn gst_qmetric_aggregate (GstAggregator * agg,
     gboolean timeout);
@@ -880,6 +883,14 @@ open_engine (GstQmetric * self, GstClockTime rt)
         ("No usable CUDA device: the metrics run on the CPU"),
         ("backend=auto; the GST_DEBUG=qmetric:4 log says why"));
   }
+  qm_aggregates_free (self->aggs);
+  self->aggs = qm_aggregates_new (self->engine);
+  if (!self->aggs) {
+    GST_ELEMENT_ERROR (self, RESOURCE, FAILED, ("Out of memory"), (NULL));
+    qm_engine_close (&self->engine);
+    g_free (log_location);
+    return FALSE;
+  }
   {
     /* kept for the summary: the engine is closed before it is posted */
     char *id = qm_partial_engine_settings (self->engine, &s);
@@ -917,7 +928,7 @@ open_engine (GstQmetric * self, GstClockTime rt)
       GST_ELEMENT_ERROR (self, STREAM, FORMAT,
           ("The new input format changes the set of scores; this is not "
               "supported mid-stream"), (NULL));
-      qm_engine_close (&self->engine);
+      close_engine (self);
       g_free (log_location);
       return FALSE;
     }
@@ -935,7 +946,7 @@ open_engine (GstQmetric * self, GstClockTime rt)
       g_free (why);
       free (err);
       g_free (log_location);
-      qm_engine_close (&self->engine);
+      close_engine (self);
       return FALSE;
     }
   }
@@ -1069,26 +1080,30 @@ log_write_error (GstQmetric * self, const gchar * what)
   }
 }
 
-/* The engine's whole-run values (apsnr_y...) into the log, before it
- * closes. */
+/* The pooled values the metrics provide themselves (apsnr_y...) into the
+ * log, before the engine they belong to closes; then they are gone, so
+ * that a later call writes nothing twice. */
 static void
 log_aggregates (GstQmetric * self)
 {
-  unsigned n, i;
-  const char **names;
-  double *v;
+  const char *key;
+  double v;
+  unsigned i;
 
-  if (!self->log || !self->engine || !(n = qm_engine_n_aggregates (self->engine)))
-    return;
-  names = g_new (const char *, n);
-  v = g_new (double, n);
-  for (i = 0; i < n; i++)
-    names[i] = qm_engine_aggregate_name (self->engine, i);
-  qm_engine_aggregate_values (self->engine, v);
-  if (qm_log_set_aggregates (self->log, n, names, v) < 0)
-    GST_WARNING_OBJECT (self, "no memory for the log's aggregate values");
-  g_free (names);
-  g_free (v);
+  for (i = 0; self->log && self->aggs &&
+      (key = qm_aggregates_get (self->aggs, i, &v)); i++)
+    if (qm_log_aggregate (self->log, key, v) < 0)
+      GST_WARNING_OBJECT (self, "no memory for the log's aggregate values");
+  qm_aggregates_free (self->aggs);
+  self->aggs = NULL;
+}
+
+/* The engine closes: what the log keeps of it first. */
+static void
+close_engine (GstQmetric * self)
+{
+  log_aggregates (self);
+  qm_engine_close (&self->engine);
 }
 
 /* Take every finished result from the engine: pools, log, messages. */
@@ -1112,7 +1127,8 @@ collect (GstQmetric * self, gboolean wait)
 
     p->done = TRUE;
     p->has_scores = r.computed;
-    qm_engine_aggregate_add (self->engine);
+    /* every frame: a metric's own pooled values may count skipped ones */
+    qm_aggregates_add (self->aggs, r.value, r.present);
     if (!r.computed)
       continue;
     p->values = g_memdup2 (r.value, self->n_features * sizeof (gdouble));
@@ -1241,8 +1257,7 @@ drain_all (GstQmetric * self)
   if (self->engine)
     qm_engine_flush (self->engine);
   ret = drain (self, TRUE);
-  log_aggregates (self);
-  qm_engine_close (&self->engine);
+  close_engine (self);
   /* anything left (engine failure) is pushed without scores */
   while (!g_queue_is_empty (&self->out)) {
     QmPair *p = g_queue_pop_head (&self->out);
@@ -2382,9 +2397,7 @@ gst_qmetric_sink_query (GstAggregator * agg, GstAggregatorPad * pad,
 static void
 reset_stream (GstQmetric * self)
 {
-  /* the log keeps the engine's whole-run values, if it closes later */
-  log_aggregates (self);
-  qm_engine_close (&self->engine);
+  close_engine (self);
   while (!g_queue_is_empty (&self->out))
     qm_pair_free (g_queue_pop_head (&self->out));
 }
