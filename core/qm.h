@@ -180,7 +180,8 @@ typedef struct QmResult {
     uint64_t index;      /* pair index, from 0 in submission order */
     void *frame_user;
     bool computed;       /* false for pairs skipped by subsample */
-    const double *value; /* qm_engine_n_features() entries (valid until next call) */
+    const double *value; /* qm_engine_n_features() entries (valid until next
+                            call), then values only qm_aggregates_add() reads */
     const uint8_t *present; /* nonzero where value[i] was produced */
 } QmResult;
 
