@@ -3,7 +3,8 @@
  *   qmetric-bench [--sizes 576x324,1920x1080,3840x2160] [--bits 8,10]
  *                 [--metrics SET,...] [--backends cpu,cuda] [--threads 1,N]
  *                 [--inputs host,device] [--seconds S] [--warmup N]
- *                 [--repeats N] [--distinct N] [--models LIST] [--json FILE]
+ *                 [--repeats N] [--distinct N] [--models LIST] [--preset P]
+ *                 [--json FILE]
  *
  * --metrics: ',' separates runs, '+' joins the metrics of one run (one
  * engine computing them together): e.g.
@@ -13,6 +14,9 @@
  * the engine's metric names (qm_metric_names(); `metrics` of the element).
  * Without --metrics: every metric alone, then default and all.
  *
+ * --preset: libvmaf's CLI preset (the element's `preset`, e.g. aom_ctc=v7.0):
+ * its models and metrics in every run; with no --metrics, the preset alone
+ * (`none` beside it).
  * --models: the VMAF model(s) of the run (the element's `model`, e.g.
  * vmaf_v1.0.16_3d0h; default vmaf_v0.6.1); their features come with them.
  *
@@ -46,6 +50,7 @@
 
 static int n_frames = 8;      /* --distinct */
 static const char *models;    /* --models, NULL: the default model */
+static const char *preset;    /* --preset FAMILY=VERSION (aom_ctc=v7.0), or NULL */
 
 typedef struct Clip {
     int w, h, bpc;
@@ -144,6 +149,7 @@ static double measure(const Clip *c, const char *metrics, QmBackend be,
     s.metrics = metrics;
     if (models)
         s.models = models;
+    s.preset = preset;
     s.backend = be;
     s.n_threads = threads;
     QmEngine *e;
@@ -220,7 +226,7 @@ static void usage(void)
             "usage: qmetric-bench [--sizes WxH,...] [--bits 8,10] [--metrics SET,...]\n"
             "                     [--backends cpu,cuda] [--threads N,...] [--inputs host,device]\n"
             "                     [--seconds S] [--warmup N] [--repeats N] [--distinct N]\n"
-            "                     [--models LIST] [--json FILE]\n"
+            "                     [--models LIST] [--preset FAMILY=VERSION] [--json FILE]\n"
             "  SET: a metric, 'default' (VMAF), 'all', 'combined' (" QB_COMBINED "),\n"
             "       or metrics joined by '+' (one run), e.g. vmaf+psnr+float_ssim\n"
             "  --device-input = --inputs device (the comment at the top of\n"
@@ -249,6 +255,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--json") && v) json = argv[++i];
         else if (!strcmp(a, "--distinct") && v) n_frames = atoi(argv[++i]);
         else if (!strcmp(a, "--models") && v) models = argv[++i];
+        else if (!strcmp(a, "--preset") && v) preset = argv[++i];
         else if (!strcmp(a, "--device-input")) inputs = "device";
         else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage();
@@ -264,6 +271,8 @@ int main(int argc, char **argv)
         return 2;
     }
     char deflist[1024] = "";
+    if (!metrics && preset)
+        metrics = "none";  /* the preset alone */
     if (!metrics) {
         for (const char *const *n = qm_metric_names(); *n; n++)
             snprintf(deflist + strlen(deflist), sizeof(deflist) - strlen(deflist), "%s,", *n);
@@ -310,7 +319,9 @@ int main(int argc, char **argv)
                 "\"distinct\": %d, \"models\": \"%s\", "
                 "\"device_input\": %s, \"results\": [\n", seconds, warm, repeats,
                 n_frames, models ? models : "default", want_device ? "true" : "false");
-    printf("# %d distinct frames cycled; models: %s\n", n_frames, models ? models : "default");
+    printf("# %d distinct frames cycled; models: %s%s%s\n", n_frames,
+           models ? models : preset ? "the preset's" : "default",
+           preset ? "; preset " : "", preset ? preset : "");
     int first = 1;
     printf("%-11s %-4s %-*s %-5s %-6s %-7s %10s\n", "size", "bits", mw, "metrics", "back",
            "input", "threads", "frames/s");

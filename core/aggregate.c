@@ -11,6 +11,7 @@ typedef struct AggInst {
     const QmMetricDesc *d;
     const QmOptValues *opt;
     unsigned base;
+    unsigned aux;            /* row index of its aux values, or QM_NO_AUX */
     void *state;
     char *key[MAX_VALUES];   /* keys handed out, made on first use */
 } AggInst;
@@ -48,6 +49,7 @@ int qm_aggregates_open(QmAggregates **out, const QmPlan *p, int w, int h, int bp
         ai->d = pi->d;
         ai->opt = &pi->opt;
         ai->base = pi->base;
+        ai->aux = pi->aux;
         ai->state = calloc(1, pf->state_size ? pf->state_size : 1);
         if (!ai->state) {
             qm_aggregates_free(a);
@@ -69,7 +71,17 @@ void qm_aggregates_add(QmAggregates *a, const double *value, const uint8_t *pres
     for (int i = 0; a && i < a->n; i++) {
         const AggInst *ai = &a->inst[i];
         ai->d->pool->add(ai->state, value + ai->base, present + ai->base);
+        if (ai->aux != QM_NO_AUX && ai->d->pool->add_aux)
+            ai->d->pool->add_aux(ai->state, value + ai->aux);
     }
+}
+
+bool qm_aggregates_from_rows(const QmAggregates *a)
+{
+    for (int i = 0; a && i < a->n; i++)
+        if (a->inst[i].aux != QM_NO_AUX)
+            return false;
+    return true;
 }
 
 const char *qm_aggregates_get(QmAggregates *a, unsigned i, double *value)

@@ -31,6 +31,8 @@ typedef struct QmBackendInst {
     const QmMetricDesc *desc;
     const QmOptValues *opt;
     unsigned base;      /* first feature index in a result row */
+    unsigned aux;       /* index of its aux values in the row (plan.h), or
+                           QM_NO_AUX */
 } QmBackendInst;
 
 typedef struct QmBackendSetup {

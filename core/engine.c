@@ -42,6 +42,8 @@ typedef struct Inst {
     int npriv;
     uint64_t next_seq;   /* SEQUENTIAL: the frame allowed to compute next */
     bool dev;            /* computed by the accelerator backend */
+    unsigned aux;        /* plan.h: the row index of its aux values, or
+                            QM_NO_AUX */
 } Inst;
 
 /* S_RELEASING: computed, the release callback is running (without the
@@ -252,6 +254,7 @@ static int run_task(QmEngine *e, Slot *s, int inst, int worker)
     r.index = s->index;
     r.v[0] = s->v + in->base;
     r.set[0] = s->set + in->base;
+    r.aux = in->aux != QM_NO_AUX ? s->v + in->aux : NULL;
     QmFrame f = { &s->ref, &s->dist, s->index };
     void *priv = in->priv[in->npriv == 1 ? 0 : worker];
     int err = in->d->cpu.compute(priv, &f, &r);
@@ -489,6 +492,7 @@ static int open_backend(QmEngine *e, const QmBackendOps *ops)
         gi[n].desc = e->inst[i].d;
         gi[n].opt = e->inst[i].opt;
         gi[n].base = e->inst[i].base;
+        gi[n].aux = e->inst[i].aux;
         n++;
     }
     if (n == 0 && e->s.backend == QM_BACKEND_AUTO) {
@@ -630,6 +634,7 @@ int qm_engine_open_with(QmEngine **out, const QmSettings *s,
         e->inst[i].opt = &pi->opt;
         e->inst[i].base = pi->base;
         e->inst[i].nf = pi->nf;
+        e->inst[i].aux = pi->aux;
     }
     /* the settings' strings were only needed above */
     e->s.metrics = e->s.models = e->s.model_path = e->s.features = NULL;
@@ -654,14 +659,16 @@ int qm_engine_open_with(QmEngine **out, const QmSettings *s,
         goto fail;
 
     e->ring = calloc(e->cap, sizeof(*e->ring));
-    e->outv = calloc(e->plan.nfeat, sizeof(double));
+    /* the features, then the aux values (plan.h; QmAggregates reads them) */
+    e->outv = calloc(e->plan.nfeat + e->plan.naux, sizeof(double));
     e->outset = calloc(e->plan.nfeat, 1);
     if (!e->ring || !e->outv || !e->outset) {
         err = QM_ENOMEM;
         goto fail;
     }
     for (unsigned i = 0; i < e->cap; i++) {
-        e->ring[i].v = calloc(e->plan.nfeat, sizeof(double));
+        /* the features, then the aux values (plan.h) */
+        e->ring[i].v = calloc(e->plan.nfeat + e->plan.naux, sizeof(double));
         e->ring[i].set = calloc(e->plan.nfeat, 1);
         if (!e->ring[i].v || !e->ring[i].set) {
             err = QM_ENOMEM;
@@ -741,12 +748,6 @@ unsigned qm_engine_delay(const QmEngine *e)
     return e->plan.delay;
 }
 
-QmAggregates *qm_aggregates_new(const QmEngine *e)
-{
-    QmAggregates *a;
-    return qm_aggregates_open(&a, &e->plan, e->s.w, e->s.h, e->s.bpc, e->s.chroma) ? NULL : a;
-}
-
 static int by_text(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -804,6 +805,12 @@ const char *qm_engine_model_name(const QmEngine *e, unsigned i)
 const uint8_t *qm_engine_model_sha256(const QmEngine *e, unsigned i)
 {
     return qm_model_sha256(e->plan.models[i].m);
+}
+
+QmAggregates *qm_aggregates_new(const QmEngine *e)
+{
+    QmAggregates *a;
+    return qm_aggregates_open(&a, &e->plan, e->s.w, e->s.h, e->s.bpc, e->s.chroma) ? NULL : a;
 }
 
 const char *qm_engine_error(const QmEngine *e)
@@ -910,9 +917,10 @@ int qm_engine_submit_flags(QmEngine *e, const QmPicture *ref,
     uint32_t bk_todo = 0;
     unsigned k = 0;
     for (int i = 0; i < e->ninst; i++) {
-        /* a sequential instance sees every frame, or its order would stall */
-        bool run = s->computed || (e->inst[i].d->flags &
-                                    (QM_METRIC_EVERY_FRAME | QM_METRIC_SEQUENTIAL));
+        /* a sequential instance sees every frame, or its order would stall;
+         * aux values cover every frame (metric.h) */
+        bool run = s->computed || e->inst[i].aux != QM_NO_AUX ||
+                   (e->inst[i].d->flags & (QM_METRIC_EVERY_FRAME | QM_METRIC_SEQUENTIAL));
         if (e->inst[i].dev) {
             if (run)
                 bk_todo |= 1u << k;
@@ -927,6 +935,8 @@ int qm_engine_submit_flags(QmEngine *e, const QmPicture *ref,
         return QM_ENOTSUP;
     }
     memset(s->set, 0, e->plan.nfeat);
+    /* aux values a metric does not write (a plane it skips) count as 0 */
+    memset(s->v + e->plan.nfeat, 0, e->plan.naux * sizeof(double));
     if (bk_todo) {
         /* claim the backend before the frame is visible, so that no other
          * thread polls its slot before it is submitted */
@@ -1025,7 +1035,7 @@ int qm_engine_receive(QmEngine *e, QmResult *r, bool block)
         pthread_cond_wait(&e->done_cv, &e->lock);
     }
     Slot *s = slot_of(e, e->next_recv);
-    memcpy(e->outv, s->v, e->plan.nfeat * sizeof(double));
+    memcpy(e->outv, s->v, (e->plan.nfeat + e->plan.naux) * sizeof(double));
     for (unsigned i = 0; i < e->plan.nfeat; i++)
         e->outset[i] = s->computed && s->set[i] && e->plan.reported[i];
     r->index = s->index;

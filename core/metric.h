@@ -30,6 +30,8 @@ extern "C" {
 #define QM_MAX_FEATURES 16  /* per metric */
 #define QM_MAX_OPTIONS 8    /* per metric */
 #define QM_MAX_DELAY 2      /* frames of look-ahead a metric may need */
+#define QM_MAX_AUX 8        /* per-frame aggregate values per metric */
+#define QM_NO_AUX (~0u)     /* an instance without aggregates (plan.h) */
 
 /* The scores of the frame being processed and of up to QM_MAX_DELAY frames
  * before it, restricted to one metric's features. */
@@ -37,6 +39,10 @@ typedef struct QmRows {
     double *v[QM_MAX_DELAY + 1];
     uint8_t *set[QM_MAX_DELAY + 1];
     uint64_t index;  /* frame index of row 0 */
+    /* compute() (and the twin's collect()): the frame's desc->n_aux values
+     * for the metric's aggregate (see QmMetricDesc.aggregate); NULL when
+     * the instance has none, and in post() and flush() */
+    double *aux;
 } QmRows;
 
 static inline void qm_rows_set(QmRows *r, unsigned back, unsigned f, double x)
@@ -148,6 +154,9 @@ typedef struct QmPoolFuncs {
      * such as "xpsnr_min"; the instance's option suffixes are appended as
      * to its features) and *x; NULL after the last */
     const char *(*value)(const void *state, unsigned n, double *x);
+    /* optional: after add(), the same frame's aux values (desc->n_aux;
+     * only for an instance that has them) */
+    void (*add_aux)(void *state, const double *aux);
 } QmPoolFuncs;
 
 /* How a metric's scores read (charts, reports): metrics with the same unit,
@@ -221,6 +230,16 @@ typedef struct QmMetricDesc {
     const QmOptionSet *option_sets;
     QmTestContent option_sets_content;  /* what they run on */
     const QmPoolFuncs *pool;       /* pooled values of its own, or NULL */
+    /* optional: values of each frame that its pooled values need and its
+     * features do not carry (psnr's SSE of each plane for apsnr_y..):
+     * compute() and the twin's collect() leave n_aux of them in
+     * rows->aux, which QmAggregates hands to pool->add_aux().  An instance
+     * with them computes every frame, subsampled or not (libvmaf's
+     * extractors that set such values are temporal, which subsample does
+     * not skip); aux_of: whether an instance with these options has them
+     * (NULL: always). */
+    unsigned n_aux;                /* <= QM_MAX_AUX */
+    bool (*aux_of)(const QmOptValues *o);
 } QmMetricDesc;
 
 /* NULL-terminated table of every metric (registry.c). */
@@ -234,6 +253,10 @@ const QmMetricDesc *qm_metric_find(const char *name);
 char *qm_feature_key(const QmMetricDesc *d, unsigned f, const QmOptValues *o);
 /* The same for any key of the metric (e.g. a pooled value's name). */
 char *qm_metric_key(const QmMetricDesc *d, const char *name, const QmOptValues *o);
+
+/* The aux values of an instance of d with options o (QmMetricDesc.n_aux):
+ * 0 when it has none. */
+unsigned qm_metric_n_aux(const QmMetricDesc *d, const QmOptValues *o);
 
 /* Look-ahead of an instance of d with options o (desc->delay_of or
  * desc->delay). */

@@ -687,7 +687,7 @@ static int parse_model_dict(Ctx *c, QmModel *m, const QmJson *root)
 /* The models shipped in data/models (libvmaf 3.2.0's built-in
  * versions, the model directory of its source tree, unmodified). */
 static const char *const builtin_names[] = {
-    "vmaf_v0.6.1", "vmaf_v0.6.1neg", "vmaf_4k_v0.6.1",
+    "vmaf_v0.6.1", "vmaf_v0.6.1neg", "vmaf_4k_v0.6.1", "vmaf_4k_v0.6.1neg",
     "vmaf_v1.0.16_3d0h", "vmaf_v1.0.16_5d0h", "vmaf_v1.0.16_1d5h_2160",
     "vmaf_v1.0.16_3d0h_2160", "vmaf_v1.0.16_hfr_3d0h",
     "vmaf_v1.0.16_hfr_5d0h", "vmaf_v1.0.16_hfr_1d5h_2160",

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "plan.h"
+#include "preset.h"
 
 void qm_vmessage(char **dst, const QmSettings *s, int level, const char *fmt, va_list ap)
 {
@@ -98,13 +99,13 @@ static int check_metric_list(QmPlan *p, const char *list)
     for (const char *t; (t = next_name(&list, &n));) {
         char name[64];
         snprintf(name, sizeof(name), "%.*s", (int)n, t);
-        if (strcmp(name, "all") && strcmp(name, "default") &&
+        if (strcmp(name, "all") && strcmp(name, "default") && strcmp(name, "none") &&
             !qm_metric_describe(name)) {
             char known[512] = "";
             for (const char *const *k = qm_metric_names(); *k; k++)
                 snprintf(known + strlen(known), sizeof(known) - strlen(known),
                          "%s%s", known[0] ? ", " : "", *k);
-            plan_error(p, "unknown metric '%s' (known: all, %s)", name, known);
+            plan_error(p, "unknown metric '%s' (known: all, none, %s)", name, known);
             return QM_EINVAL;
         }
     }
@@ -116,6 +117,42 @@ static int default_model_path(char *buf, size_t len)
     const char *env = getenv("QMETRIC_MODEL_PATH");
     snprintf(buf, len, "%s%s%s", env ? env : "", env ? ":" : "",
              QM_MODEL_DIR);
+    return 0;
+}
+
+/* One entry of the model list: a built-in name or a path, or libvmaf's
+ * --model spelling "version=NAME:name=LABEL" / "path=FILE:name=LABEL".
+ * *model and *label point into entry, which is cut up; *label is NULL
+ * when none is given. */
+static int model_entry(QmPlan *p, char *entry, const char **model,
+                       const char **label)
+{
+    *model = entry;
+    *label = NULL;
+    if (!strchr(entry, '='))
+        return 0;
+    *model = NULL;
+    for (char *tok = entry, *next; tok; tok = next) {
+        next = strchr(tok, ':');
+        if (next)
+            *next++ = 0;
+        char *val = strchr(tok, '=');
+        if (val)
+            *val++ = 0;
+        if (val && (!strcmp(tok, "version") || !strcmp(tok, "path")))
+            *model = val;
+        else if (val && !strcmp(tok, "name") && *val)
+            *label = val;
+        else {
+            plan_error(p, "model list: '%s' is not version=NAME, path=FILE or "
+                       "name=LABEL", tok);
+            return QM_EINVAL;
+        }
+    }
+    if (!*model || !**model) {
+        plan_error(p, "model entry names no model (version=NAME or path=FILE)");
+        return QM_EINVAL;
+    }
     return 0;
 }
 
@@ -142,15 +179,25 @@ static int setup_models(QmPlan *p, const QmSettings *s)
             return QM_ENOTSUP;
         }
         char *msg = NULL;
+        const char *model, *label;
         QmPlanModel *mo = &p->models[p->nmodels];
-        err = qm_model_load(&mo->m, *name, path, &msg);
+        if ((err = model_entry(p, *name, &model, &label))) {
+            qm_model_list_free(names);
+            return err;
+        }
+        err = qm_model_load(&mo->m, model, path, &msg);
         if (err) {
             plan_error(p, "%s", msg ? msg : "cannot load model");
             free(msg);
             qm_model_list_free(names);
             return err;
         }
+        mo->label = label ? strdup(label) : NULL;
         p->nmodels++;
+        if (label && !mo->label) {
+            qm_model_list_free(names);
+            return QM_ENOMEM;
+        }
     }
     qm_model_list_free(names);
     return 0;
@@ -312,7 +359,90 @@ static const char *models_cannot_run(QmPlan *p, const QmSettings *s, char *why, 
     return NULL;
 }
 
-/* qm_plan_build() without the clean-up after an error. */
+/* The key of a model's score: its label; without one "vmaf" when it is
+ * the only model, else its name (as libvmaf's tool names the scores of
+ * several models). */
+static const char *model_key(const QmPlan *p, const QmPlanModel *mo)
+{
+    if (mo->label)
+        return mo->label;
+    return p->nmodels == 1 ? "vmaf" : qm_model_name(mo->m);
+}
+
+/* Every reported key once: two instances whose options differ only in
+ * options that keys do not show (psnr and psnr=min_sse=0.5), or two
+ * models of one label, would give a log two values under one name. */
+static int check_unique_keys(QmPlan *p)
+{
+    for (unsigned i = 0; i < p->nfeat; i++)
+        for (unsigned j = i + 1; j < p->nfeat; j++)
+            if (p->reported[i] && p->reported[j] && !strcmp(p->names[i], p->names[j])) {
+                plan_error(p, "two of the selected metrics or models write the key "
+                           "'%s' (instances of one metric with options that keys do "
+                           "not show, or models of one name): select one", p->names[i]);
+                return QM_EINVAL;
+            }
+    return 0;
+}
+
+/* The row's layout after the instances and models: names, model inputs,
+ * aux values. */
+static int lay_out(QmPlan *p, QmPlanInst *(*model_insts)[QM_MAX_FEATURES])
+{
+    unsigned n = 0;
+    for (int i = 0; i < p->ninst; i++) {
+        p->inst[i].base = n;
+        n += p->inst[i].nf;
+    }
+    p->nfeat = n + (unsigned)p->nmodels;
+    p->names = calloc(p->nfeat, sizeof(*p->names));
+    p->reported = calloc(p->nfeat, 1);
+    if (!p->names || !p->reported)
+        return QM_ENOMEM;
+    for (int i = 0; i < p->ninst; i++) {
+        QmPlanInst *in = &p->inst[i];
+        for (unsigned f = 0; f < in->nf; f++) {
+            p->names[in->base + f] = qm_feature_key(in->d, f, &in->opt);
+            if (!p->names[in->base + f])
+                return QM_ENOMEM;
+            /* model inputs are reported as libvmaf reports them */
+            p->reported[in->base + f] = 1;
+        }
+        if (qm_metric_delay(in->d, &in->opt) > p->delay)
+            p->delay = qm_metric_delay(in->d, &in->opt);
+        in->aux = QM_NO_AUX;
+        if (qm_metric_n_aux(in->d, &in->opt)) {
+            in->aux = p->nfeat + p->naux;
+            p->naux += qm_metric_n_aux(in->d, &in->opt);
+        }
+    }
+    for (int m = 0; m < p->nmodels; m++) {
+        QmPlanModel *mo = &p->models[m];
+        mo->out = n + (unsigned)m;
+        p->names[mo->out] = strdup(model_key(p, mo));
+        if (!p->names[mo->out])
+            return QM_ENOMEM;
+        p->reported[mo->out] = 1;
+        for (unsigned i = 0; i < qm_model_n_inputs(mo->m); i++) {
+            const QmModelInput *mi = qm_model_input(mo->m, i);
+            QmPlanInst *in = model_insts[m][i];
+            unsigned f;
+            for (f = 0; f < in->nf; f++)
+                if (!strcmp(in->d->features[f], mi->feature))
+                    break;
+            if (f == in->nf) {
+                plan_error(p, "model %s: metric %s has no feature '%s'",
+                          qm_model_name(mo->m), mi->metric, mi->feature);
+                return QM_EMODEL;
+            }
+            mo->in[i] = in->base + f;
+        }
+    }
+    return check_unique_keys(p);
+}
+
+/* qm_plan_build() without the clean-up after an error; s has the preset
+ * applied. */
 static int plan(QmPlan *p, const QmSettings *s)
 {
     const char *list = s->metrics;
@@ -362,62 +492,18 @@ static int plan(QmPlan *p, const QmSettings *s)
                 return QM_ENOTSUP;
             }
             plan_log(s, QM_LOG_WARNING, "metric vmaf left out: %s", why);
-            for (int m = 0; m < p->nmodels; m++)
+            for (int m = 0; m < p->nmodels; m++) {
                 qm_model_free(&p->models[m].m);
+                free(p->models[m].label);
+            }
             p->nmodels = 0;
         }
         for (int m = 0; m < p->nmodels; m++)
             if ((err = add_model_inputs(p, &p->models[m], model_insts[m])))
                 return err;
     }
-
-    /* global feature table: every instance's features, then model scores */
-    unsigned n = 0;
-    for (int i = 0; i < p->ninst; i++) {
-        p->inst[i].base = n;
-        n += p->inst[i].nf;
-    }
-    p->nfeat = n + (unsigned)p->nmodels;
-    p->names = calloc(p->nfeat, sizeof(*p->names));
-    p->reported = calloc(p->nfeat, 1);
-    if (!p->names || !p->reported)
-        return QM_ENOMEM;
-    for (int i = 0; i < p->ninst; i++) {
-        QmPlanInst *in = &p->inst[i];
-        for (unsigned f = 0; f < in->nf; f++) {
-            p->names[in->base + f] = qm_feature_key(in->d, f, &in->opt);
-            if (!p->names[in->base + f])
-                return QM_ENOMEM;
-            /* model inputs are reported as libvmaf reports them */
-            p->reported[in->base + f] = 1;
-        }
-        if (qm_metric_delay(in->d, &in->opt) > p->delay)
-            p->delay = qm_metric_delay(in->d, &in->opt);
-    }
-    for (int m = 0; m < p->nmodels; m++) {
-        QmPlanModel *mo = &p->models[m];
-        mo->out = n + (unsigned)m;
-        /* one model: libvmaf's key "vmaf"; several: each model's name, as
-         * libvmaf's tool names the scores of several models */
-        p->names[mo->out] = strdup(p->nmodels == 1 ? "vmaf" : qm_model_name(mo->m));
-        if (!p->names[mo->out])
-            return QM_ENOMEM;
-        p->reported[mo->out] = 1;
-        for (unsigned i = 0; i < qm_model_n_inputs(mo->m); i++) {
-            const QmModelInput *mi = qm_model_input(mo->m, i);
-            QmPlanInst *in = model_insts[m][i];
-            unsigned f;
-            for (f = 0; f < in->nf; f++)
-                if (!strcmp(in->d->features[f], mi->feature))
-                    break;
-            if (f == in->nf) {
-                plan_error(p, "model %s: metric %s has no feature '%s'",
-                          qm_model_name(mo->m), mi->metric, mi->feature);
-                return QM_EMODEL;
-            }
-            mo->in[i] = in->base + f;
-        }
-    }
+    if ((err = lay_out(p, model_insts)))
+        return err;
     if (p->ninst == 0) {
         plan_error(p, "no metric selected");
         return QM_EINVAL;
@@ -425,10 +511,54 @@ static int plan(QmPlan *p, const QmSettings *s)
     return 0;
 }
 
+/* "a" and "b" joined by a comma, either may be NULL or empty. */
+static char *join(const char *a, const char *b)
+{
+    size_t la = a ? strlen(a) : 0, lb = b ? strlen(b) : 0;
+    char *r = malloc(la + lb + 2);
+    if (r)
+        snprintf(r, la + lb + 2, "%s%s%s", la ? a : "", la && lb ? "," : "",
+                 lb ? b : "");
+    return r;
+}
+
+/* s with the preset's models and features before its own (strings in
+ * *owned, freed by the caller).  A preset is the whole selection, as on
+ * libvmaf's command line: the default metric list adds nothing to it, the
+ * default model is not added, and what it selects must run. */
+static int apply_preset(QmPlan *p, const QmSettings *s, QmSettings *out, char *owned[3])
+{
+    *out = *s;
+    if (!s->preset || !*s->preset)
+        return 0;
+    char err[256];
+    const QmPreset *ps = qm_preset_parse(s->preset, err, sizeof(err));
+    if (!ps) {
+        plan_error(p, "preset: %s", err);
+        return QM_EINVAL;
+    }
+    owned[0] = join("vmaf", s->metrics_are_default ? NULL : s->metrics);
+    owned[1] = join(ps->models, s->models);
+    owned[2] = join(ps->features, s->features);
+    if (!owned[0] || !owned[1] || !owned[2])
+        return QM_ENOMEM;
+    out->metrics = owned[0];
+    out->models = owned[1];
+    out->features = owned[2];
+    out->metrics_are_default = false;
+    return 0;
+}
+
 int qm_plan_build(QmPlan *p, const QmSettings *s, char **err)
 {
     memset(p, 0, sizeof(*p));
-    const int code = plan(p, s);
+    QmSettings eff;
+    char *owned[3] = { NULL, NULL, NULL };
+    int code = apply_preset(p, s, &eff, owned);
+    if (!code)
+        code = plan(p, &eff);
+    for (int i = 0; i < 3; i++)
+        free(owned[i]);
     if (code) {
         *err = p->err;
         p->err = NULL;
@@ -440,8 +570,10 @@ int qm_plan_build(QmPlan *p, const QmSettings *s, char **err)
 
 void qm_plan_free(QmPlan *p)
 {
-    for (int m = 0; m < p->nmodels; m++)
+    for (int m = 0; m < p->nmodels; m++) {
         qm_model_free(&p->models[m].m);
+        free(p->models[m].label);
+    }
     for (unsigned i = 0; p->names && i < p->nfeat; i++)
         free(p->names[i]);
     free(p->names);

@@ -12,7 +12,12 @@
  *
  * A result row holds every instance's features (instance i from
  * inst[i].base, inst[i].nf of them, in the descriptor's order), then one
- * score per model.
+ * score per model, then the aux values of the instances with aggregates
+ * (never reported).
+ *
+ * A preset (QmSettings.preset, core/preset.h) adds its models and feature
+ * instances before the settings' own; with a preset, the default metric
+ * list adds nothing and a model list only adds models.
  */
 #ifndef QM_PLAN_H
 #define QM_PLAN_H
@@ -32,10 +37,15 @@ typedef struct QmPlanInst {
     QmOptValues opt;
     unsigned base, nf;   /* first feature index in a row, feature count */
     bool report;         /* selected by the user (not only a model input) */
+    /* with aux values (qm_metric_n_aux()): the row index of its first (rows
+     * hold nfeat features, then naux aux values); else QM_NO_AUX */
+    unsigned aux;
 } QmPlanInst;
+
 
 typedef struct QmPlanModel {
     QmModel *m;
+    char *label;                   /* name=LABEL of the model list, or NULL */
     unsigned in[QM_MAX_FEATURES];  /* feature index of each model input */
     unsigned out;                  /* feature index of the score */
 } QmPlanModel;
@@ -49,6 +59,7 @@ typedef struct QmPlan {
                             included; "vmaf" or the model names last) */
     uint8_t *reported;   /* per feature: appears in results */
     unsigned nfeat;
+    unsigned naux;       /* aux values after the features in a row */
     unsigned delay;      /* the largest look-ahead of an instance */
     char *err;           /* while building: why it failed */
 } QmPlan;

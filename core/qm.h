@@ -89,7 +89,8 @@ typedef struct QmSettings {
     int w, h, bpc;
     QmChroma chroma;
     /* Comma-separated metric names (see qm_metric_names()); NULL or "all"
-     * selects every metric, "default" the VMAF model's features only.  The
+     * selects every metric, "default" the VMAF model's features only,
+     * "none" nothing of its own (what `features` and a preset select).  The
      * tools and the element default to QM_DEFAULT_METRICS (with
      * metrics_are_default). */
     const char *metrics;
@@ -98,9 +99,19 @@ typedef struct QmSettings {
      * instead of failing. */
     bool metrics_are_default;
     /* Comma-separated VMAF models, each a built-in name (vmaf_v0.6.1,
-     * vmaf_4k_v0.6.1, vmaf_v0.6.1neg) or a path to a libvmaf JSON model.
-     * Used when the metric "vmaf" is selected; NULL means vmaf_v0.6.1. */
+     * vmaf_4k_v0.6.1, vmaf_4k_v0.6.1neg, vmaf_v0.6.1neg, ...) or a path to
+     * a libvmaf JSON model, or in libvmaf's --model spelling
+     * "version=NAME:name=LABEL" / "path=FILE:name=LABEL".  A model's score
+     * is keyed by its LABEL; without one, "vmaf" when it is the only model,
+     * else the model's name.  Used when the metric "vmaf" is selected; NULL
+     * means vmaf_v0.6.1 (none with a preset). */
     const char *models;
+    /* A preset of libvmaf's command line tool, "FAMILY=VERSION":
+     * "aom_ctc=v1.0" .. "aom_ctc=v7.0", "nflx_ctc=v1.0" (core/preset.h).
+     * Its models and feature instances come before those of `models` and
+     * `features`; `metrics`, unless metrics_are_default, adds to them.
+     * NULL: none. */
+    const char *preset;
     /* Extra feature instances with options, libvmaf's `--feature`
      * spelling: comma-separated entries "NAME" or
      * "NAME=OPTION=VALUE:OPTION=VALUE..." (e.g.
@@ -186,7 +197,8 @@ typedef struct QmResult {
     uint64_t index;      /* pair index, from 0 in submission order */
     void *frame_user;
     bool computed;       /* false for pairs skipped by subsample */
-    const double *value; /* qm_engine_n_features() entries (valid until next call) */
+    const double *value; /* qm_engine_n_features() entries (valid until next
+                            call), then values only qm_aggregates_add() reads */
     const uint8_t *present; /* nonzero where value[i] was produced */
 } QmResult;
 
@@ -234,8 +246,16 @@ typedef struct QmAggregates QmAggregates;
 /** For the results of engine e (empty when none of its metrics has such a
  *  value); NULL when out of memory or a metric's pooling fails to start. */
 QmAggregates *qm_aggregates_new(const QmEngine *e);
-/** Add one result row (QmResult.value and .present). */
+/** Add one result row (QmResult.value and .present, as qm_engine_receive()
+ *  returned them: value also carries the aux values some metrics need,
+ *  behind the features).  Add every result reported, computed or skipped
+ *  by subsample. */
 void qm_aggregates_add(QmAggregates *a, const double *value, const uint8_t *present);
+/** Whether every pooled value comes from the features of the rows alone,
+ *  so that rows kept elsewhere (a chunk's partial file) can be pooled again;
+ *  false when one needs values of each frame the rows do not carry
+ *  (psnr's apsnr_y needs each frame's SSE). */
+bool qm_aggregates_from_rows(const QmAggregates *a);
 /** The i-th pooled value over the rows added: its key (with the instance's
  *  option suffixes; valid until qm_aggregates_free()) and *value; NULL
  *  after the last. */

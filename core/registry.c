@@ -110,6 +110,11 @@ char *qm_metric_key(const QmMetricDesc *d, const char *name, const QmOptValues *
     return strdup(buf);
 }
 
+unsigned qm_metric_n_aux(const QmMetricDesc *d, const QmOptValues *o)
+{
+    return d->n_aux && (!d->aux_of || d->aux_of(o)) ? d->n_aux : 0;
+}
+
 unsigned qm_metric_delay(const QmMetricDesc *d, const QmOptValues *o)
 {
     return d->delay_of ? d->delay_of(o) : d->delay;

@@ -14,8 +14,10 @@
  * The reference refuses pictures where the window does not fit at every
  * scale, checked on floor-halved sizes: (w >> i) and (h >> i) >= 11 for
  * i = 0..4, i.e. w, h >= 176 ("error: scale below 1x1!", and the run
- * fails).  We refuse them the same way.  libvmaf's options (enable_lcs,
- * enable_db, clip_db) are not offered.
+ * fails).  We refuse them the same way.
+ *
+ * enable_db writes -10 log10(1 - MS-SSIM) instead, clip_db caps that
+ * (qm_ssim_db(), as float_ssim).  libvmaf's enable_lcs is not offered.
  */
 #include <stdlib.h>
 
@@ -33,6 +35,7 @@ typedef struct MsSsimState {
     float lpf[QM_MS_SSIM_LPF_TAPS * QM_MS_SSIM_LPF_TAPS];
     void *dec_scratch;
     QmSsimWork work;
+    QmSsimDb db;
 } MsSsimState;
 
 static void ms_ssim_close(void *priv)
@@ -84,6 +87,7 @@ static int ms_ssim_init(void *priv, const QmMetricConfig *cfg)
     if (!s->dec_scratch)
         goto nomem;
     qm_ms_ssim_lpf_kernel(s->lpf);
+    qm_ssim_db_setup(&s->db, cfg);
     err = qm_ssim_work_init(&s->work, cfg->w, cfg->h);
     if (err) {
         ms_ssim_close(s);
@@ -118,13 +122,28 @@ static int ms_ssim_compute(void *priv, const QmFrame *f, QmRows *out)
     QmSsimScore sc[QM_MS_SSIM_SCALES];
     for (int i = 0; i < QM_MS_SSIM_SCALES; i++)
         qm_ssim_scale(&sc[i], &s->work, &r[i], &d[i], s->w[i], s->h[i]);
-    qm_rows_set(out, 0, 0, qm_ms_ssim_combine(sc));
+    qm_rows_set(out, 0, 0, qm_ssim_db(&s->db, qm_ms_ssim_combine(sc)));
     return 0;
 }
 
 extern const struct QmCudaFuncs qm_cuda_float_ms_ssim;  /* cuda/ssim.cu */
 
 static const char *const ms_ssim_features[] = { "float_ms_ssim", NULL };
+
+/* float_ssim's, in the same order (ssim.h, QM_SSIM_OPT_*) */
+static const QmOptionDesc ms_ssim_options[] = {
+    { "clip_db", NULL, "with enable_db, cap the value at that of an error of "
+      "half a sample step", 0, 0, 1, QM_OPT_BOOL },
+    { "enable_db", NULL, "write -10 log10(1 - MS-SSIM) (dB) instead of MS-SSIM",
+      0, 0, 1, QM_OPT_BOOL },
+    { NULL },
+};
+
+/* the presets' combination (core/preset.c) */
+static const QmOptionSet ms_ssim_option_sets[] = {
+    { "enable_db=true,clip_db=true", QM_OPTSET_DIRECT | QM_OPTSET_ENGINE },
+    { NULL },
+};
 
 const QmMetricDesc qm_metric_float_ms_ssim = {
     .name = "float_ms_ssim",
@@ -133,6 +152,7 @@ const QmMetricDesc qm_metric_float_ms_ssim = {
                    "libvmaf's float_ms_ssim",
     .scale = { "index", +1, NAN, 1 },
     .features = ms_ssim_features,
+    .options = ms_ssim_options,
     .flags = QM_METRIC_LUMA_ONLY | QM_METRIC_NO_CHROMA,
     .min_w = MS_SSIM_MIN,
     .min_h = MS_SSIM_MIN,
@@ -146,6 +166,9 @@ const QmMetricDesc qm_metric_float_ms_ssim = {
     /* As float_ssim (cpu/float_ssim.c): each of the float means l, c, s of a
      * scale is equal or one ulp apart (relative <= 2^-23); the product of
      * their powers moves by at most the sum of the exponents (2.1335) times
-     * that, 2.6e-7 of a score <= 1. */
+     * that, 2.6e-7 of a score <= 1.  As for float_ssim, the means differ
+     * only when double sums straddle a float rounding point, so the scores
+     * and their dB values (enable_db) are in practice equal. */
     .cuda_tol = 3e-7,
+    .option_sets = ms_ssim_option_sets,
 };

@@ -119,9 +119,31 @@ typedef void (*QmSsimVFilterFn)(QmSsimRowSums *sums, const QmSsimPlanes *in,
 
 struct QmMetricConfig;
 
-/* 0 for a picture float_ssim takes (the window fits, 8..16 bits), else
- * QM_ENOTSUP: init() of both backends. */
+/* The options of float_ssim and float_ms_ssim, libvmaf's names in
+ * alphabetical order (float_ms_ssim has the first two). */
+enum { QM_SSIM_OPT_CLIP_DB, QM_SSIM_OPT_ENABLE_DB, QM_SSIM_OPT_SCALE };
+
+/* 0 for a picture float_ssim takes with its options (the window fits the
+ * decimated picture, 8..16 bits), else QM_ENOTSUP: init() of both
+ * backends. */
 int qm_ssim_check(const struct QmMetricConfig *cfg);
+
+/* float_ssim's decimation factor: its scale option, 0 meaning
+ * qm_ssim_auto_scale() (libvmaf ssim.c, scale_override). */
+int qm_ssim_factor(const struct QmMetricConfig *cfg);
+
+/* The value written for a score (libvmaf float_ssim.c / float_ms_ssim.c):
+ * the score itself, or with enable_db -10 log10(1 - score), capped with
+ * clip_db at max_db = ceil(10 log10(peak^2 w h / 0.5)), peak 2^bpc - 1 and
+ * w x h the picture's size (the cap of an error of half a sample step
+ * squared over the picture; identical pictures score it). */
+typedef struct QmSsimDb {
+    int on;
+    double max_db;  /* INFINITY without clip_db */
+} QmSsimDb;
+
+void qm_ssim_db_setup(QmSsimDb *db, const struct QmMetricConfig *cfg);
+double qm_ssim_db(const QmSsimDb *db, double score);
 
 /* The same for float_ms_ssim (libvmaf ms_ssim.c: every scale, halved with
  * floor, must hold the window). */

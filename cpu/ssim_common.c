@@ -326,6 +326,32 @@ int qm_ssim_auto_scale(int w, int h)
     return QM_MAX(1, r);
 }
 
+int qm_ssim_factor(const QmMetricConfig *cfg)
+{
+    const int scale = cfg->opt ? (int)cfg->opt->v[QM_SSIM_OPT_SCALE] : 0;
+    return scale > 0 ? scale : qm_ssim_auto_scale(cfg->w, cfg->h);
+}
+
+void qm_ssim_db_setup(QmSsimDb *db, const QmMetricConfig *cfg)
+{
+    db->on = cfg->opt && cfg->opt->v[QM_SSIM_OPT_ENABLE_DB] != 0;
+    db->max_db = INFINITY;
+    if (cfg->opt && cfg->opt->v[QM_SSIM_OPT_CLIP_DB] != 0) {
+        /* the reference's unsigned arithmetic: peak^2 and w h in 32 bits */
+        const unsigned peak = (1u << cfg->bpc) - 1;
+        const double mse = 0.5 / (unsigned)(cfg->w * cfg->h);
+        db->max_db = ceil(10. * log10((unsigned)(peak * peak) / mse));
+    }
+}
+
+double qm_ssim_db(const QmSsimDb *db, double score)
+{
+    if (!db->on)
+        return score;
+    const double v = -10. * log10(1 - score);
+    return v < db->max_db ? v : db->max_db;
+}
+
 void qm_ssim_box_kernel(float *k, int factor)
 {
     const float v = 1.0f / (float)(factor * factor);

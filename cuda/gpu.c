@@ -690,6 +690,7 @@ static int gpu_collect(void *ctx, unsigned slot, uint64_t index, double *row,
         r.index = index;
         r.v[0] = row + g->inst[i].in.base;
         r.set[0] = set + g->inst[i].in.base;
+        r.aux = g->inst[i].in.aux != QM_NO_AUX ? row + g->inst[i].in.aux : NULL;
         const double t0 = g->times ? now_ms() : 0;
         ret = g->inst[i].f->collect(g->inst[i].priv, slot % g->n_slots, &r);
         if (g->times) {

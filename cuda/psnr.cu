@@ -2,7 +2,9 @@
  *
  * One kernel sums the squared errors of every plane exactly (64-bit integer
  * atomics: the result does not depend on the order); the host turns the sums
- * into PSNR with the C reference's own qm_psnr_from_sse(). */
+ * into PSNR (and, with enable_apsnr, the aux values of the aggregates) with
+ * the C reference's own qm_psnr_rows().  Every option is a host-side
+ * constant (peak, caps), so the twin takes them all. */
 #include <math.h>
 
 #include "common.cuh"
@@ -67,11 +69,10 @@ static int psnr_gpu_submit(void *priv, const QmGpuFrame *f, unsigned slot,
 static int psnr_gpu_collect(void *priv, unsigned slot, QmRows *out)
 {
     PsnrGpu *s = (PsnrGpu *)priv;
-    const QmPsnrParams *m = &s->prm;
-    for (int p = 0; p < m->nplanes; p++)
-        qm_rows_set(out, 0, (unsigned)p,
-                    qm_psnr_from_sse(s->h_sse[3 * slot + p], m->pw[p], m->ph[p],
-                                     m->peak2, m->cap));
+    uint64_t sse[3];
+    for (int p = 0; p < s->prm.nplanes; p++)
+        sse[p] = s->h_sse[3 * slot + p];
+    qm_psnr_rows(&s->prm, sse, out);
     return 0;
 }
 

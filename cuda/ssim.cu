@@ -355,6 +355,7 @@ typedef struct SsimGpu {
     float C1, C2, C3;
     /* float_ssim's decimation (factor 1: none) */
     int factor;
+    QmSsimDb db;          /* both metrics: enable_db, clip_db */
     int pic_w, pic_h;
     float *d_box;
     /* float_ms_ssim's low-pass */
@@ -495,7 +496,8 @@ static int fssim_gpu_init(void *priv, const QmMetricConfig *cfg,
         return err;
     s->pic_w = cfg->w;
     s->pic_h = cfg->h;
-    s->factor = qm_ssim_auto_scale(cfg->w, cfg->h);
+    s->factor = qm_ssim_factor(cfg);
+    qm_ssim_db_setup(&s->db, cfg);
     s->n = 1;
     s->w[0] = cfg->w;
     s->h[0] = cfg->h;
@@ -565,7 +567,7 @@ static int fssim_gpu_collect(void *priv, unsigned slot, QmRows *out)
     QmSsimScore sc;
     qm_ssim_pool(&sc, s->h_rows + (size_t)slot * s->row0[1],
                  s->w[0] - (QM_SSIM_WIN - 1), s->h[0] - (QM_SSIM_WIN - 1));
-    qm_rows_set(out, 0, 0, (double)sc.ssim);
+    qm_rows_set(out, 0, 0, qm_ssim_db(&s->db, (double)sc.ssim));
     return 0;
 }
 
@@ -591,6 +593,7 @@ static int msssim_gpu_init(void *priv, const QmMetricConfig *cfg,
         s->h[i] = qm_ssim_decimated_size(s->h[i - 1], 2);
     }
     qm_ms_ssim_lpf_kernel(s->lpf);
+    qm_ssim_db_setup(&s->db, cfg);
     /* scale 0 is read from the frame, scales 1..4 live on the device */
     const unsigned owned = ((1u << QM_MS_SSIM_SCALES) - 1) & ~1u;
     err = ssim_gpu_setup(s, cfg->bpc, owned, n_slots);
@@ -640,7 +643,7 @@ static int msssim_gpu_collect(void *priv, unsigned slot, QmRows *out)
     for (int i = 0; i < QM_MS_SSIM_SCALES; i++)
         qm_ssim_pool(&sc[i], rows + s->row0[i], s->w[i] - (QM_SSIM_WIN - 1),
                      s->h[i] - (QM_SSIM_WIN - 1));
-    qm_rows_set(out, 0, 0, qm_ms_ssim_combine(sc));
+    qm_rows_set(out, 0, 0, qm_ssim_db(&s->db, qm_ms_ssim_combine(sc)));
     return 0;
 }
 

@@ -6,7 +6,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 src=${QMETRIC_GOLDEN_DIR:-../shared/golden}
 cases=${*:-ladybird_576x324_yuv420p_x264crf35 aqua_576x324_yuv420p10le_x264crf30 yellowflower_577x323}
-grep -qs '^/.golden/$' .git/info/exclude || echo '/.golden/' >> .git/info/exclude
+# (a worktree's .git is a file, and its exclude list is shared: not there)
+if [ -d .git ]; then
+  grep -qs '^/.golden/$' .git/info/exclude || echo '/.golden/' >> .git/info/exclude
+fi
 rm -rf .golden && mkdir -p .golden/yuv .golden/results
 python3 - "$src" $cases <<'PY'
 import json, shutil, sys, os
@@ -20,5 +23,16 @@ for c in m["cases"]:
         shutil.copy(os.path.join(src, r["result"]), os.path.join(".golden", r["result"]))
 json.dump(m, open(".golden/manifest.json", "w"), indent=1)
 print("golden subset: %d cases" % len(m["cases"]))
+# the presets' runs of the same cases (tests/check/golden_ctc.c)
+ctc = os.path.join(src, "ctc", "manifest.json")
+if os.path.exists(ctc):
+    mc = json.load(open(ctc))
+    mc["cases"] = [c for c in mc["cases"] if any(w in c["name"] for w in want)]
+    os.makedirs(".golden/ctc/results", exist_ok=True)
+    for c in mc["cases"]:
+        for r in c["runs"]:
+            shutil.copy(os.path.join(src, "ctc", r["result"]), os.path.join(".golden/ctc", r["result"]))
+    json.dump(mc, open(".golden/ctc/manifest.json", "w"), indent=1)
+    print("golden subset: %d preset cases" % len(mc["cases"]))
 PY
 du -sh .golden

@@ -59,7 +59,7 @@ static const char *fake_value(const void *state, unsigned n, double *x)
 }
 
 static const QmPoolFuncs fake_pool = {
-    sizeof(FakeState), fake_init, fake_add, fake_value,
+    sizeof(FakeState), fake_init, fake_add, fake_value, NULL,
 };
 static const char *const fake_features[] = { "fake_db", "fake_other", NULL };
 static const QmOptionDesc fake_options[] = {

@@ -253,6 +253,21 @@ int main(void)
         CHECK(strstr(svg, ">no_such_metric<") != NULL, "an unknown key gets a panel of its own");
         g_free(svg);
     }
+    /* SSIM in dB (enable_db, the presets) is past SSIM's natural range of
+     * at most 1: the axis follows the values instead of being cut at 1 */
+    {
+        double *db = g_new(double, SHORT);
+        for (size_t i = 0; i < SHORT; i++)
+            db[i] = 20.0 + (double)(i % 20);
+        QmPlotSeries s[] = { { "float_ssim", xs, db, SHORT, NAN } };
+        QmPlotOptions o = { .title = "ssim dB" };
+        svg = qm_plot_svg_string(s, 1, &o);
+        keep("ssim-db.svg", svg);
+        check_xml(svg);
+        CHECK(strstr(svg, ">20<") && strstr(svg, ">40<"), "dB SSIM axis 20..40");
+        g_free(svg);
+        g_free(db);
+    }
     /* nothing to plot still makes a document */
     svg = qm_plot_svg_string(NULL, 0, NULL);
     check_xml(svg);

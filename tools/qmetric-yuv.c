@@ -7,6 +7,7 @@
  *       [--model NAME|PATH[,..]] [--threads N] [--subsample N] \
  *       [--frames N] [--backend cpu|cuda|auto] [-o OUT] [--format json|csv|xml]
  *       [--start N] [--partial FILE] [--count-frames] [--allow-cut-tail]
+ *       [--feature NAME=OPT=VAL:...] [--aom_ctc VERSION] [--nflx_ctc VERSION]
  *
  * Chunked scoring: --start N --frames M scores frames N .. N+M-1 of a
  * longer title exactly as a whole run scores them (the engine also sees up
@@ -37,6 +38,7 @@
 #include "partial.h"
 #include "qmlog.h"
 #include "pagedrop.h"
+#include "preset.h"
 #include "samefile.h"
 #include "sniff.h"
 
@@ -48,7 +50,14 @@ static void usage(FILE *f)
         "  --bitdepth 8..16                 (default 8)\n"
         "  --metrics LIST                   comma-separated, or all (default " QM_DEFAULT_METRICS ":\n"
         "                                   docs/metrics.md, \"Default metrics\")\n"
-        "  --model NAME|PATH[,...]          VMAF model(s) (default vmaf_v0.6.1)\n"
+        "  --model NAME|PATH[,...]          VMAF model(s) (default vmaf_v0.6.1); libvmaf's\n"
+        "                                   version=NAME:name=LABEL keys name a score\n"
+        "  --feature NAME[=OPT=VAL:...]     a metric instance with options (libvmaf's\n"
+        "                                   --feature; repeatable)\n"
+        "  --aom_ctc v1.0..v7.0, --nflx_ctc v1.0\n"
+        "                                   libvmaf's presets: their models (vmaf,\n"
+        "                                   vmaf_neg) and metrics, in place of the\n"
+        "                                   default metrics\n"
         "  --threads N                      (default 1; with --backend cuda, one per\n"
         "                                   core: up to 8 of them copy frames to the GPU)\n"
         "  --subsample N  --frames N\n"
@@ -287,7 +296,7 @@ int main(int argc, char **argv)
     s.metrics_are_default = true;
 
     enum { O_W = 256, O_H, O_PF, O_BD, O_MET, O_MOD, O_THR, O_SUB, O_FR, O_BE,
-           O_FMT, O_LIST, O_START, O_PARTIAL, O_COUNT, O_CUT };
+           O_FMT, O_LIST, O_START, O_PARTIAL, O_COUNT, O_CUT, O_FEAT, O_AOM, O_NFLX };
     static const struct option opts[] = {
         { "reference", required_argument, 0, 'r' },
         { "distorted", required_argument, 0, 'd' },
@@ -308,9 +317,13 @@ int main(int argc, char **argv)
         { "partial", required_argument, 0, O_PARTIAL },
         { "count-frames", no_argument, 0, O_COUNT },
         { "allow-cut-tail", no_argument, 0, O_CUT },
+        { "feature", required_argument, 0, O_FEAT },
+        { "aom_ctc", required_argument, 0, O_AOM },
+        { "nflx_ctc", required_argument, 0, O_NFLX },
         { "help", no_argument, 0, 'h' },
         { 0, 0, 0, 0 },
     };
+    char *features = NULL, *preset = NULL;
     int c;
     while ((c = getopt_long(argc, argv, "r:d:o:h", opts, NULL)) != -1) {
         switch (c) {
@@ -359,6 +372,41 @@ int main(int argc, char **argv)
         case O_PARTIAL: partial_path = optarg; break;
         case O_COUNT: count_only = true; break;
         case O_CUT: allow_cut = true; break;
+        case O_FEAT: {
+            /* libvmaf's --feature, one per option, joined for the engine */
+            char *f = malloc((features ? strlen(features) + 1 : 0) + strlen(optarg) + 1);
+            if (!f) {
+                fprintf(stderr, "qmetric-yuv: out of memory\n");
+                return 2;
+            }
+            sprintf(f, "%s%s%s", features ? features : "", features ? "," : "", optarg);
+            free(features);
+            s.features = features = f;
+            break;
+        }
+        case O_AOM:
+        case O_NFLX: {
+            /* libvmaf's words for a bad version (core/preset.h) */
+            const char *family = c == O_AOM ? "aom_ctc" : "nflx_ctc";
+            char why[128];
+            if (preset) {
+                fprintf(stderr, "qmetric-yuv: --%s: one preset at a time (--aom_ctc or "
+                        "--nflx_ctc)\n", family);
+                return 2;
+            }
+            if (!qm_preset_find(family, optarg, why, sizeof(why))) {
+                fprintf(stderr, "qmetric-yuv: %s\n", why);
+                return 2;
+            }
+            preset = malloc(strlen(family) + strlen(optarg) + 2);
+            if (!preset) {
+                fprintf(stderr, "qmetric-yuv: out of memory\n");
+                return 2;
+            }
+            sprintf(preset, "%s=%s", family, optarg);
+            s.preset = preset;
+            break;
+        }
         case O_LIST:
             for (const char *const *n = qm_metric_names(); *n; n++)
                 printf("%-14s %s\n", *n, qm_metric_describe(*n));
@@ -472,6 +520,21 @@ int main(int argc, char **argv)
         free(msg);
         return 2;
     }
+    /* the pooled values some metrics provide themselves, over the rows
+     * reported */
+    QmAggregates *aggs = qm_aggregates_new(e);
+    if (!aggs) {
+        fprintf(stderr, "qmetric-yuv: out of memory\n");
+        return 1;
+    }
+    if (partial_path && !qm_aggregates_from_rows(aggs)) {
+        /* a partial file holds the rows only */
+        double x;
+        fprintf(stderr, "qmetric-yuv: --partial: the run writes whole-run values "
+                "(aggregate_metrics: %s...) that merged chunks cannot give; "
+                "score the title in one run\n", qm_aggregates_get(aggs, 0, &x));
+        return 2;
+    }
     unsigned nf = qm_engine_n_features(e);
     const char **names = calloc(nf, sizeof(*names));
     for (unsigned i = 0; i < nf; i++)
@@ -501,9 +564,7 @@ int main(int argc, char **argv)
         }
     }
     QmPool *pools = calloc(nf, sizeof(*pools));
-    /* the pooled values some metrics provide themselves, over the same rows */
-    QmAggregates *aggs = qm_aggregates_new(e);
-    if (!pools || !aggs) {
+    if (!pools) {
         fprintf(stderr, "qmetric-yuv: out of memory\n");
         return 1;
     }
@@ -644,6 +705,8 @@ int main(int argc, char **argv)
     free(pools);
     qm_aggregates_free(aggs);
     free(names);
+    free(features);
+    free(preset);
     fclose(fr);
     fclose(fd);
     return rc;

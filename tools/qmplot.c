@@ -482,11 +482,14 @@ char *qm_plot_svg_string(const QmPlotSeries *series, size_t n,
             lo -= d;
             hi += d;
         }
+        /* values outside the natural range are not on that scale (SSIM in
+         * dB with enable_db, as the presets write it): their own range */
+        const bool in_range = !(isfinite(nhi) && hi > nhi) && !(isfinite(nlo) && lo < nlo);
         qm_plot_nice_scale(&lo, &hi, &ystep, 6);
         /* a score cannot leave its natural range: no "110" on a VMAF axis */
-        if (isfinite(nhi) && hi > nhi)
+        if (in_range && isfinite(nhi) && hi > nhi)
             hi = MAX(nhi, lo + ystep);
-        if (isfinite(nlo) && lo < nlo)
+        if (in_range && isfinite(nlo) && lo < nlo)
             lo = MIN(nlo, hi - ystep);
         f.y0 = lo;
         f.y1 = hi;

@@ -129,6 +129,7 @@ enum
   PROP_PARTNER_TIMEOUT,
   PROP_WINDOW,
   PROP_MAX_SKIP,
+  PROP_PRESET,
 };
 
 /* One compared pair, from submission to the push of its distorted frame. */
@@ -176,7 +177,9 @@ struct _GstQmetric
   gchar *metrics;
   gboolean metrics_set;         /* FALSE: the default list, a wish only */
   gchar *model;
+  gboolean model_set;           /* FALSE: the default model (none with a preset) */
   gchar *features;
+  gchar *preset;
   gchar *log_location;
   QmLogFormat log_format;
   gboolean post_messages;
@@ -209,6 +212,8 @@ struct _GstQmetric
   gboolean opening;             /* in qm_engine_open() (its log callback) */
   QmBackend backend_used;       /* of the last engine opened */
   gchar *backend_note;          /* why (backend=auto), as last posted */
+  QmAggregates *aggs;           /* pooled values metrics provide themselves
+                                   (apsnr_y...): the engine's, while it lives */
   guint n_features;
   const gchar **names;          /* interned */
   GQuark *quarks;
@@ -284,6 +289,7 @@ static gboolean gst_qmetric_sink_query (GstAggregator * agg,
 static gboolean gst_qmetric_sink_query_pre_queue (GstAggregator * agg,
     GstAggregatorPad * pad, GstQuery * query);
 static gboolean live_may_end (GstQmetric * self, gint64 deadline);
+static void close_engine (GstQmetric * self);
 static gint64 live_end_time (GstQmetric * self, guint i);
 static GstFlowReturn gst_qmetric_aggregate (GstAggregator * agg,
     gboolean timeout);
@@ -544,6 +550,14 @@ gst_qmetric_class_init (GstQmetricClass * klass)
           "max-skip bounds k (1 = score every pair however late: the delay "
           "then grows without bound). Not live, every pair is scored",
           1, 100000, DEFAULT_MAX_SKIP, flags));
+  g_object_class_install_property (gobject_class, PROP_PRESET,
+      g_param_spec_string ("preset", "Preset",
+          "A preset of libvmaf's command line tool, FAMILY=VERSION: "
+          "aom_ctc=v1.0 .. aom_ctc=v7.0 (--aom_ctc) or nflx_ctc=v1.0 "
+          "(--nflx_ctc): its two named models (scores vmaf and vmaf_neg) and "
+          "its metrics with their options, the log's aggregate_metrics "
+          "included. \"model\" and \"features\" add to it, \"metrics\" "
+          "too when set (NULL: no preset)", NULL, flags));
 
   {
     /* system memory, and CUDA memory where GStreamer's CUDA library and our
@@ -649,6 +663,7 @@ gst_qmetric_finalize (GObject * object)
   g_free (self->metrics);
   g_free (self->model);
   g_free (self->features);
+  g_free (self->preset);
   g_free (self->log_location);
   g_mutex_clear (&self->wd_lock);
   g_cond_clear (&self->wd_cond);
@@ -711,6 +726,7 @@ gst_qmetric_set_property (GObject * object, guint prop_id,
     case PROP_MODEL:
       g_free (self->model);
       self->model = g_value_dup_string (value);
+      self->model_set = self->model != NULL;
       if (!self->model)
         self->model = g_strdup (DEFAULT_MODEL);
       break;
@@ -754,6 +770,10 @@ gst_qmetric_set_property (GObject * object, guint prop_id,
       break;
     case PROP_PARTNER_TIMEOUT:
       self->partner_timeout = g_value_get_uint64 (value);
+      break;
+    case PROP_PRESET:
+      g_free (self->preset);
+      self->preset = g_value_dup_string (value);
       break;
     case PROP_WINDOW:
       g_free (self->window);
@@ -829,6 +849,8 @@ gst_qmetric_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_MAX_SKIP:
       g_value_set_uint (value, self->max_skip);
+    case PROP_PRESET:
+      g_value_set_string (value, self->preset);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -922,8 +944,10 @@ fill_settings (GstQmetric * self, QmSettings * s, const GstVideoInfo * info)
   GST_OBJECT_LOCK (self);
   s->metrics = g_strdup (self->metrics);
   s->metrics_are_default = !self->metrics_set;
-  s->models = g_strdup (self->model);
+  /* the default model is not added to a preset's */
+  s->models = self->model_set || !self->preset ? g_strdup (self->model) : NULL;
   s->features = g_strdup (self->features);
+  s->preset = g_strdup (self->preset);
   s->n_threads = self->threads;
   s->subsample = self->subsample;
   s->disable_clip = self->disable_clip;
@@ -939,6 +963,7 @@ clear_settings (QmSettings * s)
   g_free ((gchar *) s->metrics);
   g_free ((gchar *) s->models);
   g_free ((gchar *) s->features);
+  g_free ((gchar *) s->preset);
 }
 
 /* A frame's scores wait for the look-ahead (motion needs the next frame):
@@ -1009,6 +1034,14 @@ open_engine (GstQmetric * self, GstClockTime rt)
             self->backend_used == QM_BACKEND_CUDA ? "GPU" : "CPU",
             self->backend_note), (NULL));
   }
+  qm_aggregates_free (self->aggs);
+  self->aggs = qm_aggregates_new (self->engine);
+  if (!self->aggs) {
+    GST_ELEMENT_ERROR (self, RESOURCE, FAILED, ("Out of memory"), (NULL));
+    qm_engine_close (&self->engine);
+    g_free (log_location);
+    return FALSE;
+  }
   {
     /* kept for the summary: the engine is closed before it is posted */
     char *id = qm_partial_engine_settings (self->engine, &s);
@@ -1050,7 +1083,7 @@ open_engine (GstQmetric * self, GstClockTime rt)
       GST_ELEMENT_ERROR (self, STREAM, FORMAT,
           ("The new input format changes the set of scores; this is not "
               "supported mid-stream"), (NULL));
-      qm_engine_close (&self->engine);
+      close_engine (self);
       g_free (log_location);
       return FALSE;
     }
@@ -1068,7 +1101,7 @@ open_engine (GstQmetric * self, GstClockTime rt)
       g_free (why);
       free (err);
       g_free (log_location);
-      qm_engine_close (&self->engine);
+      close_engine (self);
       return FALSE;
     }
   }
@@ -1211,6 +1244,32 @@ log_write_error (GstQmetric * self, const gchar * what)
   }
 }
 
+/* The pooled values the metrics provide themselves (apsnr_y...) into the
+ * log, before the engine they belong to closes; then they are gone, so
+ * that a later call writes nothing twice. */
+static void
+log_aggregates (GstQmetric * self)
+{
+  const char *key;
+  double v;
+  unsigned i;
+
+  for (i = 0; self->log && self->aggs &&
+      (key = qm_aggregates_get (self->aggs, i, &v)); i++)
+    if (qm_log_aggregate (self->log, key, v) < 0)
+      GST_WARNING_OBJECT (self, "no memory for the log's aggregate values");
+  qm_aggregates_free (self->aggs);
+  self->aggs = NULL;
+}
+
+/* The engine closes: what the log keeps of it first. */
+static void
+close_engine (GstQmetric * self)
+{
+  log_aggregates (self);
+  qm_engine_close (&self->engine);
+}
+
 /* Take every finished result from the engine: pools, log, messages. */
 static GstFlowReturn
 collect (GstQmetric * self, gboolean wait)
@@ -1232,6 +1291,8 @@ collect (GstQmetric * self, gboolean wait)
 
     p->done = TRUE;
     p->has_scores = r.computed;
+    /* every frame: a metric's own pooled values may count skipped ones */
+    qm_aggregates_add (self->aggs, r.value, r.present);
     if (!r.computed)
       continue;
     qm_frame_times_stamp (&p->times, QM_FT_SCORED);
@@ -1362,7 +1423,7 @@ drain_all (GstQmetric * self)
   if (self->engine)
     qm_engine_flush (self->engine);
   ret = drain (self, TRUE);
-  qm_engine_close (&self->engine);
+  close_engine (self);
   /* anything left (engine failure) is pushed without scores */
   while (!g_queue_is_empty (&self->out)) {
     QmPair *p = g_queue_pop_head (&self->out);
@@ -2670,7 +2731,7 @@ gst_qmetric_sink_query (GstAggregator * agg, GstAggregatorPad * pad,
 static void
 reset_stream (GstQmetric * self)
 {
-  qm_engine_close (&self->engine);
+  close_engine (self);
   while (!g_queue_is_empty (&self->out))
     qm_pair_free (g_queue_pop_head (&self->out));
 }

@@ -35,13 +35,9 @@
 
 #include <gst/gst.h>
 
+#include "goldenlib.h"
 #include "json.h"
 #include "qm.h"
-
-/* docs/accuracy.md: every feature is identical to the reference's six
- * printed decimals (rounding: up to 5e-7); 1e-6 leaves room for that
- * rounding only.  A documented exception would get its own bound here. */
-#define TOL 1e-6
 
 /* The reference's known defect we do not reproduce (../shared/golden/README:
  * ciede2000 on 4:2:2 reads the wrong chroma samples). */
@@ -50,56 +46,6 @@ static const struct {
 } exempt[] = {
   {"garden_576x324_yuv422p_x264crf32", "ciede2000"},
 };
-
-static const struct {
-  const char *pix_fmt, *gst;
-} formats[] = {
-  {"yuv420p", "i420"}, {"yuv422p", "y42b"}, {"yuv444p", "y444"},
-  {"yuv420p10le", "i420-10le"}, {"yuv422p10le", "i422-10le"},
-  {"yuv444p10le", "y444-10le"}, {"yuv420p12le", "i420-12le"},
-  {"yuv422p12le", "i422-12le"}, {"yuv444p12le", "y444-12le"},
-};
-
-typedef struct {
-  GHashTable *frames;           /* index -> GstStructure */
-  gchar *error;
-  gboolean eos;
-} RunResult;
-
-static gboolean
-in_list (const char *list, const char *s)
-{
-  gchar **v;
-  gboolean hit = FALSE;
-  guint i;
-
-  if (!list || !*list)
-    return TRUE;
-  v = g_strsplit (list, ",", -1);
-  for (i = 0; v[i]; i++)
-    if (*v[i] && strstr (s, v[i]))
-      hit = TRUE;
-  g_strfreev (v);
-  return hit;
-}
-
-static gboolean
-key_selected (const char *key)
-{
-  const char *want = g_getenv ("QMETRIC_GOLDEN_FEATURES");
-  gchar **v;
-  gboolean hit = FALSE;
-  guint i;
-
-  if (!want || !*want)
-    return TRUE;
-  v = g_strsplit (want, ",", -1);
-  for (i = 0; v[i]; i++)
-    if (!strcmp (v[i], key))
-      hit = TRUE;
-  g_strfreev (v);
-  return hit;
-}
 
 static gboolean
 is_exempt (const char *cas, const char *key)
@@ -110,142 +56,6 @@ is_exempt (const char *cas, const char *key)
     if (!strcmp (exempt[i].cas, cas) && !strcmp (exempt[i].key, key))
       return TRUE;
   return FALSE;
-}
-
-/* Decompress golden/yuv/X.yuv.xz into the cache once. */
-static gchar *
-clip (const char *golden, const char *cache, const char *rel)
-{
-  gchar *src = g_build_filename (golden, rel, NULL);
-  gchar *base = g_path_get_basename (rel);
-  gchar *dst, *tmp, *cmd;
-  int status = -1;
-
-  base[strlen (base) - 3] = 0;  /* strip .xz */
-  dst = g_build_filename (cache, base, NULL);
-  if (!g_file_test (dst, G_FILE_TEST_EXISTS)) {
-    gchar *qs, *qt;
-    tmp = g_strdup_printf ("%s.%d.part", dst, (int) getpid ());
-    qs = g_shell_quote (src);
-    qt = g_shell_quote (tmp);
-    cmd = g_strdup_printf ("xz -dc %s > %s", qs, qt);
-    g_free (qs);
-    g_free (qt);
-    status = system (cmd);
-    if (status != 0 || g_rename (tmp, dst) != 0) {
-      g_printerr ("cannot decompress %s (is xz installed?)\n", src);
-      g_unlink (tmp);
-      g_clear_pointer (&dst, g_free);
-    }
-    g_free (cmd);
-    g_free (tmp);
-  }
-  g_free (src);
-  g_free (base);
-  return dst;
-}
-
-static RunResult *
-run_pipeline (const char *desc)
-{
-  RunResult *r = g_new0 (RunResult, 1);
-  GError *err = NULL;
-  GstElement *pipe = gst_parse_launch (desc, &err);
-  GstBus *bus;
-
-  r->frames = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free,
-      (GDestroyNotify) gst_structure_free);
-  if (!pipe) {
-    r->error = g_strdup_printf ("pipeline does not parse: %s",
-        err ? err->message : "?");
-    g_clear_error (&err);
-    return r;
-  }
-  bus = gst_element_get_bus (pipe);
-  gst_element_set_state (pipe, GST_STATE_PLAYING);
-  while (!r->eos && !r->error) {
-    GstMessage *m = gst_bus_timed_pop (bus, 600 * GST_SECOND);
-    if (!m) {
-      r->error = g_strdup ("timed out after 600 s");
-      break;
-    }
-    if (GST_MESSAGE_TYPE (m) == GST_MESSAGE_EOS) {
-      r->eos = TRUE;
-    } else if (GST_MESSAGE_TYPE (m) == GST_MESSAGE_ERROR) {
-      GError *e;
-      gchar *dbg;
-      gst_message_parse_error (m, &e, &dbg);
-      r->error = g_strdup_printf ("%s (%s)", e->message, dbg ? dbg : "");
-      g_error_free (e);
-      g_free (dbg);
-    } else if (GST_MESSAGE_TYPE (m) == GST_MESSAGE_ELEMENT &&
-        gst_structure_has_name (gst_message_get_structure (m), "qmetric")) {
-      const GstStructure *s = gst_message_get_structure (m);
-      guint64 idx;
-      gint64 *k = g_new (gint64, 1);
-      gst_structure_get_uint64 (s, "index", &idx);
-      *k = (gint64) idx;
-      g_hash_table_insert (r->frames, k, gst_structure_copy (s));
-    }
-    gst_message_unref (m);
-  }
-  gst_element_set_state (pipe, GST_STATE_NULL);
-  gst_object_unref (bus);
-  gst_object_unref (pipe);
-  return r;
-}
-
-static void
-run_result_free (RunResult * r)
-{
-  g_hash_table_unref (r->frames);
-  g_free (r->error);
-  g_free (r);
-}
-
-/* reference value: null = infinite */
-static double
-gval (const QmJson * v)
-{
-  return v->type == QM_JSON_NUMBER ? v->num : INFINITY;
-}
-
-static gboolean
-close_enough (double ours, double ref)
-{
-  if (isinf (ref) || isnan (ref) || isinf (ours) || isnan (ours))
-    return !isfinite (ref) && !isfinite (ours);
-  return fabs (ours - ref) < TOL;
-}
-
-typedef struct {
-  gchar *key;
-  double worst;
-  guint fails, checked;
-} FeatStat;
-
-static FeatStat *
-stat_for (GPtrArray * stats, const char *key)
-{
-  guint i;
-  FeatStat *f;
-
-  for (i = 0; i < stats->len; i++) {
-    f = g_ptr_array_index (stats, i);
-    if (!strcmp (f->key, key))
-      return f;
-  }
-  f = g_new0 (FeatStat, 1);
-  f->key = g_strdup (key);
-  g_ptr_array_add (stats, f);
-  return f;
-}
-
-static void
-feat_stat_free (FeatStat * f)
-{
-  g_free (f->key);
-  g_free (f);
 }
 
 /* Compare one reference run with what the element reported. */
@@ -316,70 +126,36 @@ check_run (const char *cname, const char *model, gboolean multi,
   return ok;
 }
 
-static const struct {
-  const char *pix_fmt;
-  QmChroma chroma;
-} chroma_of[] = {
-  {"yuv420p", QM_CHROMA_420}, {"yuv422p", QM_CHROMA_422},
-  {"yuv444p", QM_CHROMA_444},
-};
-
 /* The keys of one reference run against the engine's names when configured
  * as that run: libvmaf's --model version=M plus its --feature list. */
 static gboolean
 check_keys (const QmJson * c, const QmJson * run, const QmJson * gold)
 {
-  const char *cname = qm_json_str (c, "name");
-  const char *pix = qm_json_str (c, "pix_fmt");
   const QmJson *extra = qm_json_get (run, "extra_features");
-  const QmJson *fr = qm_json_at (qm_json_get (gold, "frames"), 0);
-  const QmJson *m = fr ? qm_json_get (fr, "metrics") : NULL;
   GString *metrics = g_string_new ("default");
-  GHashTable *ours = g_hash_table_new (g_str_hash, g_str_equal);
-  gboolean ok = TRUE;
+  gchar *label;
+  gboolean ok;
   QmSettings s;
   QmEngine *e = NULL;
   char *msg = NULL;
   size_t i;
 
-  qm_settings_default (&s, (int) qm_json_num (c, "width", 0),
-      (int) qm_json_num (c, "height", 0), (int) qm_json_num (c, "bitdepth", 8),
-      QM_CHROMA_420);
-  for (i = 0; i < G_N_ELEMENTS (chroma_of); i++)
-    if (g_str_has_prefix (pix, chroma_of[i].pix_fmt))
-      s.chroma = chroma_of[i].chroma;
+  golden_settings (c, &s);
   for (i = 0; extra && i < extra->n; i++)
     g_string_append_printf (metrics, ",%s", extra->items[i]->str);
   s.metrics = metrics->str;
   s.models = qm_json_str (run, "model");
+  label = g_strdup_printf ("%s [%s]", qm_json_str (c, "name"), s.models);
   if (qm_engine_open (&e, &s, &msg) != 0) {
-    g_print ("  %s [%s]: FAIL: engine: %s\n", cname, s.models,
-        msg ? msg : "?");
+    g_print ("  %s: FAIL: engine: %s\n", label, msg ? msg : "?");
     free (msg);
-    g_string_free (metrics, TRUE);
-    g_hash_table_unref (ours);
-    return FALSE;
-  }
-  for (i = 0; i < qm_engine_n_features (e); i++)
-    g_hash_table_add (ours, (gpointer) qm_engine_feature_name (e, i));
-  for (i = 0; m && i < m->n; i++) {
-    if (!g_hash_table_remove (ours, m->items[i]->key)) {
-      g_print ("  %s [%s]: FAIL: key %s missing from our output\n", cname,
-          s.models, m->items[i]->key);
-      ok = FALSE;
-    }
-  }
-  if (g_hash_table_size (ours)) {
-    GList *l, *keys = g_hash_table_get_keys (ours);
-    for (l = keys; l; l = l->next)
-      g_print ("  %s [%s]: FAIL: key %s is ours only (libvmaf does not write "
-          "it)\n", cname, s.models, (const char *) l->data);
-    g_list_free (keys);
     ok = FALSE;
+  } else {
+    ok = golden_keys_equal (label, e, gold, NULL, NULL);
+    qm_engine_close (&e);
   }
-  qm_engine_close (&e);
   g_string_free (metrics, TRUE);
-  g_hash_table_unref (ours);
+  g_free (label);
   return ok;
 }
 
@@ -388,13 +164,9 @@ run_case (const char *golden, const char *cache, const QmJson * c,
     GPtrArray * stats)
 {
   const char *cname = qm_json_str (c, "name");
-  const char *pix = qm_json_str (c, "pix_fmt");
   const QmJson *runs = qm_json_get (c, "runs");
-  const QmJson *strides = qm_json_get (c, "plane_strides");
-  const QmJson *offsets = qm_json_get (c, "plane_offsets");
-  const char *gfmt = NULL, *extra = g_getenv ("QMETRIC_GOLDEN_EXTRA");
-  GString *models = g_string_new (NULL), *parse = g_string_new (NULL);
-  gchar *ref, *dis, *log_path, *desc;
+  GString *models;
+  gchar *ref, *dis, *log_path, *desc, *parse, *props;
   gboolean ok = TRUE, multi;
   guint nmodels = 0;
   RunResult *r;
@@ -402,13 +174,9 @@ run_case (const char *golden, const char *cache, const QmJson * c,
   char err[256];
   size_t i;
 
-  for (i = 0; i < G_N_ELEMENTS (formats); i++)
-    if (!strcmp (formats[i].pix_fmt, pix))
-      gfmt = formats[i].gst;
-  if (!gfmt) {
-    g_print ("%s: FAIL: unknown pix_fmt %s\n", cname, pix);
+  if (!(parse = golden_rawparse (c)))
     return FALSE;
-  }
+  models = g_string_new (NULL);
   for (i = 0; runs && i < runs->n; i++) {
     const char *model = qm_json_str (runs->items[i], "model");
     if (!model || !*model) {
@@ -425,31 +193,16 @@ run_case (const char *golden, const char *cache, const QmJson * c,
   if (!ref || !dis) {
     g_free (ref);
     g_free (dis);
+    g_free (parse);
+    g_string_free (models, TRUE);
     return FALSE;
   }
-  /* the files are tightly packed; GStreamer's default rows are 4-byte
-   * aligned, so give rawvideoparse the manifest's layout */
-  g_string_append_printf (parse, "rawvideoparse width=%d height=%d "
-      "format=%s framerate=24/1 frame-size=%d plane-strides=\"<",
-      (int) qm_json_num (c, "width", 0), (int) qm_json_num (c, "height", 0),
-      gfmt, (int) qm_json_num (c, "frame_bytes", 0));
-  for (i = 0; i < strides->n; i++)
-    g_string_append_printf (parse, "%s%d", i ? "," : "",
-        (int) strides->items[i]->num);
-  g_string_append (parse, ">\" plane-offsets=\"<");
-  for (i = 0; i < offsets->n; i++)
-    g_string_append_printf (parse, "%s%d", i ? "," : "",
-        (int) offsets->items[i]->num);
-  g_string_append (parse, ">\"");
 
   log_path = g_strdup_printf ("%s/log-%s-%d.json", cache, cname,
       (int) getpid ());
-  desc = g_strdup_printf ("qmetric name=q metrics=all model=%s threads=%s "
-      "log-location=\"%s\" %s ! fakesink "
-      "filesrc location=\"%s\" ! %s ! q.ref_sink "
-      "filesrc location=\"%s\" ! %s ! q.dist_sink", models->str,
-      g_getenv ("QMETRIC_GOLDEN_THREADS") ? g_getenv ("QMETRIC_GOLDEN_THREADS")
-      : "2", log_path, extra ? extra : "", ref, parse->str, dis, parse->str);
+  props = g_strdup_printf ("metrics=all model=%s", models->str);
+  desc = golden_pipeline (props, log_path, ref, dis, parse);
+  g_free (props);
   {
     gint64 t0 = g_get_monotonic_time ();
     r = run_pipeline (desc);
@@ -497,92 +250,12 @@ out:
   g_free (ref);
   g_free (dis);
   g_string_free (models, TRUE);
-  g_string_free (parse, TRUE);
+  g_free (parse);
   return ok;
 }
 
 int
 main (int argc, char **argv)
 {
-  const char *golden = g_getenv ("QMETRIC_GOLDEN_DIR");
-  const char *required = g_getenv ("QMETRIC_GOLDEN_REQUIRED");
-  const char *cases = g_getenv ("QMETRIC_GOLDEN_CASES");
-  gchar *manifest, *cache;
-  QmJson *man;
-  const QmJson *list;
-  GPtrArray *stats;
-  guint group = 0, ngroups = 1, ran = 0, failed = 0, i;
-  char err[256];
-
-  gst_init (&argc, &argv);
-  for (i = 1; i < (guint) argc; i++)
-    if (!strcmp (argv[i], "--group") && i + 1 < (guint) argc)
-      sscanf (argv[++i], "%u/%u", &group, &ngroups);
-  if (!golden)
-    golden = QM_GOLDEN_DIR;
-  manifest = g_build_filename (golden, "manifest.json", NULL);
-  if (!g_file_test (manifest, G_FILE_TEST_EXISTS)) {
-    if (required && !strcmp (required, "1")) {
-      g_print ("FAIL: golden data not found at %s "
-          "(QMETRIC_GOLDEN_REQUIRED=1)\n", golden);
-      return 1;
-    }
-    g_print ("SKIP: golden data not found at %s (set QMETRIC_GOLDEN_DIR)\n",
-        golden);
-    return 77;
-  }
-  {
-    /* the CUDA variant of the gate needs a GPU: without one it is skipped */
-    const char *extra = g_getenv ("QMETRIC_GOLDEN_EXTRA");
-    if (extra && strstr (extra, "backend=cuda")) {
-      QmSettings s;
-      QmEngine *e = NULL;
-      char *msg = NULL;
-      qm_settings_default (&s, 16, 16, 8, QM_CHROMA_420);
-      s.metrics = "psnr";
-      s.backend = QM_BACKEND_CUDA;
-      if (qm_engine_open (&e, &s, &msg) != 0) {
-        g_print ("SKIP: no CUDA device (%s)\n", msg ? msg : "?");
-        free (msg);
-        return 77;
-      }
-      qm_engine_close (&e);
-    }
-  }
-  man = qm_json_load (manifest, err, sizeof (err));
-  if (!man) {
-    g_print ("FAIL: %s\n", err);
-    return 1;
-  }
-  cache = g_strdup (g_getenv ("QMETRIC_GOLDEN_CACHE"));
-  if (!cache)
-    cache = g_build_filename (g_get_tmp_dir (), "qmetric-golden-cache", NULL);
-  g_mkdir_with_parents (cache, 0755);
-
-  stats = g_ptr_array_new_with_free_func ((GDestroyNotify) feat_stat_free);
-  list = qm_json_get (man, "cases");
-  for (i = 0; list && i < list->n; i++) {
-    const QmJson *c = list->items[i];
-    if (i % ngroups != group || !in_list (cases, qm_json_str (c, "name")))
-      continue;
-    ran++;
-    if (!run_case (golden, cache, c, stats))
-      failed++;
-  }
-  g_print ("\nfeature                                   worst abs diff  "
-      "failures/checked\n");
-  for (i = 0; i < stats->len; i++) {
-    FeatStat *f = g_ptr_array_index (stats, i);
-    g_print ("%-40s  %14.3e  %u/%u\n", f->key, f->worst, f->fails, f->checked);
-  }
-  g_print ("%u passed, %u failed\n", ran - failed, failed);
-  g_ptr_array_unref (stats);
-  qm_json_free (man);
-  g_free (manifest);
-  g_free (cache);
-  if (!ran) {
-    g_print ("FAIL: no case selected\n");
-    return 1;
-  }
-  return failed ? 1 : 0;
+  return golden_main (argc, argv, "manifest.json", run_case);
 }

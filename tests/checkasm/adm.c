@@ -526,7 +526,7 @@ static void test_engine(unsigned isa)
         void *priv = calloc(1, d->cpu.priv_size);
         double rv[QM_MAX_FEATURES];
         uint8_t rset[QM_MAX_FEATURES] = { 0 };
-        QmRows rows = { { rv }, { rset }, 0 };
+        QmRows rows = { { rv }, { rset }, 0, NULL };
         QmPicture pr_ = { 0 }, pd_ = { 0 };
         pr_.data[0] = ref;
         pd_.data[0] = dis;

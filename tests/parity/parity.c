@@ -306,7 +306,9 @@ static int open_engine(QmEngine **e, const char *metric, const char *features,
 {
     QmSettings s;
     qm_settings_default(&s, w, h, l->bpc, l->chroma);
-    s.metrics = metric;
+    /* an option vector alone: beside the default instance, options that
+     * keys do not show would write the same keys twice (refused) */
+    s.metrics = features && *features ? "none" : metric;
     s.features = features;
     s.backend = be;
     s.n_threads = be == QM_BACKEND_CUDA ? 4 : 1;

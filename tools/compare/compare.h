@@ -78,6 +78,7 @@ typedef struct {
     GString *features;         /* --feature: added to --metrics or to the VMAF model */
     GString *feature_opts;     /* --feature NAME=OPT=VAL:...: the element's "features" */
     GString *models;           /* --model, comma-separated */
+    char *preset;              /* --aom_ctc/--nflx_ctc: the element's "preset" */
     gboolean enable_transform, disable_clip;
     char *backend;
     int cuda_device_id;        /* -1: any */

@@ -1,5 +1,6 @@
 /* qmetric-compare: the command line: --help, parsing, usage errors. */
 #include "compare.h"
+#include "preset.h"
 #include "swscale.h"
 
 /* "qmetric-compare: MESSAGE" and tail on stderr, then exit(EXIT_USAGE). */
@@ -46,11 +47,16 @@ static void usage(FILE *f)
 "                          \"Default metrics\")\n"
 "  --feature NAME          add a metric to --metrics, or to the VMAF model when\n"
 "                          --metrics is not given (libvmaf's --feature;\n"
-"                          repeatable); NAME=opt=val options are refused\n"
+"                          repeatable); NAME=OPT=VAL:OPT=VAL adds an instance\n"
+"                          with those options\n"
 "  -m, --model MODEL       VMAF model: vmaf_v0.6.1, vmaf_4k_v0.6.1, vmaf_v0.6.1neg\n"
 "                          or a JSON path; repeatable or comma-separated;\n"
-"                          libvmaf's version=/path=/enable_transform/disable_clip\n"
-"                          keys are accepted\n"
+"                          libvmaf's version=/path=/name=/enable_transform/\n"
+"                          disable_clip keys are accepted (name=: the score's key)\n"
+"  --aom_ctc v1.0..v7.0, --nflx_ctc v1.0\n"
+"                          libvmaf's presets: two named models (vmaf, vmaf_neg)\n"
+"                          and their metrics with options, in place of the\n"
+"                          default metrics (--metrics, --feature, -m add to it)\n"
 "  --enable-transform      apply the model's score transform\n"
 "  --disable-clip          do not clip VMAF to the model's range\n"
 "  --subsample N           score every Nth frame only (libvmaf --subsample)\n"
@@ -185,11 +191,14 @@ void qmc_append_list(GString *s, const char *items)
 }
 
 /* libvmaf's --model takes "version=NAME:name=..:enable_transform"; ours takes
- * a name or a path.  Accept both, so that scripts can move over unchanged. */
+ * a name or a path too.  Accept both, so that scripts can move over
+ * unchanged: the model and its name go to the element ("version=NAME:
+ * name=LABEL"), the switches are the element's own properties. */
 static void add_model(Options *o, const char *arg)
 {
     char **parts, **p;
-    const char *model = NULL;
+    const char *model = NULL, *label = NULL;
+    gboolean path = FALSE;
 
     if (!strchr(arg, '=')) {
         qmc_append_list(o->models, arg);
@@ -201,22 +210,33 @@ static void add_model(Options *o, const char *arg)
         const char *key = *p, *val = eq ? eq + 1 : "true";
         if (eq)
             *eq = '\0';
-        if (!strcmp(key, "version") || !strcmp(key, "path"))
+        if (!strcmp(key, "version") || !strcmp(key, "path")) {
             model = val;
+            path = !strcmp(key, "path");
+        }
         else if (!strcmp(key, "enable_transform"))
             o->enable_transform = !strcmp(val, "true");
         else if (!strcmp(key, "disable_clip"))
             o->disable_clip = !strcmp(val, "true");
+        else if (!strcmp(key, "name") && *val && !strpbrk(val, ",:"))
+            label = val;
         else if (!strcmp(key, "name"))
-            fprintf(stderr, "qmetric-compare: note: --model name=%s ignored: one model "
-                    "is reported as \"vmaf\", several by their model names\n", val);
+            qmc_usage_error("--model: name=%s: a name is not empty and holds no ',' "
+                            "or ':'", val);
         else
             qmc_usage_error("--model: unknown key '%s' (expected version=, path=, "
-                            "enable_transform, disable_clip)", key);
+                            "name=, enable_transform, disable_clip)", key);
     }
     if (!model)
         qmc_usage_error("--model '%s' names no model (version=... or path=...)", arg);
-    qmc_append_list(o->models, model);
+    if (label) {
+        char *entry = g_strdup_printf("%s=%s:name=%s", path ? "path" : "version", model,
+                                      label);
+        qmc_append_list(o->models, entry);
+        g_free(entry);
+    } else {
+        qmc_append_list(o->models, model);
+    }
     g_strfreev(parts);
 }
 
@@ -230,6 +250,18 @@ static void parse_size(const char *s, int *w, int *h)
 {
     if (sscanf(s, "%dx%d", w, h) != 2 || *w <= 0 || *h <= 0 || *w > 65536 || *h > 65536)
         qmc_usage_error("--size: '%s' is not WIDTHxHEIGHT (e.g. 1920x1080)", s);
+}
+
+/* --aom_ctc VERSION, --nflx_ctc VERSION: checked here, with libvmaf's words
+ * for a bad version (core/preset.h), then the element's "preset". */
+static void set_preset(Options *o, const char *family, const char *version)
+{
+    char why[128];
+    if (o->preset)
+        qmc_usage_error("--%s: one preset at a time (--aom_ctc or --nflx_ctc)", family);
+    if (!qm_preset_find(family, version, why, sizeof(why)))
+        qmc_usage_error("%s", why);
+    o->preset = g_strdup_printf("%s=%s", family, version);
 }
 
 /* libvmaf's --feature NAME adds to the model's features; with options,
@@ -336,6 +368,7 @@ void qmc_parse_options(Options *o, int argc, char **argv)
         O_PLOT_METRICS, O_FAIL, O_HELP, O_SKIP_REF, O_SKIP_DIST, O_SUMMARY,
         O_MANIFEST, O_LADDER_CSV, O_LADDER_JSON, O_PLOT_RD, O_DETECT_OFFSET, O_ALIGN,
         O_ALIGN_MAX, O_ALIGN_WINDOW, O_GPUS, O_DRY_RUN, O_HULL, O_START, O_PARTIAL, O_COUNT,
+        O_AOM_CTC, O_NFLX_CTC,
     };
     static const struct option opts[] = {
         { "reference", required_argument, NULL, 'r' },
@@ -343,6 +376,8 @@ void qmc_parse_options(Options *o, int argc, char **argv)
         { "metrics", required_argument, NULL, O_METRICS },
         { "feature", required_argument, NULL, O_FEATURE },
         { "model", required_argument, NULL, 'm' },
+        { "aom_ctc", required_argument, NULL, O_AOM_CTC },
+        { "nflx_ctc", required_argument, NULL, O_NFLX_CTC },
         { "enable-transform", no_argument, NULL, O_TRANSFORM },
         { "enable_transform", no_argument, NULL, O_TRANSFORM },
         { "disable-clip", no_argument, NULL, O_NOCLIP },
@@ -435,6 +470,8 @@ void qmc_parse_options(Options *o, int argc, char **argv)
         case O_METRICS: qmc_append_list(o->metrics, optarg); break;
         case O_FEATURE: add_feature(o, optarg); break;
         case 'm': add_model(o, optarg); break;
+        case O_AOM_CTC:
+        case O_NFLX_CTC: set_preset(o, c == O_AOM_CTC ? "aom_ctc" : "nflx_ctc", optarg); break;
         case O_TRANSFORM: o->enable_transform = TRUE; break;
         case O_NOCLIP: o->disable_clip = TRUE; break;
         case O_SUBSAMPLE: o->subsample = parse_int("--subsample", optarg, 1, G_MAXINT); break;

@@ -588,7 +588,10 @@ static void resolve_metrics(App *app, GstElement *qm)
     char **known = known_metrics();
     gboolean vmaf = element_has_metric(known, "vmaf") && element_has_metric(known, "vif") &&
                     element_has_metric(known, "adm") && element_has_metric(known, "motion");
-    if (!o->metrics->len && !o->features->len && !o->feature_opts->len) {
+    if (o->preset && !o->metrics->len) {
+        /* the preset is the selection (the element's "preset"); --feature
+         * NAME adds to it */
+    } else if (!o->metrics->len && !o->features->len && !o->feature_opts->len) {
         /* libvmaf's default (VMAF) plus the two scores everyone asks for;
          * without VMAF in this build, the two alone */
         qmc_append_list(app->o.metrics, vmaf ? "vmaf,psnr,float_ssim" : "psnr,float_ssim");
@@ -626,7 +629,15 @@ void qmc_configure_qmetric(App *app, GstElement *qm)
         resolved = TRUE;
         resolve_metrics(app, qm);
     }
-    g_object_set(qm, "metrics", o->metrics->str, "post-messages", TRUE, NULL);
+    if (o->preset) {
+        if (!g_object_class_find_property(G_OBJECT_GET_CLASS(qm), "preset"))
+            qmc_usage_error("--%.*s: this qmetric element has no presets (no \"preset\" "
+                            "property)", (int)strcspn(o->preset, "="), o->preset);
+        g_object_set(qm, "preset", o->preset, NULL);
+    }
+    if (o->metrics->len)
+        g_object_set(qm, "metrics", o->metrics->str, NULL);
+    g_object_set(qm, "post-messages", TRUE, NULL);
     if (o->feature_opts->len) {
         if (!g_object_class_find_property(G_OBJECT_GET_CLASS(qm), "features"))
             qmc_usage_error("--feature %s: this qmetric element takes no feature options "

@@ -756,6 +756,99 @@ GST_START_TEST (test_ready_only_properties_refused)
   g_free (s);
   qm_rig_free (rig);
 }
+
+GST_END_TEST;
+
+/* the smallest square every metric of the presets takes (CAMBI: 216) */
+#define I420_224 "video/x-raw,format=I420,width=224,height=224,framerate=25/1"
+
+/* The "preset" property: libvmaf's --aom_ctc v7.0 (two named models, its
+ * metrics with their options, apsnr in the log's aggregate_metrics), what
+ * "model" adds to it, and a bad version refused in libvmaf's words. */
+GST_START_TEST (test_preset)
+{
+  GstElement *q = gst_element_factory_make ("qmetric", NULL);
+  gchar *dir = g_dir_make_tmp ("qmpresetXXXXXX", NULL);
+  gchar *path = g_build_filename (dir, "log.json", NULL);
+  gchar *props = g_strdup_printf ("preset=aom_ctc=v7.0 log-location=%s", path);
+  static const gchar *const keys[] = { "vmaf", "vmaf_neg", "psnr_y",
+    "float_ssim", "float_ms_ssim", "psnr_hvs", "ciede2000", "cambi",
+    "integer_adm2_egl_1", "integer_vif_scale0_egl_1"
+  };
+  const guint n = 3, max = 255, pixels = 224 * 224;
+  Pat a = { 0, 0, max }, b = { 0, 4, max };
+  gdouble sse = 0, want;
+  QmRig *rig;
+  QmJson *doc;
+  const QmJson *agg;
+  char err[256];
+  gchar *s;
+  guint i, f;
+  gint x, y;
+
+  g_object_get (q, "preset", &s, NULL);
+  fail_unless (s == NULL);
+  g_object_set (q, "preset", "nflx_ctc=v1.0", NULL);
+  g_object_get (q, "preset", &s, NULL);
+  fail_unless_equals_string (s, "nflx_ctc=v1.0");
+  g_free (s);
+  gst_object_unref (q);
+
+  rig = qm_rig_new (props, I420_224, NULL);
+  run_pairs (rig, I420_224, n, 4, max);
+  fail_unless (rig->eos && !rig->error, "%s", rig->error);
+  fail_unless_equals_int (rig->scores->len, n);
+  for (i = 0; i < G_N_ELEMENTS (keys); i++)
+    fail_unless (gst_structure_has_field (g_ptr_array_index (rig->scores, 0),
+            keys[i]), "no %s", keys[i]);
+  /* dB SSIM, without a suffix */
+  fail_unless (qm_rig_score (rig, 0, "float_ssim") > 1.0);
+  doc = qm_json_load (path, err, sizeof (err));
+  fail_unless (doc != NULL, "%s", err);
+  agg = qm_json_get (doc, "aggregate_metrics");
+  fail_unless (agg && agg->n == 3);
+  /* apsnr_y over the three frames from the pattern's own SSE; chroma is
+   * identical: its cap, ceil(10 log10(255^2 N 2)) */
+  for (f = 0; f < n; f++) {
+    a.frame = b.frame = f;
+    for (y = 0; y < 224; y++)
+      for (x = 0; x < 224; x++) {
+        gdouble e = (gdouble) gen_pat (0, x, y, &a) - gen_pat (0, x, y, &b);
+        sse += e * e;
+      }
+  }
+  want = 10 * log10 (255.0 * 255 * pixels * n / sse);
+  fail_unless (fabs (qm_json_num (agg, "apsnr_y", 0) - want) < 1e-6,
+      "apsnr_y %f, want %f", qm_json_num (agg, "apsnr_y", 0), want);
+  want = ceil (10 * log10 (255.0 * 255 * (pixels / 4) * n * 2));
+  fail_unless (qm_json_num (agg, "apsnr_cb", 0) == want, "apsnr_cb %f vs %f",
+      qm_json_num (agg, "apsnr_cb", 0), want);
+  qm_json_free (doc);
+  qm_rig_free (rig);
+  g_unlink (path);
+
+  /* "model" adds to the preset's two */
+  rig = qm_rig_new ("preset=nflx_ctc=v1.0 model=vmaf_v0.6.1", I420_224, NULL);
+  run_pairs (rig, I420_224, 2, 4, max);
+  fail_unless (rig->eos && !rig->error, "%s", rig->error);
+  fail_unless (qm_rig_score (rig, 0, "vmaf") != qm_rig_score (rig, 0,
+          "vmaf_v0.6.1"));
+  fail_unless (gst_structure_has_field (g_ptr_array_index (rig->scores, 0),
+          "vmaf_neg"));
+  fail_unless (!gst_structure_has_field (g_ptr_array_index (rig->scores, 0),
+          "float_ms_ssim"));
+  qm_rig_free (rig);
+
+  rig = qm_rig_new ("preset=aom_ctc=v8.0", I420_224, NULL);
+  run_pairs (rig, I420_224, 1, 4, max);
+  fail_unless (rig->error && strstr (rig->error,
+          "bad aom_ctc version \"v8.0\""), "%s", rig->error);
+  qm_rig_free (rig);
+  g_rmdir (dir);
+  g_free (dir);
+  g_free (path);
+  g_free (props);
+}
 GST_END_TEST;
 
 GST_START_TEST (test_threads_keep_order)
@@ -796,7 +889,9 @@ GST_START_TEST (test_summary_identity)
   id = gst_structure_get_string (rig->summary, "identity");
   fail_unless (id != NULL, "no identity in the summary");
   fail_unless_equals_string (id, "backend=cpu\nbitdepth=8\ndisable_clip=false\n"
-      "enable_transform=false\nmetrics=float_ssim,psnr\nmodels=none\n"
+      "enable_transform=false\nmetrics=float_ssim=clip_db=0:enable_db=0:scale=0,"
+      "psnr=enable_apsnr=0:enable_chroma=1:min_sse=0:reduced_hbd_peak=0\n"
+      "models=none\n"
       "pixel_format=420\nsubsample=2\n");
   qm_rig_free (rig);
 }
@@ -943,6 +1038,7 @@ qmetric_suite (void)
   tcase_add_test (tc, test_backend_auto_says_where);
   tcase_add_test (tc, test_properties);
   tcase_add_test (tc, test_ready_only_properties_refused);
+  tcase_add_test (tc, test_preset);
   tcase_add_test (tc, test_threads_keep_order);
   tcase_add_test (tc, test_summary_identity);
   tcase_add_test (tc, test_threads_two_gpu_bound);
