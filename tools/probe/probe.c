@@ -1,18 +1,22 @@
 /* qmetric-probe: a probe's pipeline, its restarts with backoff, what it
  * reports, and its state (see probe.h).
  *
- * Liveness is measured, not assumed: the probe is "scoring" only while the
- * element posts a scored pair within the stall timeout (its per-frame
- * "qmetric" messages); a playing pipeline whose sources went quiet is
- * "stalled", one that never scored is "waiting", and after the restart
- * timeout without a pair it is restarted as after an error.  Buffer probes
- * on the element's two sink pads say which input went quiet. */
+ * Liveness is measured, not assumed: the probe is "scoring" only while
+ * scored frames leave the element (a buffer probe on its src pad sees their
+ * GstQmetricMeta) within the stall timeout; a playing pipeline whose
+ * sources went quiet is "stalled", one that never scored is "waiting", and
+ * after the restart timeout without a pair it is restarted as after an
+ * error.  The output is the measure, not the per-frame messages: the
+ * engine scores ahead of a paced sink in bursts of several seconds, the
+ * output follows the stream.  Buffer probes on the two sink pads say which
+ * input went quiet. */
 #include "probe.h"
 
 #include <math.h>
 #include <string.h>
 
 #include "duration.h"
+#include "gstqmetricmeta.h"
 
 const double probe_vmaf_bounds[PROBE_VMAF_BUCKETS] = {
   10, 20, 30, 40, 50, 60, 70, 80, 85, 90, 95, 100,
@@ -70,30 +74,52 @@ describe_inputs (Probe * p, gint64 now)
       "qmetric_unmatched_frames_total)");
 }
 
-static GstPadProbeReturn
-on_buffer (GstPad * pad, GstPadProbeInfo * info, gpointer data)
+static void
+count (ProbePadCount * c)
 {
-  ProbeInput *in = data;
+  atomic_fetch_add (&c->buffers, 1);
+  atomic_store (&c->last_us, g_get_monotonic_time ());
+}
 
-  atomic_fetch_add (&in->buffers, 1);
-  atomic_store (&in->last_us, g_get_monotonic_time ());
+static GstPadProbeReturn
+on_input (GstPad * pad, GstPadProbeInfo * info, gpointer data)
+{
+  count (data);
+  return GST_PAD_PROBE_OK;
+}
+
+static gboolean
+scored_in_list (GstBuffer ** buf, guint idx, gpointer data)
+{
+  if (gst_buffer_get_qmetric_meta (*buf))
+    count (data);
+  return TRUE;
+}
+
+static GstPadProbeReturn
+on_output (GstPad * pad, GstPadProbeInfo * info, gpointer data)
+{
+  if (info->type & GST_PAD_PROBE_TYPE_BUFFER) {
+    if (gst_buffer_get_qmetric_meta (GST_PAD_PROBE_INFO_BUFFER (info)))
+      count (data);
+  } else if (info->type & GST_PAD_PROBE_TYPE_BUFFER_LIST) {
+    gst_buffer_list_foreach (GST_PAD_PROBE_INFO_BUFFER_LIST (info),
+        scored_in_list, data);
+  }
   return GST_PAD_PROBE_OK;
 }
 
 static void
-watch_inputs (Probe * p)
+watch_pad (Probe * p, ProbePadCount * c, GstPadProbeCallback cb)
 {
-  guint i;
+  GstPad *pad = gst_element_get_static_pad (p->qmetric, c->pad);
 
-  for (i = 0; i < 2; i++) {
-    GstPad *pad = gst_element_get_static_pad (p->qmetric, p->inputs[i].pad);
-    atomic_store (&p->inputs[i].buffers, 0);
-    atomic_store (&p->inputs[i].last_us, 0);
-    if (pad) {
-      gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER |
-          GST_PAD_PROBE_TYPE_BUFFER_LIST, on_buffer, &p->inputs[i], NULL);
-      gst_object_unref (pad);
-    }
+  atomic_store (&c->buffers, 0);
+  atomic_store (&c->last_us, 0);
+  if (pad) {
+    gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER |
+        GST_PAD_PROBE_TYPE_BUFFER_LIST, cb, c, NULL);
+    gst_object_unref (pad);
   }
 }
 
@@ -118,13 +144,18 @@ void
 probe_tick (Probe * p)
 {
   gint64 now = g_get_monotonic_time ();
+  gint64 last = atomic_load (&p->scored.last_us);
   gint64 quiet;
   gchar *why;
 
   if (!p->pipeline || p->state == PROBE_FAILED)
     return;
-  quiet = now - (p->last_pair_us ? p->last_pair_us : p->run_start_us);
-  if (p->state == PROBE_SCORING && quiet >= p->stall_us) {
+  quiet = now - (last ? last : p->run_start_us);
+  if (last && quiet < p->stall_us) {
+    set_state (p, PROBE_SCORING, NULL);
+    return;
+  }
+  if (p->state == PROBE_SCORING) {
     gchar *msg;
     why = describe_inputs (p, now);
     msg = g_strdup_printf ("no pair scored for %.1f s; %s", quiet / 1e6, why);
@@ -138,7 +169,7 @@ probe_tick (Probe * p)
         MAX (p->restart_timeout_us, 2 * p->stall_us) / 1e6);
     why = describe_inputs (p, now);
     err = g_strdup_printf ("no pair scored within %s%s: %s", t,
-        p->last_pair_us ? " (stalled)" : " of the start", why);
+        last ? " (stalled)" : " of the start", why);
     fail (p, err);
     g_free (err);
     g_free (why);
@@ -154,8 +185,6 @@ on_frame (Probe * p, const GstStructure * s)
   gdouble v;
   guint i;
 
-  p->last_pair_us = g_get_monotonic_time ();
-  set_state (p, PROBE_SCORING, NULL);
   if (!gst_structure_get_double (s, "vmaf", &v))
     return;
   for (i = 0; i < PROBE_VMAF_BUCKETS; i++)
@@ -328,7 +357,6 @@ probe_start (Probe * p)
 
   teardown (p);
   clear_last (p);
-  p->last_pair_us = 0;
   p->run_start_us = g_get_monotonic_time ();
   set_state (p, PROBE_STARTING, NULL);
   if (!(p->pipeline = probe_parse (p, &p->qmetric, &err))) {
@@ -340,10 +368,12 @@ probe_start (Probe * p)
   if (!window || !strcmp (window, "none"))
     g_object_set (p->qmetric, "window", p->window, NULL);
   g_free (window);
-  /* the per-frame messages feed the VMAF histogram and tell liveness */
+  /* the per-frame messages feed the VMAF histogram */
   g_object_set (p->qmetric, "post-messages", TRUE, NULL);
   p->stall_us = stall_timeout (p);
-  watch_inputs (p);
+  watch_pad (p, &p->inputs[0], on_input);
+  watch_pad (p, &p->inputs[1], on_input);
+  watch_pad (p, &p->scored, on_output);
 
   bus = gst_element_get_bus (p->pipeline);
   p->bus_watch = gst_bus_add_watch (bus, on_bus, p);

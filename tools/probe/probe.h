@@ -39,7 +39,8 @@ typedef enum
 {
   PROBE_STARTING,               /* pipeline built, not yet playing */
   PROBE_WAITING,                /* playing, no pair scored since it started */
-  PROBE_SCORING,                /* a pair scored within the stall timeout */
+  PROBE_SCORING,                /* a scored pair left the element within the
+                                 * stall timeout */
   PROBE_STALLED,                /* scored, then none for the stall timeout */
   PROBE_FAILED,                 /* an error: waiting to restart */
   PROBE_N_STATES
@@ -53,13 +54,15 @@ typedef struct
   guint64 frames;
 } ProbeFeature;
 
-/* buffers reaching one sink pad of the qmetric element (streaming thread) */
+/* buffers through one pad of the qmetric element, counted by a pad probe
+ * in the streaming thread: on a sink pad every buffer, on the src pad those
+ * that carry scores (the pairs scored, in output order) */
 typedef struct
 {
-  const gchar *pad;             /* "ref_sink", "dist_sink" */
+  const gchar *pad;             /* "ref_sink", "dist_sink", "src" */
   atomic_llong buffers;
   atomic_llong last_us;         /* monotonic time of the last one */
-} ProbeInput;
+} ProbePadCount;
 
 typedef struct
 {
@@ -79,10 +82,10 @@ typedef struct
   guint bus_watch;
   guint retry_source;
   guint backoff_ms;
-  ProbeInput inputs[2];
+  ProbePadCount inputs[2];
+  ProbePadCount scored;
   gint64 stall_us;              /* in effect for this run */
   gint64 run_start_us;          /* monotonic */
-  gint64 last_pair_us;          /* monotonic; 0: none in this run */
 
   ProbeState state;
   gint64 state_since_us;

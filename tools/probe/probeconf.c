@@ -280,6 +280,7 @@ probe_load_config (const gchar * path, GError ** error)
     p->last_start_rt = p->last_end_rt = GST_CLOCK_TIME_NONE;
     p->inputs[0].pad = "ref_sink";
     p->inputs[1].pad = "dist_sink";
+    p->scored.pad = "src";
     if (!load_probe (p, kf, groups[i], error)) {
       if (!g_str_has_prefix ((*error)->message, "probe ["))
         g_prefix_error (error, "probe [%s]: ", p->name);
