@@ -155,12 +155,21 @@ on_tick (gpointer data)
 {
   HttpServer *srv = data;
   gint64 now = g_get_monotonic_time ();
-  GList *l, *next;
+  GPtrArray *all = g_ptr_array_sized_new (srv->conns.length);
+  GList *l;
+  guint i;
 
-  for (l = srv->conns.head; l; l = next) {
-    next = l->next;
-    http_conn_tick (l->data, now);
+  /* a tick may close other connections than its own (a TLS handshake
+   * that starts cancels the oldest): walk a referenced copy */
+  for (l = srv->conns.head; l; l = l->next)
+    g_ptr_array_add (all, http_conn_ref (l->data));
+  for (i = 0; i < all->len; i++) {
+    HttpConn *c = g_ptr_array_index (all, i);
+    if (c->srv)
+      http_conn_tick (c, now);
+    http_conn_unref (c);
   }
+  g_ptr_array_free (all, TRUE);
   /* after a burst, give the freed heap back (glibc keeps it otherwise) */
   if (srv->peak >= 16 && srv->conns.length * 4 <= srv->peak) {
     g_clear_pointer (&srv->cached, g_bytes_unref);

@@ -19,15 +19,15 @@ static const gchar root_page[] =
 static void conn_read (HttpConn * c);
 static void conn_write (HttpConn * c);
 
-static HttpConn *
-conn_ref (HttpConn * c)
+HttpConn *
+http_conn_ref (HttpConn * c)
 {
   c->ref++;
   return c;
 }
 
-static void
-conn_unref (HttpConn * c)
+void
+http_conn_unref (HttpConn * c)
 {
   if (--c->ref)
     return;
@@ -60,7 +60,7 @@ http_conn_close (HttpConn * c)
   g_socket_close (c->socket, NULL);
   g_clear_object (&c->stream);
   g_clear_object (&c->socket);
-  conn_unref (c);
+  http_conn_unref (c);
 }
 
 static gboolean
@@ -200,7 +200,7 @@ on_auth (gboolean ok, gpointer data)
     else
       respond_error (c, 401, !c->req.keep_alive);
   }
-  conn_unref (c);
+  http_conn_unref (c);
 }
 
 /* a parsed head (status 200) or the status of a refused one */
@@ -230,9 +230,9 @@ on_request (HttpConn * c, guint status)
   }
   c->state = CONN_AUTH;
   r = auth_check (srv->auth, c->req.authorization, c->req.authorization_len,
-      on_auth, conn_ref (c));
+      on_auth, http_conn_ref (c));
   if (r >= 0) {
-    conn_unref (c);
+    http_conn_unref (c);
     if (r)
       route (c);
     else
@@ -374,7 +374,7 @@ on_handshake (GObject * source, GAsyncResult * res, gpointer data)
     else
       conn_read (c);
   }
-  conn_unref (c);
+  http_conn_unref (c);
 }
 
 static void
@@ -413,7 +413,7 @@ start_handshake (HttpConn * c)
   c->state = CONN_TLS_HANDSHAKE;
   c->cancel = g_cancellable_new ();
   g_tls_connection_handshake_async (G_TLS_CONNECTION (tls),
-      G_PRIORITY_DEFAULT, c->cancel, on_handshake, conn_ref (c));
+      G_PRIORITY_DEFAULT, c->cancel, on_handshake, http_conn_ref (c));
 }
 
 /* Peek at the first TLS record: the handshake (on a thread of GLib's

@@ -86,6 +86,8 @@ struct _HttpConn
 /* httpconn.c */
 void http_conn_new (HttpServer * srv, gint fd);
 void http_conn_close (HttpConn * c);
+HttpConn *http_conn_ref (HttpConn * c);
+void http_conn_unref (HttpConn * c);
 /* deadline passed: closed; a waiting TLS connection peeked again */
 void http_conn_tick (HttpConn * c, gint64 now);
 
