@@ -89,6 +89,13 @@ def check_values(s):
     if got != DEFAULT_SERIES:
         fail("series of a default VMAF probe (%d, want %d):\n%s" % (
             len(got), len(DEFAULT_SERIES), "\n".join(map(str, got))))
+    # a probe without a VMAF score has no histogram; with the default
+    # features=, PSNR exports psnr_y only
+    files = names_of(s, 'files')
+    if any(n.startswith('qmetric_frame_vmaf') for n, _ in files) or \
+            any(n == 'qmetric_window_score' and ('feature', 'psnr_y') not in lab
+                for n, lab in files):
+        fail("series of a PSNR probe: %s" % files)
     if get(s, 'qmetric_probe_state', probe='broken', state='scoring') is not None:
         fail("the broken probe is scoring")
     err = [dict(lab)['error'] for (n, lab) in s if n == 'qmetric_probe_last_error_info'

@@ -146,6 +146,26 @@ def min_version(tmp, cert, key):
         probe.stop()
 
 
+def example_config(tmp, cert, key):
+    """examples/probe/web.yml, its files replaced by ours, is accepted."""
+    example = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'examples',
+                           'probe', 'web.yml')
+    with open(example) as f:
+        text = f.read().replace('/etc/qmetric/probe.crt', cert).replace(
+            '/etc/qmetric/probe.key', key)
+    wc = web_config(tmp, text, 'example.yml')
+    probe = Probe(tmp, CONFIG, extra=('--web.config.file', wc), name='example')
+    try:
+        if not probe.url.startswith('https://'):
+            fail("the example web configuration: %s" % probe.url)
+        ans, _ = raw_request(probe.port, b'GET / HTTP/1.1\r\nHost: a\r\n\r\n', timeout=3,
+                             ssl_context=ssl.create_default_context(cafile=cert))
+        if status_of(ans) != 401 or b'X-Frame-Options: deny' not in ans:
+            fail("the example web configuration: %r" % ans[:300])
+    finally:
+        probe.stop()
+
+
 def refused_configs(tmp, cert, key):
     cases = [
         ("tls_server_config:\n  cert_file: %s\n  key_file: %s\n  cipher_suites: [x]\n"
@@ -252,6 +272,7 @@ def main():
         finally:
             probe.stop()
         min_version(tmp, cert, key)
+        example_config(tmp, cert, key)
         refused_configs(tmp, cert, key)
     print("PASS: Prometheus scrapes over TLS with the password, refused without (%r); "
           "first check %.3f s, remembered %.3f s, behind stalled handshakes %.2f s" % (

@@ -211,6 +211,10 @@ expo_render (GPtrArray * probes, gsize * len)
   EACH_PROBE (probes, p) {
     guint64 cum = 0;
     gchar le[G_ASCII_DTOSTR_BUF_SIZE];
+    /* a probe without a "vmaf" score (other metrics, several models)
+     * would only export zeros */
+    if (!p->vmaf_count)
+      continue;
     for (k = 0; k <= PROBE_VMAF_BUCKETS; k++) {
       cum += p->vmaf_buckets[k];
       if (k < PROBE_VMAF_BUCKETS)
