@@ -129,12 +129,46 @@ class Probe:
         fail("after %d s: %s\n%s\nstderr:\n%s" % (limit, what, text, self.stderr()))
 
     def stop(self):
-        self.proc.terminate()
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(5)
+        stop_process(self.proc)
+
+
+def stop_process(proc):
+    """SIGTERM, then SIGKILL after 10 s."""
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(5)
+
+
+# a live RTP/JPEG stream on loopback: what the liveness test and the soak
+# stop and restart
+UDP_CAPS = 'application/x-rtp,media=video,encoding-name=JPEG,clock-rate=90000,payload=26'
+
+
+def free_udp_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind(('127.0.0.1', 0))
+        return s.getsockname()[1]
+
+
+def udp_sender(port, fps=10):
+    """gst-launch-1.0 sending 64x48 JPEG over RTP to 127.0.0.1:port."""
+    return subprocess.Popen(
+        ['gst-launch-1.0', '-q', 'videotestsrc', 'is-live=true', 'pattern=ball', '!',
+         'video/x-raw,format=I420,width=64,height=48,framerate=%d/1' % fps, '!', 'jpegenc',
+         '!', 'rtpjpegpay', '!', 'udpsink', 'host=127.0.0.1', 'port=%d' % port],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def udp_probe_pipeline(port, metrics):
+    """A probe's description receiving udp_sender(port): the stream against
+    a brightened copy of itself."""
+    return ('udpsrc address=127.0.0.1 port=%d caps="%s" ! rtpjpegdepay ! jpegdec ! '
+            'videoconvert ! video/x-raw,format=I420 ! tee name=t t. ! queue ! q.ref_sink '
+            't. ! queue ! videobalance brightness=0.05 ! q.dist_sink '
+            'qmetric name=q metrics=%s threads=1 ! fakesink sync=false' % (port, UDP_CAPS, metrics))
 
 
 def raw_request(port, data, timeout=3, ssl_context=None):

@@ -13,20 +13,14 @@ sends.
 Environment: QMETRIC_PROBE, GST_PLUGIN_PATH_1_0 (as for probe_test.py).
 """
 import os
-import socket
-import subprocess
 import sys
 import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from probe_common import Probe, fail, get  # noqa: E402
+from probe_common import (Probe, fail, free_udp_port, get, stop_process,  # noqa: E402
+                          udp_probe_pipeline, udp_sender)
 
-CAPS = 'application/x-rtp,media=video,encoding-name=JPEG,clock-rate=90000,payload=26'
-RECEIVE = ('udpsrc address=127.0.0.1 port=%d caps="' + CAPS + '" ! rtpjpegdepay ! jpegdec ! '
-           'videoconvert ! video/x-raw,format=I420 ! tee name=t t. ! queue ! q.ref_sink '
-           't. ! queue ! videobalance brightness=0.05 ! q.dist_sink '
-           'qmetric name=q metrics=psnr threads=1 ! fakesink sync=false')
 CONFIG = """
 [fed]
 pipeline=%s
@@ -38,29 +32,6 @@ pipeline=%s
 stall-timeout=1s
 restart-timeout=2s
 """
-
-
-def free_udp_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        s.bind(('127.0.0.1', 0))
-        return s.getsockname()[1]
-
-
-def sender(port):
-    return subprocess.Popen(
-        ['gst-launch-1.0', '-q', 'videotestsrc', 'is-live=true', 'pattern=ball', '!',
-         'video/x-raw,format=I420,width=64,height=48,framerate=20/1', '!', 'jpegenc', '!', 'rtpjpegpay', '!',
-         'udpsink', 'host=127.0.0.1', 'port=%d' % port],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-
-def stop(proc):
-    proc.terminate()
-    try:
-        proc.wait(10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(5)
 
 
 def state(s, probe):
@@ -87,12 +58,13 @@ def last_error(s, probe):
 def main():
     fed_port, dead_port = free_udp_port(), free_udp_port()
     with tempfile.TemporaryDirectory(prefix='qmetric-probe-live-') as tmp:
-        probe = Probe(tmp, CONFIG % (RECEIVE % fed_port, RECEIVE % dead_port))
-        send = sender(fed_port)
+        probe = Probe(tmp, CONFIG % (udp_probe_pipeline(fed_port, 'psnr'),
+                                     udp_probe_pipeline(dead_port, 'psnr')))
+        send = udp_sender(fed_port, fps=20)
         try:
             return run(probe, send, fed_port)
         finally:
-            stop(send)
+            stop_process(send)
             probe.stop()
 
 
@@ -106,7 +78,7 @@ def run(probe, send, fed_port):
         fail("the dead probe is up")
 
     # the sender stops: within the stall timeout (1 s) and a tick, stalled
-    stop(send)
+    stop_process(send)
     t0 = time.monotonic()
     _, s = probe.wait(lambda s: get(s, 'qmetric_probe_up', probe='fed') == 0,
                       "the fed probe down after its sender stopped", limit=5)
@@ -127,12 +99,12 @@ def run(probe, send, fed_port):
         fail("a restarted probe with no source is up or has window series")
 
     # the sender comes back: scoring again
-    send2 = sender(fed_port)
+    send2 = udp_sender(fed_port, fps=20)
     try:
         _, s = probe.wait(lambda s: get(s, 'qmetric_probe_up', probe='fed') == 1 and
                           window_series(s, 'fed'), "the fed probe scoring again", limit=25)
     finally:
-        stop(send2)
+        stop_process(send2)
 
     # the dead probe: counted errors and restarts, a reason, log lines
     dead_err = last_error(s, 'dead') or ''

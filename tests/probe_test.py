@@ -22,7 +22,8 @@ import urllib.parse
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from probe_common import SKIP, Probe as ProbeProc, fail, get, names_of, parse_expo  # noqa: E402
+from probe_common import (SKIP, Probe as ProbeProc, fail, get, names_of,  # noqa: E402
+                          stop_process)
 
 # "static": a still picture (SMPTE 100% bars, no noise) against a brighter copy, 10 frames/s
 # paced by the sink's clock: every 1 s window holds 10 identical pairs, so
@@ -262,12 +263,8 @@ def test_prometheus(tmp):
         print("PASS: Prometheus has VMAF %r, up %s" % (vmaf, up))
         return 0
     finally:
-        server.terminate()
+        stop_process(server)
         probe.stop()
-        try:
-            server.wait(15)
-        except subprocess.TimeoutExpired:
-            server.kill()
 
 
 def main():

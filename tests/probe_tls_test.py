@@ -30,7 +30,8 @@ import urllib.request
 import warnings
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from probe_common import EXE, SKIP, Probe, fail, get, parse_expo, raw_request, status_of  # noqa: E402
+from probe_common import (EXE, SKIP, Probe, fail, get, raw_request, status_of,  # noqa: E402
+                          stop_process)
 
 with warnings.catch_warnings():
     warnings.simplefilter('ignore', DeprecationWarning)
@@ -241,11 +242,7 @@ def prometheus_scrapes(tmp, probe, cert):
             fail("qmetric_probe_up over TLS: %s" % value)
         return targets['none']['lastError']
     finally:
-        server.terminate()
-        try:
-            server.wait(15)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        stop_process(server)
 
 
 def main():

@@ -30,20 +30,15 @@ import json
 import os
 import random
 import socket
-import subprocess
 import sys
 import tempfile
 import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
-from probe_common import Probe, fds, parse_expo, rss_kib  # noqa: E402
+from probe_common import (Probe, fds, free_udp_port, parse_expo, rss_kib,  # noqa: E402
+                          stop_process, udp_probe_pipeline, udp_sender)
 
-CAPS = 'application/x-rtp,media=video,encoding-name=JPEG,clock-rate=90000,payload=26'
-PIPE = ('udpsrc address=127.0.0.1 port=%d caps="' + CAPS + '" ! rtpjpegdepay ! jpegdec ! '
-        'videoconvert ! video/x-raw,format=I420 ! tee name=t t. ! queue ! q.ref_sink '
-        't. ! queue ! videobalance brightness=0.05 ! q.dist_sink '
-        'qmetric name=q metrics=%s threads=1 ! fakesink sync=false')
 # the probes' stall and restart timeouts
 STALL, RESTART = 3, 10
 # sender stopped this long: the probe must be down (the stall timeout, a
@@ -58,32 +53,17 @@ FED_DOWN_MAX = 60
 HEADER_TIMEOUT = 5
 
 
-def free_udp_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        s.bind(('127.0.0.1', 0))
-        return s.getsockname()[1]
-
-
 class Sender:
     def __init__(self, port):
         self.port, self.proc, self.since = port, None, time.monotonic()
 
     def start(self):
-        self.proc = subprocess.Popen(
-            ['gst-launch-1.0', '-q', 'videotestsrc', 'is-live=true', 'pattern=ball', '!',
-             'video/x-raw,format=I420,width=64,height=48,framerate=10/1', '!', 'jpegenc', '!',
-             'rtpjpegpay', '!', 'udpsink', 'host=127.0.0.1', 'port=%d' % self.port],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.proc = udp_sender(self.port)
         self.since = time.monotonic()
 
     def stop(self):
         if self.proc:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
+            stop_process(self.proc)
             self.proc = None
         self.since = time.monotonic()
 
@@ -183,7 +163,7 @@ def main():
     senders = [Sender(free_udp_port()) for _ in range(args.probes)]
     names = ['ch%d' % i for i in range(args.probes)]
     config = ''.join('[%s]\npipeline=%s\nstall-timeout=%ds\nrestart-timeout=%ds\n\n' % (
-        n, PIPE % (s.port, 'psnr,vmaf' if i < 2 else 'psnr'), STALL, RESTART)
+        n, udp_probe_pipeline(s.port, 'psnr,vmaf' if i < 2 else 'psnr'), STALL, RESTART)
         for i, (n, s) in enumerate(zip(names, senders)))
     probe = Probe(out, config, duration=int(args.duration + warmup + 120), name='soak',
                   extra=('--header-timeout', str(HEADER_TIMEOUT)))
