@@ -30,15 +30,15 @@ restart-timeout=4s
 [dead]
 pipeline=%s
 stall-timeout=1s
-restart-timeout=2s
+restart-timeout=3s
 """
 
 
-def state(s, probe):
+def state(s, probe, label='state'):
     for (name, labels), v in s.items():
         lab = dict(labels)
         if name == 'qmetric_probe_state' and lab['probe'] == probe and v == 1:
-            return lab['state']
+            return lab.get(label)
     return None
 
 
@@ -76,6 +76,10 @@ def run(probe, send, fed_port):
         fail("states: fed %s, dead %s" % (state(s, 'fed'), state(s, 'dead')))
     if get(s, 'qmetric_probe_up', probe='dead') != 0:
         fail("the dead probe is up")
+    # past its stall timeout, the dead probe waits with a reason
+    probe.wait(lambda s: state(s, 'dead') == 'waiting' and
+               'both sources silent' in (state(s, 'dead', 'reason') or ''),
+               "the dead probe waiting with its reason", limit=15)
 
     # the sender stops: within the stall timeout (1 s) and a tick, stalled
     stop_process(send)
@@ -83,9 +87,10 @@ def run(probe, send, fed_port):
     _, s = probe.wait(lambda s: get(s, 'qmetric_probe_up', probe='fed') == 0,
                       "the fed probe down after its sender stopped", limit=5)
     took = time.monotonic() - t0
-    if state(s, 'fed') != 'stalled' or window_series(s, 'fed'):
-        fail("after the stop: state %s, window series %s" % (state(s, 'fed'),
-                                                             window_series(s, 'fed')))
+    if state(s, 'fed') != 'stalled' or window_series(s, 'fed') or \
+            'either input' not in (state(s, 'fed', 'reason') or ''):
+        fail("after the stop: state %s (%s), window series %s" % (
+            state(s, 'fed'), state(s, 'fed', 'reason'), window_series(s, 'fed')))
     if get(s, 'qmetric_window_timestamp_seconds', probe='fed') is None:
         fail("the last window's time is gone")
     # then restarted as an error naming both inputs silent

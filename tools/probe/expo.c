@@ -83,10 +83,10 @@ counter (GString * s, GPtrArray * probes, const gchar * name,
       (gdouble) G_STRUCT_MEMBER (guint64, p, offset));
 }
 
-/* the last error as a label value: at most PROBE_ERROR_MAX bytes, cut at
- * a character boundary */
+/* an error or a reason as a label value: at most PROBE_ERROR_MAX bytes,
+ * cut at a character boundary */
 static gchar *
-bounded_error (const gchar * e)
+bounded_label (const gchar * e)
 {
   const gchar *end;
 
@@ -122,16 +122,19 @@ expo_render (GPtrArray * probes, gsize * len)
   family (s, "qmetric_probe_state", "gauge",
       "The probe's state, 1 on the series of the current one: starting, "
       "waiting (no pair yet), scoring, stalled (no pair for the stall "
-      "timeout), failed (waiting to restart)");
-  EACH_PROBE (probes, p)
-      sample (s, "qmetric_probe_state", p, "state",
-      probe_state_names[p->state], NULL, NULL, 1);
+      "timeout), failed (waiting to restart); reason: why it does not score");
+  EACH_PROBE (probes, p) {
+    gchar *reason = p->reason ? bounded_label (p->reason) : NULL;
+    sample (s, "qmetric_probe_state", p, "state", probe_state_names[p->state],
+        reason ? "reason" : NULL, reason, 1);
+    g_free (reason);
+  }
   family (s, "qmetric_probe_last_error_info", "gauge",
       "The probe's last error (pipeline error, or no pair scored within "
       "its restart timeout), 1 once there was one");
   EACH_PROBE (probes, p) {
     if (p->last_error) {
-      gchar *e = bounded_error (p->last_error);
+      gchar *e = bounded_label (p->last_error);
       sample (s, "qmetric_probe_last_error_info", p, "error", e, NULL, NULL,
           1);
       g_free (e);

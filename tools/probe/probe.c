@@ -35,20 +35,29 @@ static void fail (Probe * p, const gchar * error);
 
 /* ---- state ---- */
 
+/* The state, and its reason (exported as a label: stable text, no
+ * durations); a change of state is logged, with log (or the reason). */
 static void
-set_state (Probe * p, ProbeState state, const gchar * reason)
+set_state (Probe * p, ProbeState state, const gchar * reason,
+    const gchar * log)
 {
+  if (g_strcmp0 (p->reason, reason)) {
+    g_free (p->reason);
+    p->reason = g_strdup (reason);
+  }
   if (p->state == state)
     return;
+  if (!log)
+    log = reason;
   g_printerr ("qmetric-probe: [%s] %s -> %s%s%s\n", p->name,
       probe_state_names[p->state], probe_state_names[state],
-      reason ? ": " : "", reason ? reason : "");
+      log ? ": " : "", log ? log : "");
   p->state = state;
   p->state_since_us = g_get_monotonic_time ();
 }
 
 /* Which input is quiet, from the sink pads' buffer probes (no durations:
- * the text becomes the last error's label). */
+ * the text is a label of the state and of the last error). */
 static gchar *
 describe_inputs (Probe * p, gint64 now)
 {
@@ -152,15 +161,21 @@ probe_tick (Probe * p)
     return;
   quiet = now - (last ? last : p->run_start_us);
   if (last && quiet < p->stall_us) {
-    set_state (p, PROBE_SCORING, NULL);
+    set_state (p, PROBE_SCORING, NULL, NULL);
     return;
   }
   if (p->state == PROBE_SCORING) {
     gchar *msg;
     why = describe_inputs (p, now);
     msg = g_strdup_printf ("no pair scored for %.1f s; %s", quiet / 1e6, why);
-    set_state (p, PROBE_STALLED, msg);
+    set_state (p, PROBE_STALLED, why, msg);
     g_free (msg);
+    g_free (why);
+  } else if ((p->state == PROBE_WAITING || p->state == PROBE_STALLED) &&
+      now - p->run_start_us >= p->stall_us) {
+    /* what is quiet may change while the probe waits */
+    why = describe_inputs (p, now);
+    set_state (p, p->state, why, NULL);
     g_free (why);
   }
   if (p->restart_timeout_us > 0 && quiet >= MAX (p->restart_timeout_us,
@@ -293,11 +308,11 @@ fail (Probe * p, const gchar * error)
     g_free (p->last_error);
     p->last_error = g_strdup (error);
     msg = g_strdup_printf ("%s; restarting in %u ms", error, p->backoff_ms);
-    set_state (p, PROBE_FAILED, msg);
+    set_state (p, PROBE_FAILED, error, msg);
   } else {
     msg = g_strdup_printf ("end of stream; restarting in %u ms",
         p->backoff_ms);
-    set_state (p, PROBE_STARTING, msg);
+    set_state (p, PROBE_STARTING, "end of stream", msg);
   }
   g_free (msg);
   teardown (p);
@@ -324,7 +339,7 @@ on_bus (GstBus * bus, GstMessage * msg, gpointer data)
         GstState new_state;
         gst_message_parse_state_changed (msg, NULL, &new_state, NULL);
         if (new_state >= GST_STATE_PAUSED && p->state == PROBE_STARTING)
-          set_state (p, PROBE_WAITING, NULL);
+          set_state (p, PROBE_WAITING, NULL, NULL);
       }
       break;
     case GST_MESSAGE_ERROR:{
@@ -358,7 +373,7 @@ probe_start (Probe * p)
   teardown (p);
   clear_last (p);
   p->run_start_us = g_get_monotonic_time ();
-  set_state (p, PROBE_STARTING, NULL);
+  set_state (p, PROBE_STARTING, NULL, NULL);
   if (!(p->pipeline = probe_parse (p, &p->qmetric, &err))) {
     fail (p, err->message);
     g_error_free (err);
@@ -430,5 +445,6 @@ probe_free (Probe * p)
   g_free (p->element);
   g_free (p->window);
   g_free (p->last_error);
+  g_free (p->reason);
   g_free (p);
 }

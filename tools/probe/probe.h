@@ -88,6 +88,7 @@ typedef struct
   gint64 run_start_us;          /* monotonic */
 
   ProbeState state;
+  gchar *reason;                /* why not scoring; NULL when unknown */
   gint64 state_since_us;
 
   /* counters since the process started (they survive restarts) */
