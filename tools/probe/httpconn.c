@@ -31,6 +31,9 @@ http_conn_unref (HttpConn * c)
 {
   if (--c->ref)
     return;
+  g_socket_close (c->socket, NULL);
+  g_clear_object (&c->stream);
+  g_object_unref (c->socket);
   g_free (c->head);
   if (c->body)
     g_bytes_unref (c->body);
@@ -56,10 +59,12 @@ http_conn_close (HttpConn * c)
   if (c->cancel)
     g_cancellable_cancel (c->cancel);
   g_clear_object (&c->cancel);
-  /* the socket first: closing a TLS stream would try to write */
-  g_socket_close (c->socket, NULL);
-  g_clear_object (&c->stream);
-  g_clear_object (&c->socket);
+  /* The socket, not the stream: closing a TLS stream would try to write.
+   * A handshake's thread may still be reading the socket: it is closed
+   * when the handshake's callback drops the last reference, so that its
+   * descriptor cannot be reused under that thread. */
+  if (c->state != CONN_TLS_HANDSHAKE)
+    g_socket_close (c->socket, NULL);
   http_conn_unref (c);
 }
 

@@ -180,8 +180,8 @@ main (int argc, char **argv)
   }
 
   limits.max_connections = connection_cap (max_conns);
-  limits.header_timeout_us = header_timeout * G_USEC_PER_SEC;
-  limits.idle_timeout_us = idle_timeout * G_USEC_PER_SEC;
+  limits.header_timeout_us = (gint64) header_timeout * G_USEC_PER_SEC;
+  limits.idle_timeout_us = (gint64) idle_timeout * G_USEC_PER_SEC;
   server = http_server_new (addr, &limits, web, EXPO_CONTENT_TYPE, render,
       probes, &err);
   g_object_unref (addr);
