@@ -63,6 +63,19 @@ def fds(pid):
     return len(os.listdir('/proc/%d/fd' % pid))
 
 
+def fd_kinds(pid):
+    """{'socket': n, 'pipe': n, 'anon_inode:[eventfd]': n, path: n}"""
+    kinds = {}
+    d = '/proc/%d/fd' % pid
+    for f in os.listdir(d):
+        try:
+            k = os.readlink(os.path.join(d, f)).split(':[')[0]
+        except OSError:
+            continue
+        kinds[k] = kinds.get(k, 0) + 1
+    return kinds
+
+
 class Probe:
     """qmetric-probe on 127.0.0.1:0 with this config text; extra: more
     arguments; nofile: RLIMIT_NOFILE (soft and hard) of the process."""

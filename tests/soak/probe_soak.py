@@ -36,7 +36,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
-from probe_common import (Probe, fds, free_udp_port, parse_expo, rss_kib,  # noqa: E402
+from probe_common import (Probe, fd_kinds, fds, free_udp_port, parse_expo, rss_kib,  # noqa: E402
                           stop_process, udp_probe_pipeline, udp_sender)
 
 # the probes' stall and restart timeouts
@@ -174,6 +174,7 @@ def main():
         probe.try_scrape()
         time.sleep(1)
     ref = (0, rss_kib(probe.proc.pid), fds(probe.proc.pid))
+    ref_kinds = fd_kinds(probe.proc.pid)
     stop = threading.Event()
     hstats = {'opened': 0, 'dropped_by_server': 0, 'refused': 0}
     hthread = threading.Thread(target=hostile, args=(probe.port, stop, hstats, rng))
@@ -188,7 +189,7 @@ def main():
     stopped = None          # (sender, when to restart)
     samples_f = open(os.path.join(out, 'samples.tsv'), 'w')
     samples_f.write('seconds\trss_kib\tdescriptors\tscrapes\tchecks\n')
-    last = None
+    last, last_kinds = None, None
     try:
         while time.monotonic() - t0 < args.duration and len(failures) < 20:
             tick = time.monotonic()
@@ -233,7 +234,10 @@ def main():
                     s.get(('qmetric_probe_up', frozenset({('probe', n)}))) == 1 for n in names):
                 break
             time.sleep(1)
+        # the server closes the last scrape's connection after its answer
+        time.sleep(1)
         last = (round(time.monotonic() - t0), rss_kib(probe.proc.pid), fds(probe.proc.pid))
+        last_kinds = fd_kinds(probe.proc.pid)
         text = probe.scrape()
         with open(os.path.join(out, 'final.txt'), 'w') as f:
             f.write(text)
@@ -254,7 +258,8 @@ def main():
         'rss_kib': {'reference': ref[1], 'final': last and last[1],
                     'max': max((x[1] for x in samples), default=None)},
         'descriptors': {'reference': ref[2], 'final': last and last[2],
-                        'max': max((x[2] for x in samples), default=None)},
+                        'max': max((x[2] for x in samples), default=None),
+                        'reference_kinds': ref_kinds, 'final_kinds': last_kinds},
         'slowest_scrape_s': round(slowest, 3), 'hostile': hstats, **counts,
         'failures': failures,
     }
