@@ -13,8 +13,10 @@ packages=(
   # qmetric-batch (Dask) and its test (pgrep: no program left running);
   # qmetric-bd's test (an independent Bjøntegaard computation)
   python3-distributed procps python3-numpy python3-scipy
-  # qmetric-probe (libsoup 3) and its tests (a real Prometheus, promtool)
-  libsoup-3.0-dev prometheus
+  # qmetric-probe: its web configuration (libyaml), bcrypt (libxcrypt), TLS
+  # at run time (glib-networking); its tests: a real Prometheus and promtool,
+  # openssl for a certificate, systemd-analyze for the example unit
+  libyaml-dev libcrypt-dev glib-networking openssl prometheus systemd
   # qmetric-compare --scale (libswscale, as FFmpeg scales); its tests compare
   # with ffmpeg's output; tests/compare_chunks.sh makes its clips with ffmpeg
   # (libx264, libx265, libaom)

@@ -83,6 +83,30 @@ counter (GString * s, GPtrArray * probes, const gchar * name,
       (gdouble) G_STRUCT_MEMBER (guint64, p, offset));
 }
 
+/* an error or a reason as a label value: at most PROBE_ERROR_MAX bytes,
+ * cut at a character boundary */
+static gchar *
+bounded_label (const gchar * e)
+{
+  const gchar *end;
+
+  if (strlen (e) <= PROBE_ERROR_MAX)
+    return g_strdup (e);
+  if (!g_utf8_validate (e, PROBE_ERROR_MAX, &end))
+    return g_strndup (e, end - e);
+  end = g_utf8_find_prev_char (e, e + PROBE_ERROR_MAX + 1);
+  return g_strndup (e, end - e);
+}
+
+/* the last window is exported while it is of the running pipeline and
+ * pairs are being scored: stale scores disappear, and Prometheus marks
+ * their series stale, instead of plotting the last value for ever */
+static gboolean
+window_fresh (const Probe * p)
+{
+  return p->state == PROBE_SCORING && p->last_fresh;
+}
+
 gchar *
 expo_render (GPtrArray * probes, gsize * len)
 {
@@ -91,10 +115,31 @@ expo_render (GPtrArray * probes, gsize * len)
   guint k, j;
 
   family (s, "qmetric_probe_up", "gauge",
-      "1 while the probe's pipeline is playing, 0 while it is down or "
-      "waiting to restart");
+      "1 while the probe scores pairs (one within its stall timeout), else 0");
   EACH_PROBE (probes, p)
-      sample (s, "qmetric_probe_up", p, NULL, NULL, NULL, NULL, p->up);
+      sample (s, "qmetric_probe_up", p, NULL, NULL, NULL, NULL,
+      p->state == PROBE_SCORING);
+  family (s, "qmetric_probe_state", "gauge",
+      "The probe's state, 1 on the series of the current one: starting, "
+      "waiting (no pair yet), scoring, stalled (no pair for the stall "
+      "timeout), failed (waiting to restart); reason: why it does not score");
+  EACH_PROBE (probes, p) {
+    gchar *reason = p->reason ? bounded_label (p->reason) : NULL;
+    sample (s, "qmetric_probe_state", p, "state", probe_state_names[p->state],
+        reason ? "reason" : NULL, reason, 1);
+    g_free (reason);
+  }
+  family (s, "qmetric_probe_last_error_info", "gauge",
+      "The probe's last error (pipeline error, or no pair scored within "
+      "its restart timeout), 1 once there was one");
+  EACH_PROBE (probes, p) {
+    if (p->last_error) {
+      gchar *e = bounded_label (p->last_error);
+      sample (s, "qmetric_probe_last_error_info", p, "error", e, NULL, NULL,
+          1);
+      g_free (e);
+    }
+  }
 
   counter (s, probes, "qmetric_frames_total",
       "Frame pairs compared, counted as their window ends",
@@ -113,7 +158,8 @@ expo_render (GPtrArray * probes, gsize * len)
   counter (s, probes, "qmetric_windows_total", "Reporting windows ended",
       G_STRUCT_OFFSET (Probe, windows));
   counter (s, probes, "qmetric_probe_errors_total",
-      "Pipeline errors (each one stops the pipeline and schedules a restart)",
+      "Pipeline errors and quiet pipelines restarted (each one stops the "
+      "pipeline and schedules a restart)",
       G_STRUCT_OFFSET (Probe, errors));
   counter (s, probes, "qmetric_probe_restarts_total",
       "Pipeline restarts after an error or the end of the input",
@@ -121,19 +167,20 @@ expo_render (GPtrArray * probes, gsize * len)
 
   family (s, "qmetric_window_score", "gauge",
       "Pooled score of a feature over the last window (stat: mean, "
-      "harmonic-mean, min, max, p1, p5)");
+      "harmonic-mean, min, max, p1, p5, as selected by stats=)");
   EACH_PROBE (probes, p) {
-    for (j = 0; j < p->last->len; j++) {
+    for (j = 0; window_fresh (p) && j < p->last->len; j++) {
       ProbeFeature *f = &g_array_index (p->last, ProbeFeature, j);
       for (k = 0; k < PROBE_N_STATS; k++)
-        sample (s, "qmetric_window_score", p, "feature", f->feature, "stat",
+        if (p->stats & (1u << k))
+          sample (s, "qmetric_window_score", p, "feature", f->feature, "stat",
             probe_stat_names[k], f->v[k]);
     }
   }
   family (s, "qmetric_window_frames", "gauge",
       "Frames with a score of the feature in the last window");
   EACH_PROBE (probes, p) {
-    for (j = 0; j < p->last->len; j++) {
+    for (j = 0; window_fresh (p) && j < p->last->len; j++) {
       ProbeFeature *f = &g_array_index (p->last, ProbeFeature, j);
       sample (s, "qmetric_window_frames", p, "feature", f->feature, NULL,
           NULL, (gdouble) f->frames);
@@ -142,19 +189,20 @@ expo_render (GPtrArray * probes, gsize * len)
   family (s, "qmetric_window_pairs", "gauge",
       "Frame pairs compared in the last window");
   EACH_PROBE (probes, p) {
-    if (p->windows)
+    if (window_fresh (p))
       sample (s, "qmetric_window_pairs", p, NULL, NULL, NULL, NULL,
           (gdouble) p->last_pairs);
   }
   family (s, "qmetric_window_end_running_time_seconds", "gauge",
       "Running time of the pipeline at the end of the last window");
   EACH_PROBE (probes, p) {
-    if (p->windows && p->last_end_rt != GST_CLOCK_TIME_NONE)
+    if (window_fresh (p) && p->last_end_rt != GST_CLOCK_TIME_NONE)
       sample (s, "qmetric_window_end_running_time_seconds", p, NULL, NULL,
           NULL, NULL, p->last_end_rt / 1e9);
   }
   family (s, "qmetric_window_timestamp_seconds", "gauge",
-      "Unix time at which the last window was reported");
+      "Unix time at which the last window was reported (kept when the "
+      "window's values are no longer exported)");
   EACH_PROBE (probes, p) {
     if (p->windows)
       sample (s, "qmetric_window_timestamp_seconds", p, NULL, NULL, NULL,
@@ -166,6 +214,10 @@ expo_render (GPtrArray * probes, gsize * len)
   EACH_PROBE (probes, p) {
     guint64 cum = 0;
     gchar le[G_ASCII_DTOSTR_BUF_SIZE];
+    /* a probe without a "vmaf" score (other metrics, several models)
+     * would only export zeros */
+    if (!p->vmaf_count)
+      continue;
     for (k = 0; k <= PROBE_VMAF_BUCKETS; k++) {
       cum += p->vmaf_buckets[k];
       if (k < PROBE_VMAF_BUCKETS)

@@ -1,9 +1,23 @@
-/* qmetric-probe: probes from the config file, their pipelines, restarts
- * with backoff, and the state the exporter reads (see probe.h). */
+/* qmetric-probe: a probe's pipeline, its restarts with backoff, what it
+ * reports, and its state (see probe.h).
+ *
+ * Liveness is measured, not assumed: the probe is "scoring" only while
+ * scored frames leave the element (a buffer probe on its src pad sees their
+ * GstQmetricMeta) within the stall timeout; a playing pipeline whose
+ * sources went quiet is "stalled", one that never scored is "waiting", and
+ * after the restart timeout without a pair it is restarted as after an
+ * error.  The output is the measure, not the per-frame messages: the
+ * engine scores ahead of a paced sink in bursts of several seconds, the
+ * output follows the stream.  Buffer probes on the two sink pads say which
+ * input went quiet. */
 #include "probe.h"
 
+#include <malloc.h>
 #include <math.h>
 #include <string.h>
+
+#include "duration.h"
+#include "gstqmetricmeta.h"
 
 const double probe_vmaf_bounds[PROBE_VMAF_BUCKETS] = {
   10, 20, 30, 40, 50, 60, 70, 80, 85, 90, 95, 100,
@@ -13,165 +27,170 @@ const char *const probe_stat_names[PROBE_N_STATS] = {
   "mean", "harmonic-mean", "min", "max", "p1", "p5",
 };
 
+const char *const probe_state_names[PROBE_N_STATES] = {
+  "starting", "waiting", "scoring", "stalled", "failed",
+};
+
 static void schedule_restart (Probe * p);
+static void fail (Probe * p, const gchar * error);
 
-/* ---- config ---- */
+/* ---- state ---- */
 
-/* s as a quoted gst-launch value */
-static gchar *
-quote (const gchar * s)
+/* The state, and its reason (exported as a label: stable text, no
+ * durations); a change of state is logged, with log (or the reason). */
+static void
+set_state (Probe * p, ProbeState state, const gchar * reason,
+    const gchar * log)
 {
-  GString *q = g_string_new ("\"");
-
-  for (; *s; s++) {
-    if (*s == '"' || *s == '\\')
-      g_string_append_c (q, '\\');
-    g_string_append_c (q, *s);
+  if (g_strcmp0 (p->reason, reason)) {
+    g_free (p->reason);
+    p->reason = g_strdup (reason);
   }
-  g_string_append_c (q, '"');
-  return g_string_free (q, FALSE);
+  if (p->state == state)
+    return;
+  if (!log)
+    log = reason;
+  g_printerr ("qmetric-probe: [%s] %s -> %s%s%s\n", p->name,
+      probe_state_names[p->state], probe_state_names[state],
+      log ? ": " : "", log ? log : "");
+  p->state = state;
+  p->state_since_us = g_get_monotonic_time ();
 }
 
-/* The description of a reference/distorted URI pair: both decoded,
- * converted to I420 (scaled to width x height where given) and compared. */
+/* Which input is quiet, from the sink pads' buffer probes (no durations:
+ * the text is a label of the state and of the last error). */
 static gchar *
-uri_description (GKeyFile * kf, const gchar * group, GError ** error)
+describe_inputs (Probe * p, gint64 now)
 {
-  gchar *ref = g_key_file_get_string (kf, group, "reference", NULL);
-  gchar *dist = g_key_file_get_string (kf, group, "distorted", NULL);
-  gint w = g_key_file_get_integer (kf, group, "width", NULL);
-  gint h = g_key_file_get_integer (kf, group, "height", NULL);
-  gboolean sync = !g_key_file_has_key (kf, group, "sync", NULL) ||
-      g_key_file_get_boolean (kf, group, "sync", NULL);
-  GString *d, *caps;
-  static const gchar *const props[] = { "metrics", "model", "backend" };
+  gboolean seen[2], quiet[2];
   guint i;
 
-  if (!ref || !dist) {
-    g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_KEY_NOT_FOUND,
-        "probe [%s]: needs pipeline=, or both reference= and distorted=",
-        group);
-    g_free (ref);
-    g_free (dist);
-    return NULL;
-  }
-  caps = g_string_new ("video/x-raw,format=I420");
-  if (w > 0 && h > 0)
-    g_string_append_printf (caps, ",width=%d,height=%d", w, h);
-  d = g_string_new (NULL);
   for (i = 0; i < 2; i++) {
-    gchar *q = quote (i ? dist : ref);
-    g_string_append_printf (d, "uridecodebin uri=%s ! videoconvert ! "
-        "videoscale ! %s ! queue ! q.%s ", q, caps->str,
-        i ? "dist_sink" : "ref_sink");
-    g_free (q);
+    gint64 last = atomic_load (&p->inputs[i].last_us);
+    seen[i] = atomic_load (&p->inputs[i].buffers) > 0;
+    quiet[i] = now - (seen[i] ? last : p->run_start_us) >= p->stall_us;
   }
-  g_string_append (d, "qmetric name=q");
-  for (i = 0; i < G_N_ELEMENTS (props); i++) {
-    gchar *v = g_key_file_get_string (kf, group, props[i], NULL);
-    if (v) {
-      gchar *q = quote (v);
-      g_string_append_printf (d, " %s=%s", props[i], q);
-      g_free (q);
-    }
-    g_free (v);
-  }
-  g_string_append_printf (d, " ! fakesink sync=%s", sync ? "true" : "false");
-  g_string_free (caps, TRUE);
-  g_free (ref);
-  g_free (dist);
-  return g_string_free (d, FALSE);
+  if (quiet[0] && quiet[1])
+    return g_strdup (!seen[0] && !seen[1] ?
+        "no buffer has reached the qmetric element (both sources silent)" :
+        "no buffer on either input of the qmetric element");
+  for (i = 0; i < 2; i++)
+    if (quiet[i])
+      return g_strdup_printf (seen[i] ? "no buffer on %s (the %s input) "
+          "while the other input flows" : "no buffer has reached %s (the "
+          "%s input) while the other input flows", p->inputs[i].pad,
+          i ? "distorted" : "reference");
+  return g_strdup ("buffers reach both inputs but no pair is scored (see "
+      "qmetric_unmatched_frames_total)");
 }
 
-/* Parse description, find the qmetric named `element` in it. */
-static GstElement *
-parse (Probe * p, GstElement ** qmetric, GError ** error)
+static void
+count (ProbePadCount * c)
 {
-  GstElement *pipe = gst_parse_launch_full (p->description, NULL,
-      GST_PARSE_FLAG_FATAL_ERRORS, error);
-  GstElement *q;
-
-  if (!pipe)
-    return NULL;
-  if (!GST_IS_BIN (pipe) || !(q = gst_bin_get_by_name (GST_BIN (pipe),
-              p->element))) {
-    g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_FAILED,
-        "the pipeline has no element named \"%s\"", p->element);
-    gst_object_unref (pipe);
-    return NULL;
-  }
-  if (strcmp (G_OBJECT_TYPE_NAME (q), "GstQmetric")) {
-    g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_FAILED,
-        "element \"%s\" is a %s, not a qmetric", p->element,
-        G_OBJECT_TYPE_NAME (q));
-    gst_object_unref (q);
-    gst_object_unref (pipe);
-    return NULL;
-  }
-  *qmetric = q;
-  return pipe;
+  atomic_fetch_add (&c->buffers, 1);
+  atomic_store (&c->last_us, g_get_monotonic_time ());
 }
 
-GPtrArray *
-probe_load_config (const gchar * path, GError ** error)
+static GstPadProbeReturn
+on_input (GstPad * pad, GstPadProbeInfo * info, gpointer data)
 {
-  GKeyFile *kf = g_key_file_new ();
-  GPtrArray *probes = g_ptr_array_new_with_free_func ((GDestroyNotify)
-      probe_free);
-  gchar **groups = NULL;
-  guint i;
+  count (data);
+  return GST_PAD_PROBE_OK;
+}
 
-  if (!g_key_file_load_from_file (kf, path, G_KEY_FILE_NONE, error)) {
-    g_prefix_error (error, "%s: ", path);
-    goto fail;
-  }
-  groups = g_key_file_get_groups (kf, NULL);
-  if (!groups[0]) {
-    g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_GROUP_NOT_FOUND,
-        "%s: no probe (a probe is a [group] with pipeline= or reference= "
-        "and distorted=)", path);
-    goto fail;
-  }
-  for (i = 0; groups[i]; i++) {
-    Probe *p = g_new0 (Probe, 1);
-    GstElement *pipe, *q = NULL;
+static gboolean
+scored_in_list (GstBuffer ** buf, guint idx, gpointer data)
+{
+  if (gst_buffer_get_qmetric_meta (*buf))
+    count (data);
+  return TRUE;
+}
 
-    g_ptr_array_add (probes, p);
-    p->name = g_strdup (groups[i]);
-    p->element = g_key_file_get_string (kf, groups[i], "element", NULL);
-    if (!p->element)
-      p->element = g_strdup ("q");
-    p->window = g_key_file_get_string (kf, groups[i], "window", NULL);
-    if (!p->window)
-      p->window = g_strdup ("1s");
-    p->description = g_key_file_get_string (kf, groups[i], "pipeline", NULL);
-    if (!p->description) {
-      g_free (p->element);
-      p->element = g_strdup ("q");
-      if (!(p->description = uri_description (kf, groups[i], error)))
-        goto fail;
-    }
-    p->last = g_array_new (FALSE, TRUE, sizeof (ProbeFeature));
-    p->backoff_ms = PROBE_BACKOFF_FIRST_MS;
-    p->last_start_rt = p->last_end_rt = GST_CLOCK_TIME_NONE;
-    /* a typo in a description is the user's to fix now, not a restart
-     * loop later */
-    if (!(pipe = parse (p, &q, error))) {
-      g_prefix_error (error, "probe [%s]: ", p->name);
-      goto fail;
-    }
-    gst_object_unref (q);
-    gst_object_unref (pipe);
+static GstPadProbeReturn
+on_output (GstPad * pad, GstPadProbeInfo * info, gpointer data)
+{
+  if (info->type & GST_PAD_PROBE_TYPE_BUFFER) {
+    if (gst_buffer_get_qmetric_meta (GST_PAD_PROBE_INFO_BUFFER (info)))
+      count (data);
+  } else if (info->type & GST_PAD_PROBE_TYPE_BUFFER_LIST) {
+    gst_buffer_list_foreach (GST_PAD_PROBE_INFO_BUFFER_LIST (info),
+        scored_in_list, data);
   }
-  g_strfreev (groups);
-  g_key_file_free (kf);
-  return probes;
+  return GST_PAD_PROBE_OK;
+}
 
-fail:
-  g_strfreev (groups);
-  g_key_file_free (kf);
-  g_ptr_array_unref (probes);
-  return NULL;
+static void
+watch_pad (Probe * p, ProbePadCount * c, GstPadProbeCallback cb)
+{
+  GstPad *pad = gst_element_get_static_pad (p->qmetric, c->pad);
+
+  atomic_store (&c->buffers, 0);
+  atomic_store (&c->last_us, 0);
+  if (pad) {
+    gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER |
+        GST_PAD_PROBE_TYPE_BUFFER_LIST, cb, c, NULL);
+    gst_object_unref (pad);
+  }
+}
+
+/* the stall timeout of this run: given, or a few of the element's windows */
+static gint64
+stall_timeout (Probe * p)
+{
+  gchar *window = NULL;
+  gint64 w;
+
+  if (p->stall_timeout_us > 0)
+    return p->stall_timeout_us;
+  g_object_get (p->qmetric, "window", &window, NULL);
+  w = window ? parse_duration_us (window) : -1;
+  g_free (window);
+  if (w <= 0)
+    return PROBE_STALL_FALLBACK_US;
+  return MAX (PROBE_STALL_WINDOWS * w, PROBE_STALL_MIN_US);
+}
+
+void
+probe_tick (Probe * p)
+{
+  gint64 now = g_get_monotonic_time ();
+  gint64 last = atomic_load (&p->scored.last_us);
+  gint64 quiet;
+  gchar *why;
+
+  if (!p->pipeline || p->state == PROBE_FAILED)
+    return;
+  quiet = now - (last ? last : p->run_start_us);
+  if (last && quiet < p->stall_us) {
+    set_state (p, PROBE_SCORING, NULL, NULL);
+    return;
+  }
+  if (p->state == PROBE_SCORING) {
+    gchar *msg;
+    why = describe_inputs (p, now);
+    msg = g_strdup_printf ("no pair scored for %.1f s; %s", quiet / 1e6, why);
+    set_state (p, PROBE_STALLED, why, msg);
+    g_free (msg);
+    g_free (why);
+  } else if ((p->state == PROBE_WAITING || p->state == PROBE_STALLED) &&
+      now - p->run_start_us >= p->stall_us) {
+    /* what is quiet may change while the probe waits */
+    why = describe_inputs (p, now);
+    set_state (p, p->state, why, NULL);
+    g_free (why);
+  }
+  if (p->restart_timeout_us > 0 && quiet >= MAX (p->restart_timeout_us,
+          2 * p->stall_us)) {
+    gchar *err, *t = g_strdup_printf ("%.0f s",
+        MAX (p->restart_timeout_us, 2 * p->stall_us) / 1e6);
+    why = describe_inputs (p, now);
+    err = g_strdup_printf ("no pair scored within %s%s: %s", t,
+        last ? " (stalled)" : " of the start", why);
+    fail (p, err);
+    g_free (err);
+    g_free (why);
+    g_free (t);
+  }
 }
 
 /* ---- what the qmetric element reports ---- */
@@ -201,6 +220,28 @@ get_u64 (const GstStructure * s, const gchar * field)
   return v;
 }
 
+static gboolean
+feature_selected (Probe * p, const gchar * name)
+{
+  guint i;
+
+  for (i = 0; p->features[i]; i++)
+    if (g_pattern_match_simple (p->features[i], name))
+      return TRUE;
+  return FALSE;
+}
+
+static void
+clear_last (Probe * p)
+{
+  guint i;
+
+  for (i = 0; i < p->last->len; i++)
+    g_free (g_array_index (p->last, ProbeFeature, i).feature);
+  g_array_set_size (p->last, 0);
+  p->last_fresh = FALSE;
+}
+
 static void
 on_window (Probe * p, const GstStructure * s)
 {
@@ -217,9 +258,8 @@ on_window (Probe * p, const GstStructure * s)
   p->last_end_rt = get_u64 (s, "end-running-time");
   p->last_unix_us = g_get_real_time ();
 
-  for (i = 0; i < p->last->len; i++)
-    g_free (g_array_index (p->last, ProbeFeature, i).feature);
-  g_array_set_size (p->last, 0);
+  clear_last (p);
+  p->last_fresh = TRUE;
   for (i = 0; i < n; i++) {
     const gchar *name = gst_structure_nth_field_name (s, i);
     const GValue *val = gst_structure_get_value (s, name);
@@ -227,7 +267,7 @@ on_window (Probe * p, const GstStructure * s)
     ProbeFeature pf = { 0 };
     guint k;
 
-    if (!GST_VALUE_HOLDS_STRUCTURE (val))
+    if (!GST_VALUE_HOLDS_STRUCTURE (val) || !feature_selected (p, name))
       continue;
     f = gst_value_get_structure (val);
     pf.feature = g_strdup (name);
@@ -254,24 +294,32 @@ teardown (Probe * p)
     gst_element_set_state (p->pipeline, GST_STATE_NULL);
     gst_clear_object (&p->qmetric);
     gst_clear_object (&p->pipeline);
+    /* the pipeline's frames and threads are gone: give their heap back
+     * (glibc keeps freed memory in its arenas; restarts of a stopped
+     * source would grow the process by about 0.1 MB each) */
+    malloc_trim (0);
   }
-  p->up = FALSE;
+  p->last_fresh = FALSE;
 }
 
 /* The pipeline stopped: an error (counted) or the end of its input. */
 static void
 fail (Probe * p, const gchar * error)
 {
+  gchar *msg;
+
   if (error) {
     p->errors++;
     g_free (p->last_error);
     p->last_error = g_strdup (error);
-    g_printerr ("qmetric-probe: [%s] %s; restarting in %u ms\n", p->name,
-        error, p->backoff_ms);
+    msg = g_strdup_printf ("%s; restarting in %u ms", error, p->backoff_ms);
+    set_state (p, PROBE_FAILED, error, msg);
   } else {
-    g_printerr ("qmetric-probe: [%s] end of stream; restarting in %u ms\n",
-        p->name, p->backoff_ms);
+    msg = g_strdup_printf ("end of stream; restarting in %u ms",
+        p->backoff_ms);
+    set_state (p, PROBE_STARTING, "end of stream", msg);
   }
+  g_free (msg);
   teardown (p);
   schedule_restart (p);
 }
@@ -295,7 +343,8 @@ on_bus (GstBus * bus, GstMessage * msg, gpointer data)
       if (GST_MESSAGE_SRC (msg) == GST_OBJECT (p->pipeline)) {
         GstState new_state;
         gst_message_parse_state_changed (msg, NULL, &new_state, NULL);
-        p->up = new_state == GST_STATE_PLAYING;
+        if (new_state >= GST_STATE_PAUSED && p->state == PROBE_STARTING)
+          set_state (p, PROBE_WAITING, NULL, NULL);
       }
       break;
     case GST_MESSAGE_ERROR:{
@@ -327,7 +376,10 @@ probe_start (Probe * p)
   GstBus *bus;
 
   teardown (p);
-  if (!(p->pipeline = parse (p, &p->qmetric, &err))) {
+  clear_last (p);
+  p->run_start_us = g_get_monotonic_time ();
+  set_state (p, PROBE_STARTING, NULL, NULL);
+  if (!(p->pipeline = probe_parse (p, &p->qmetric, &err))) {
     fail (p, err->message);
     g_error_free (err);
     return;
@@ -338,6 +390,10 @@ probe_start (Probe * p)
   g_free (window);
   /* the per-frame messages feed the VMAF histogram */
   g_object_set (p->qmetric, "post-messages", TRUE, NULL);
+  p->stall_us = stall_timeout (p);
+  watch_pad (p, &p->inputs[0], on_input);
+  watch_pad (p, &p->inputs[1], on_input);
+  watch_pad (p, &p->scored, on_output);
 
   bus = gst_element_get_bus (p->pipeline);
   p->bus_watch = gst_bus_add_watch (bus, on_bus, p);
@@ -383,17 +439,17 @@ probe_stop (Probe * p)
 void
 probe_free (Probe * p)
 {
-  guint i;
-
   probe_stop (p);
-  for (i = 0; p->last && i < p->last->len; i++)
-    g_free (g_array_index (p->last, ProbeFeature, i).feature);
-  if (p->last)
+  if (p->last) {
+    clear_last (p);
     g_array_unref (p->last);
+  }
+  g_strfreev (p->features);
   g_free (p->name);
   g_free (p->description);
   g_free (p->element);
   g_free (p->window);
   g_free (p->last_error);
+  g_free (p->reason);
   g_free (p);
 }

@@ -1,54 +1,71 @@
 /* qmetric-probe: runs video quality probes (pipelines with a qmetric
  * element) from a config file and serves their windowed scores to
- * Prometheus over HTTP (libsoup 3).
+ * Prometheus over HTTP or HTTPS (http.c: our own small server, built to
+ * keep answering under load and attack).
  *
  *   qmetric-probe --config probes.conf [--listen 127.0.0.1:9464]
+ *       [--web.config.file web.yml]
  *
  * See docs/probe.md for the config format and the metrics. */
 #include <glib-unix.h>
 #include <gst/gst.h>
-#include <libsoup/soup.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "expo.h"
+#include "http.h"
 #include "probe.h"
+#include "webconfig.h"
 
 #define DEFAULT_LISTEN "127.0.0.1:9464"
+#define PROBE_TICK_MS 250
 
-static void
-on_metrics (SoupServer * server, SoupServerMessage * msg, const char *path,
-    GHashTable * query, gpointer data)
+static GBytes *
+render (gpointer data)
 {
-  GPtrArray *probes = data;
-  gchar *body;
   gsize len;
+  gchar *body = expo_render (data, &len);
 
-  if (strcmp (soup_server_message_get_method (msg), "GET") &&
-      strcmp (soup_server_message_get_method (msg), "HEAD")) {
-    soup_server_message_set_status (msg, SOUP_STATUS_METHOD_NOT_ALLOWED,
-        NULL);
-    return;
-  }
-  body = expo_render (probes, &len);
-  soup_server_message_set_status (msg, SOUP_STATUS_OK, NULL);
-  soup_server_message_set_response (msg, EXPO_CONTENT_TYPE, SOUP_MEMORY_TAKE,
-      body, len);
+  return g_bytes_new_take (body, len);
 }
 
-static void
-on_root (SoupServer * server, SoupServerMessage * msg, const char *path,
-    GHashTable * query, gpointer data)
+static gboolean
+tick (gpointer data)
 {
-  static const char page[] = "qmetric-probe: the metrics are at /metrics\n";
+  GPtrArray *probes = data;
+  guint i;
 
-  if (strcmp (path, "/")) {
-    soup_server_message_set_status (msg, SOUP_STATUS_NOT_FOUND, NULL);
-    return;
+  for (i = 0; i < probes->len; i++)
+    probe_tick (g_ptr_array_index (probes, i));
+  return G_SOURCE_CONTINUE;
+}
+
+/* The soft descriptor limit raised to the hard one (as Go programs do at
+ * start); the connection cap, unless given, kept to half of it so that the
+ * pipelines have the rest. */
+static guint
+connection_cap (gint asked)
+{
+  struct rlimit rl;
+  guint half;
+
+  if (getrlimit (RLIMIT_NOFILE, &rl))
+    return asked > 0 ? (guint) asked : HTTP_DEFAULT_MAX_CONNECTIONS;
+  if (rl.rlim_cur < rl.rlim_max) {
+    rl.rlim_cur = rl.rlim_max;
+    setrlimit (RLIMIT_NOFILE, &rl);
+    getrlimit (RLIMIT_NOFILE, &rl);
   }
-  soup_server_message_set_status (msg, SOUP_STATUS_OK, NULL);
-  soup_server_message_set_response (msg, "text/plain; charset=utf-8",
-      SOUP_MEMORY_STATIC, page, sizeof (page) - 1);
+  half = rl.rlim_cur == RLIM_INFINITY ? G_MAXUINT : MAX (rl.rlim_cur / 2, 1);
+  if (asked > 0) {
+    if ((guint) asked > half)
+      g_printerr ("qmetric-probe: --max-connections %d is above half the "
+          "descriptor limit (RLIMIT_NOFILE %lu): the pipelines may run out "
+          "of descriptors first\n", asked, (gulong) rl.rlim_cur);
+    return asked;
+  }
+  return MIN (HTTP_DEFAULT_MAX_CONNECTIONS, half);
 }
 
 /* "ADDR:PORT", "[ADDR]:PORT" (IPv6) or ":PORT" (loopback) */
@@ -96,14 +113,28 @@ on_signal (gpointer data)
 int
 main (int argc, char **argv)
 {
-  gchar *config = NULL, *listen = NULL;
-  gint duration = 0;
+  gchar *config = NULL, *listen = NULL, *web_file = NULL;
+  gint duration = 0, max_conns = 0;
+  gint header_timeout = HTTP_DEFAULT_HEADER_TIMEOUT_S;
+  gint idle_timeout = HTTP_DEFAULT_IDLE_TIMEOUT_S;
   GOptionEntry entries[] = {
     {"config", 'c', 0, G_OPTION_ARG_FILENAME, &config,
         "Probe configuration (key file, one [group] per probe)", "FILE"},
     {"listen", 'l', 0, G_OPTION_ARG_STRING, &listen,
         "Address to serve /metrics on (default " DEFAULT_LISTEN "; port 0: "
           "any free port, printed at start)", "ADDR:PORT"},
+    {"web.config.file", 0, 0, G_OPTION_ARG_FILENAME, &web_file,
+        "Prometheus web configuration: TLS, basic authentication "
+          "(exporter-toolkit's format)", "FILE"},
+    {"max-connections", 0, 0, G_OPTION_ARG_INT, &max_conns,
+        "Connections held at once; a new one closes the oldest idle one "
+          "(default 64, at most half RLIMIT_NOFILE)", "N"},
+    {"header-timeout", 0, 0, G_OPTION_ARG_INT, &header_timeout,
+        "Seconds a client has to send a request head, and to take the "
+          "answer (default 10)", "S"},
+    {"idle-timeout", 0, 0, G_OPTION_ARG_INT, &idle_timeout,
+        "Seconds a kept-alive connection waits for its next request "
+          "(default 60)", "S"},
     {"duration", 0, 0, G_OPTION_ARG_INT, &duration,
         "Exit after this many seconds (0: run until SIGINT/SIGTERM)", "S"},
     {NULL}
@@ -113,9 +144,10 @@ main (int argc, char **argv)
   GError *err = NULL;
   GPtrArray *probes;
   GSocketAddress *addr;
-  SoupServer *server;
+  WebConfig *web;
+  HttpLimits limits;
+  HttpServer *server;
   GMainLoop *loop;
-  GSList *uris, *u;
   guint i;
 
   g_option_context_add_main_entries (ctx, entries, NULL);
@@ -129,8 +161,17 @@ main (int argc, char **argv)
     g_printerr ("qmetric-probe: --config FILE is required (see --help)\n");
     return 2;
   }
+  if (max_conns < 0 || header_timeout <= 0 || idle_timeout <= 0) {
+    g_printerr ("qmetric-probe: --max-connections, --header-timeout and "
+        "--idle-timeout take a positive number\n");
+    return 2;
+  }
   if (!(addr = parse_listen (listen ? listen : DEFAULT_LISTEN, &err))) {
     g_printerr ("qmetric-probe: %s\n", err->message);
+    return 2;
+  }
+  if (!(web = web_config_load (web_file, &err))) {
+    g_printerr ("qmetric-probe: --web.config.file %s\n", err->message);
     return 2;
   }
   if (!(probes = probe_load_config (config, &err))) {
@@ -138,24 +179,21 @@ main (int argc, char **argv)
     return 2;
   }
 
-  server = soup_server_new ("server-header", "qmetric-probe", NULL);
-  soup_server_add_handler (server, "/metrics", on_metrics, probes, NULL);
-  soup_server_add_handler (server, "/", on_root, NULL, NULL);
-  if (!soup_server_listen (server, addr, 0, &err)) {
+  limits.max_connections = connection_cap (max_conns);
+  limits.header_timeout_us = (gint64) header_timeout * G_USEC_PER_SEC;
+  limits.idle_timeout_us = (gint64) idle_timeout * G_USEC_PER_SEC;
+  server = http_server_new (addr, &limits, web, EXPO_CONTENT_TYPE, render,
+      probes, &err);
+  g_object_unref (addr);
+  if (!server) {
     g_printerr ("qmetric-probe: cannot listen on %s: %s\n",
         listen ? listen : DEFAULT_LISTEN, err->message);
     return 1;
   }
-  g_object_unref (addr);
   /* the address actually bound (port 0 picks one): tests read this line */
-  uris = soup_server_get_uris (server);
-  for (u = uris; u; u = u->next) {
-    gchar *s = g_uri_to_string (u->data);
-    g_print ("qmetric-probe: serving %smetrics (%u probe%s)\n", s,
-        probes->len, probes->len == 1 ? "" : "s");
-    g_free (s);
-  }
-  g_slist_free_full (uris, (GDestroyNotify) g_uri_unref);
+  g_print ("qmetric-probe: serving %s (%u probe%s%s)\n",
+      http_server_url (server), probes->len, probes->len == 1 ? "" : "s",
+      g_hash_table_size (web->users) ? ", basic authentication" : "");
 
   loop = g_main_loop_new (NULL, FALSE);
   g_unix_signal_add (SIGINT, on_signal, loop);
@@ -164,15 +202,17 @@ main (int argc, char **argv)
     g_timeout_add_seconds (duration, on_signal, loop);
   for (i = 0; i < probes->len; i++)
     probe_start (g_ptr_array_index (probes, i));
+  g_timeout_add (PROBE_TICK_MS, tick, probes);
   g_main_loop_run (loop);
 
+  http_server_free (server);
   for (i = 0; i < probes->len; i++)
     probe_stop (g_ptr_array_index (probes, i));
-  soup_server_disconnect (server);
-  g_object_unref (server);
   g_ptr_array_unref (probes);
+  web_config_free (web);
   g_main_loop_unref (loop);
   g_free (config);
   g_free (listen);
+  g_free (web_file);
   return 0;
 }
