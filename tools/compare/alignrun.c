@@ -291,11 +291,7 @@ void qmc_align_main(App *app)
             /* the report is what was asked for: -q does not hide it */
             qmc_align_print(stdout, NULL, &in[REF], &in[DIST], &app->align);
         }
-        if (fflush(stdout) != 0 || ferror(stdout)) {
-            fprintf(stderr, "qmetric-compare: standard output cannot be written\n");
-            exit(EXIT_USAGE);
-        }
-        exit(0);
+        qmc_exit_after_report(TRUE);
     }
     if (!confident(&app->align) && o->align == ALIGN_AUTO) {
         qmc_input_error("--align auto: no reliable offset: the best, %+d, has confidence %.3f "

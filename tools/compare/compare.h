@@ -206,21 +206,32 @@ struct App {
     QmcChunk *chunk;
 };
 
-/* main.c: errors found while running.  The first one wins (it is the
- * cause); qmc_post_error hands one from a streaming thread to the loop. */
+/* fail.c: errors.  Before the run: one line, exit 2.  While it runs: the
+ * first one is kept (it is the cause) and ends the main loop; a streaming
+ * thread posts its errors and warnings for the main loop to handle. */
+G_GNUC_NORETURN void qmc_usage_error(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
+G_GNUC_NORETURN void qmc_input_error(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
+void qmc_fail(App *app, int code, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
+void qmc_post_error(App *app, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+/* "qmetric-compare: warning: ..." printed by the main loop */
+void qmc_post_warning(App *app, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+/* After a report on stdout (--dry-run, --detect-offset): exit 0, or 2 when
+ * it could not be written (say: with a line on stderr). */
+G_GNUC_NORETURN void qmc_exit_after_report(gboolean say);
+
+/* crash.c: QMETRIC_BACKTRACE's report names the phase of the run a crash
+ * came in. */
+void qmc_install_crash_handler(void);
+void qmc_set_phase(const char *phase);
+
+/* main.c: the main loop */
 void qmc_clear_progress(App *app);
 /** Print a pipeline warning unless the run reports it otherwise (main.c). */
 void qmc_print_warning(App *app, GstMessage *msg);
 /** SIGINT: end the streams so that the outputs are complete; twice: quit. */
 gboolean qmc_on_sigint(gpointer data);
-/** QMETRIC_BACKTRACE's report names the phase of the run a crash came in. */
-void qmc_set_phase(const char *phase);
-void qmc_fail(App *app, int code, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
-void qmc_post_error(App *app, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 
-/* options.c: errors found before anything runs print one line and exit 2. */
-G_GNUC_NORETURN void qmc_usage_error(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
-G_GNUC_NORETURN void qmc_input_error(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
+/* options.c */
 void qmc_parse_options(Options *o, int argc, char **argv);
 /* "a,b" + "c" -> "a,b,c" */
 void qmc_append_list(GString *s, const char *items);
@@ -241,9 +252,6 @@ gboolean qmc_is_y4m_name(const char *path);
 
 /* pipeline.c */
 gboolean qmc_find_qmetric(void);
-/* From a streaming thread: "qmetric-compare: warning: ..." printed by the
- * main loop (a "qmc-warning" application message). */
-void qmc_post_warning(App *app, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 /* Index pairing: a caps event in a probe gets the frame rate of the
  * reference's timeline (ref: the reference's caps; 25/1 without a rate). */
 void qmc_index_timeline_caps(GstPadProbeInfo *info, const GstCaps *ref);
@@ -335,6 +343,8 @@ double qmc_pooled(const GstStructure *summary, const char *feature, const char *
 
 /* summary.c: the summary as JSON (--summary json) */
 void qmc_print_summary_json(App *app, FILE *f, int exit_status);
+
+/* format.c */
 /* The summary's field for a statistic as users write it (libvmaf's
  * harmonic_mean, our harmonic-mean), or NULL. */
 const char *qmc_stat_field(const char *name);
@@ -342,5 +352,7 @@ const char *qmc_stat_field(const char *name);
 const char *qmc_stat_name(const char *field);
 /* A string as a JSON string literal, quotes included. */
 void qmc_json_string(FILE *f, const char *s);
+/* A number as JSON: 6 decimals; null when not finite (as in the logs). */
+void qmc_json_number(FILE *f, double v);
 
 #endif

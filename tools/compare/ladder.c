@@ -771,14 +771,6 @@ static void write_csv(FILE *f, GPtrArray *feats, GPtrArray *stats)
     }
 }
 
-static void json_num(FILE *f, double v)
-{
-    if (isfinite(v))
-        fprintf(f, "%.6f", v);
-    else
-        fputs("null", f);
-}
-
 static void write_json(App *app, FILE *f, GPtrArray *feats, GPtrArray *stats, int code)
 {
     fprintf(f, "{\n  \"version\": \"qmetric-compare %s\",\n  \"reference\": {\"input\": ",
@@ -807,11 +799,11 @@ static void write_json(App *app, FILE *f, GPtrArray *feats, GPtrArray *stats, in
                 configured && (w.width != ref_info.width || w.height != ref_info.height) ?
                 "true" : "false");
         fputs(", \"bitrate\": ", f);
-        json_num(f, w.kbps);
+        qmc_json_number(f, w.kbps);
         fprintf(f, ", \"bitrate_source\": \"%s\", \"size_bytes\": %" G_GUINT64_FORMAT
                 ", \"frames\": %" G_GUINT64_FORMAT ", \"duration_s\": ", w.source, r->size,
                 w.frames);
-        json_num(f, w.seconds);
+        qmc_json_number(f, w.seconds);
         if (app->o.output) {
             fputs(", \"log\": ", f);
             qmc_json_string(f, r->log.dest);
@@ -828,7 +820,7 @@ static void write_json(App *app, FILE *f, GPtrArray *feats, GPtrArray *stats, in
             qmc_json_string(f, t->feature);
             fprintf(f, ", \"statistic\": \"%s\", \"threshold\": %.17g, \"value\": ",
                     qmc_stat_name(t->stat), t->value);
-            json_num(f, v);
+            qmc_json_number(f, v);
             fprintf(f, ", \"passed\": %s}", v >= t->value ? "true" : "false");
         }
         fprintf(f, "], \"passed\": %s", r->failed ? "false" : "true");
@@ -838,7 +830,7 @@ static void write_json(App *app, FILE *f, GPtrArray *feats, GPtrArray *stats, in
             fputs(": {", f);
             for (guint s = 0; s < stats->len; s++) {
                 fprintf(f, "%s\"%s\": ", s ? ", " : "", qmc_stat_name(stats->pdata[s]));
-                json_num(f, r->summary ? qmc_pooled(r->summary, feats->pdata[k],
+                qmc_json_number(f, r->summary ? qmc_pooled(r->summary, feats->pdata[k],
                                                     stats->pdata[s]) : NAN);
             }
             fputc('}', f);
@@ -1024,8 +1016,7 @@ static G_GNUC_NORETURN void dry_run(App *app)
             printf("backend %s, the element's default device\n",
                    app->o.backend ? app->o.backend : "auto");
     }
-    fflush(stdout);
-    exit(ferror(stdout) ? EXIT_USAGE : 0);
+    qmc_exit_after_report(FALSE);
 }
 
 /* --detect-offset: each rendition's offset against the reference */
@@ -1054,11 +1045,7 @@ static G_GNUC_NORETURN void detect_offsets(App *app)
     }
     if (json)
         fputs("]}\n", stdout);
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        fprintf(stderr, "qmetric-compare: standard output cannot be written\n");
-        exit(EXIT_USAGE);
-    }
-    exit(0);
+    qmc_exit_after_report(TRUE);
 }
 
 int qmc_ladder_main(App *app)

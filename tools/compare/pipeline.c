@@ -44,20 +44,6 @@ GstVideoFormat qmc_compare_format(GstElement *qm, GstVideoFormat ref)
     return gst_video_format_from_string(f);
 }
 
-/* From a streaming thread: a warning for the main loop to print. */
-void qmc_post_warning(App *app, const char *fmt, ...)
-{
-    va_list ap;
-    char *msg;
-    va_start(ap, fmt);
-    msg = g_strdup_vprintf(fmt, ap);
-    va_end(ap);
-    gst_element_post_message(app->pipeline,
-        gst_message_new_application(GST_OBJECT(app->pipeline),
-            gst_structure_new("qmc-warning", "message", G_TYPE_STRING, msg, NULL)));
-    g_free(msg);
-}
-
 /* Index pairing puts every frame on the reference's timeline (frame N at N
  * of its frame durations, 1/25 s without a rate).  The caps that reach the
  * element say that timeline's rate instead of the decoder's, so that what
