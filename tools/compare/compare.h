@@ -5,7 +5,12 @@
  *   mapsrc.c    raw file layout; raw and Y4M files read in place (mapped)
  *   pipeline.c  the GStreamer pipeline: decoders, conversion, pairing probes
  *   report.c    per-frame scores, the summary table, the chart
- *   main.c      the main loop: bus, progress line, exit status
+ *   main.c      the entry: options, then a two-input run or a ladder
+ *   pair.c      a two-input run: its steps, outputs, exit status
+ *   run.c       the main loop of a run: bus, errors, progress line, Ctrl-C
+ *   fail.c      errors: usage and input errors, errors while running
+ *   crash.c     QMETRIC_BACKTRACE's crash report
+ *   format.c    statistic names, JSON strings and numbers
  *   ladder.c    several renditions against one reference decoded once
  *   align.c     the search for a constant frame offset (no GStreamer)
  *   alignrun.c  --detect-offset and --align: decoding its window, the report
@@ -163,11 +168,21 @@ typedef struct {
     GArray *y;                 /* double, one per scored frame */
 } Column;
 
+/* What a run does with the messages of its qmetric elements (pair.c,
+ * ladder.c); dist: the distorted side the element compares. */
+typedef struct {
+    void (*scores)(App *app, Side *dist, const GstStructure *st);   /* "qmetric": a frame */
+    void (*summary)(App *app, Side *dist, const GstStructure *st);  /* "qmetric-summary" */
+    gboolean progress;         /* the progress line on a terminal (unless --quiet) */
+    gboolean wait_inputs;      /* after the elements' end, the inputs' ends too (exact counts) */
+} QmcRunMode;
+
 struct App {
     Options o;
     Side side[2];
     GstElement *pipeline, *qm;
     GMainLoop *loop;
+    const QmcRunMode *mode;
     GMutex lock;
     gboolean configured;
     GstClockTime frame_dur;
@@ -224,12 +239,17 @@ G_GNUC_NORETURN void qmc_exit_after_report(gboolean say);
 void qmc_install_crash_handler(void);
 void qmc_set_phase(const char *phase);
 
-/* main.c: the main loop */
+/* run.c: the main loop of a run, from PLAYING to the end of its streams
+ * (qmc_run), then the pipeline stopped (qmc_run_stop) */
+void qmc_run(App *app, const QmcRunMode *mode);
+void qmc_run_stop(App *app);
 void qmc_clear_progress(App *app);
-/** Print a pipeline warning unless the run reports it otherwise (main.c). */
+/* A pipeline warning, printed unless the run reports it otherwise. */
 void qmc_print_warning(App *app, GstMessage *msg);
-/** SIGINT: end the streams so that the outputs are complete; twice: quit. */
 gboolean qmc_on_sigint(gpointer data);
+
+/* pair.c: REFERENCE DISTORTED; the exit status */
+int qmc_pair_main(App *app);
 
 /* options.c */
 void qmc_parse_options(Options *o, int argc, char **argv);
