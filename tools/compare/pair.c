@@ -56,14 +56,9 @@ static void write_outputs(App *app)
 /* --dry-run: what would run where, on stdout; nothing is decoded */
 static G_GNUC_NORETURN void dry_run(App *app)
 {
-    int dev = app->gpus->len ? qmc_gpu_for(app, 0) : app->o.cuda_device_id;
     printf("reference   %s\n", app->side[REF].display);
     printf("distorted   %s -> ", app->side[DIST].display);
-    if (dev >= 0)
-        printf("CUDA device %d\n", dev);
-    else
-        printf("backend %s, the element's default device\n",
-               app->o.backend ? app->o.backend : "auto");
+    qmc_print_device(app, 0);
     if (app->gpus->len > 1)
         printf("note        a two-input comparison is one qmetric element: it runs on the "
                "first of --gpus %s\n", app->o.gpus_spec);
@@ -80,12 +75,12 @@ int qmc_pair_main(App *app)
 
     app->x = g_array_new(FALSE, FALSE, sizeof(double));
     app->cols = g_ptr_array_new();
-    for (int i = 0; i < 2; i++) {
-        app->side[i].app = app;
-        app->side[i].id = i;
-        app->side[i].last_pts = GST_CLOCK_TIME_NONE;
-        app->side[i].dur = GST_CLOCK_TIME_NONE;
-    }
+    qmc_side_init(&app->side[REF], app, REF, "reference", "the reference");
+    qmc_side_init(&app->side[DIST], app, DIST, "distorted", "the distorted");
+    app->side[REF].partner = &app->side[DIST];
+    app->side[DIST].partner = &app->side[REF];
+    app->dists = g_ptr_array_new();
+    g_ptr_array_add(app->dists, &app->side[DIST]);
     qmc_check_input(app, &app->side[REF], app->o.input[REF]);
     qmc_check_input(app, &app->side[DIST], app->o.input[DIST]);
     if (app->o.count_frames)
@@ -108,17 +103,19 @@ int qmc_pair_main(App *app)
                         app->o.skip[REF] || app->o.skip[DIST] ? " after the skipped ones" : "",
                         MIN(r, d));
     }
-    if (!qmc_find_qmetric()) {
-        fprintf(stderr, "qmetric-compare: the qmetric GStreamer element was not found: "
-                "build it (ninja -C build) or set GST_PLUGIN_PATH to its directory\n");
-        return EXIT_USAGE;
-    }
+    qmc_require_qmetric();
     /* a destination that cannot be written is named before anything runs */
     if (app->o.output)
         qmc_output_prepare(&app->log, "--output", app->o.output);
     if (app->o.plot)
         qmc_output_prepare(&app->plot, "--plot", app->o.plot);
+    /* (a chunk writes its log itself: the element sees context frames) */
+    if (app->o.output && !app->chunk)
+        app->side[DIST].log = app->log.tmp;
     qmc_build_pipeline(app);
+    if (app->gpus->len > 1 && !app->o.quiet)
+        fprintf(stderr, "qmetric-compare: a two-input comparison runs on one GPU: CUDA "
+                "device %d (--gpus spreads the renditions of a ladder)\n", qmc_gpu_for(app, 0));
 
     qmc_run(app, &pair_mode);
     qmc_run_stop(app);
@@ -171,8 +168,6 @@ int qmc_pair_main(App *app)
         fprintf(stderr, "qmetric-compare: standard output cannot be written\n");
         code = EXIT_USAGE;
     }
-    qmc_set_phase("freeing the pipeline");
-    gst_object_unref(app->pipeline);
-    qmc_set_phase("exiting");
+    qmc_run_free(app);
     return code;
 }

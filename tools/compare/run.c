@@ -8,7 +8,7 @@
 
 #include <signal.h>
 
-void qmc_clear_progress(App *app)
+static void clear_progress(App *app)
 {
     if (app->line_drawn) {
         fputs("\r\033[K", stderr);
@@ -19,7 +19,7 @@ void qmc_clear_progress(App *app)
 /* A pipeline warning, printed unless it is one the run reports otherwise:
  * unmatched frames (in the summary and by the count check) and undecodable
  * streams (by the error that follows, or they are not the video). */
-void qmc_print_warning(App *app, GstMessage *msg)
+static void print_warning(App *app, GstMessage *msg)
 {
     GError *err = NULL;
     const GstStructure *d = NULL;
@@ -27,7 +27,7 @@ void qmc_print_warning(App *app, GstMessage *msg)
     gst_message_parse_warning_details(msg, &d);
     if (!(d && gst_structure_has_field(d, "details")) &&
         !g_error_matches(err, GST_STREAM_ERROR, GST_STREAM_ERROR_CODEC_NOT_FOUND)) {
-        qmc_clear_progress(app);
+        clear_progress(app);
         fprintf(stderr, "qmetric-compare: warning: %s: %s\n",
                 GST_OBJECT_NAME(GST_MESSAGE_SRC(msg)), err->message);
     }
@@ -89,14 +89,32 @@ static gboolean on_tick(gpointer data)
 
 /* ---------------------------------------------------------------- main loop */
 
+static gboolean within(GstObject *o, GstElement *root)
+{
+    return root && (o == GST_OBJECT(root) || gst_object_has_as_ancestor(o, GST_OBJECT(root)));
+}
+
+/* The input whose elements posted o: its source and conversion; in a
+ * ladder, where names like "qmetric3" do not say which input is meant, its
+ * scaler, capsfilter and qmetric element too. */
 static Side *side_of(App *app, GstObject *o)
 {
-    for (int i = 0; i < 2; i++) {
-        GstElement *roots[] = { app->side[i].src, app->side[i].convert };
-        for (guint k = 0; k < G_N_ELEMENTS(roots); k++)
-            if (roots[k] && (o == GST_OBJECT(roots[k]) ||
-                             gst_object_has_as_ancestor(o, GST_OBJECT(roots[k]))))
-                return &app->side[i];
+    for (guint i = 0; i <= app->dists->len; i++) {
+        Side *s = i ? app->dists->pdata[i - 1] : &app->side[REF];
+        if (within(o, s->src) || within(o, s->convert) ||
+            (app->o.ladder && (within(o, s->scale) || within(o, s->filter) || within(o, s->qm))))
+            return s;
+    }
+    return NULL;
+}
+
+/* The distorted side whose qmetric element posted o. */
+static Side *dist_of(App *app, GstObject *o)
+{
+    for (guint i = 0; i < app->dists->len; i++) {
+        Side *s = app->dists->pdata[i];
+        if (o == GST_OBJECT(s->qm))
+            return s;
     }
     return NULL;
 }
@@ -113,33 +131,41 @@ static void maybe_done(App *app)
         g_main_loop_quit(app->loop);
 }
 
+static gboolean is_error(const GError *err, GQuark domain, int code)
+{
+    return g_error_matches(err, domain, code);
+}
+
+/* An error of the pipeline, as one line naming the input it concerns.  A
+ * two-input run explains a stream it cannot decode (no decoder for its
+ * video, no video at all); a ladder gives the decoder's own message. */
 static void on_error(App *app, GstMessage *msg)
 {
     GError *err = NULL;
     char *dbg = NULL;
     Side *s = side_of(app, GST_MESSAGE_SRC(msg));
+    const gboolean explain = s && !app->o.ladder;
 
     gst_message_parse_error(msg, &err, &dbg);
-    if (s && s->missing_video) {
+    if (explain && s->missing_video) {
         qmc_fail(app, EXIT_USAGE, "%s: no decoder for this format (%s); install the "
                  "GStreamer plugin that provides it", s->display, s->missing_video);
-    } else if (s && (g_error_matches(err, GST_STREAM_ERROR, GST_STREAM_ERROR_TYPE_NOT_FOUND) ||
-                     g_error_matches(err, GST_STREAM_ERROR, GST_STREAM_ERROR_WRONG_TYPE))) {
-        qmc_fail(app, EXIT_USAGE, "%s: not a video format GStreamer recognises (the %s)",
-                 s->display, qmc_side_name[s->id]);
-    } else if (s && !s->linked &&
-               (g_error_matches(err, GST_STREAM_ERROR, GST_STREAM_ERROR_CODEC_NOT_FOUND) ||
-                g_error_matches(err, GST_CORE_ERROR, GST_CORE_ERROR_MISSING_PLUGIN))) {
+    } else if (s && (is_error(err, GST_STREAM_ERROR, GST_STREAM_ERROR_TYPE_NOT_FOUND) ||
+                     is_error(err, GST_STREAM_ERROR, GST_STREAM_ERROR_WRONG_TYPE))) {
+        qmc_fail(app, EXIT_USAGE, "%s: not a video format GStreamer recognises (%s)",
+                 s->display, s->role);
+    } else if (explain && !s->linked &&
+               (is_error(err, GST_STREAM_ERROR, GST_STREAM_ERROR_CODEC_NOT_FOUND) ||
+                is_error(err, GST_CORE_ERROR, GST_CORE_ERROR_MISSING_PLUGIN))) {
         /* decodebin found streams, none of them video it can decode */
         if (s->missing)
             qmc_fail(app, EXIT_USAGE, "%s: no video stream found (it holds %s)", s->display,
                      s->missing);
         else
-            qmc_fail(app, EXIT_USAGE, "%s: no video stream found (the %s)", s->display,
-                     qmc_side_name[s->id]);
+            qmc_fail(app, EXIT_USAGE, "%s: no video stream found (%s)", s->display, s->role);
     } else if (s) {
         qmc_fail(app, EXIT_USAGE, "%s: %s", s->display, err->message);
-    } else if (GST_MESSAGE_SRC(msg) == GST_OBJECT(app->qm)) {
+    } else if (app->qm && GST_MESSAGE_SRC(msg) == GST_OBJECT(app->qm)) {
         qmc_fail(app, EXIT_USAGE, "%s", err->message);
     } else {
         qmc_fail(app, EXIT_USAGE, "%s: %s", GST_OBJECT_NAME(GST_MESSAGE_SRC(msg)), err->message);
@@ -162,9 +188,9 @@ static gboolean on_bus(GstBus *bus, GstMessage *msg, gpointer data)
             if (s && !s->missing)
                 s->missing = gst_missing_plugin_message_get_description(msg);
         } else if (gst_structure_has_name(st, "qmetric")) {
-            app->mode->scores(app, &app->side[DIST], st);
+            app->mode->scores(app, dist_of(app, GST_MESSAGE_SRC(msg)), st);
         } else if (gst_structure_has_name(st, "qmetric-summary")) {
-            app->mode->summary(app, &app->side[DIST], st);
+            app->mode->summary(app, dist_of(app, GST_MESSAGE_SRC(msg)), st);
         }
         break;
     }
@@ -173,7 +199,7 @@ static gboolean on_bus(GstBus *bus, GstMessage *msg, gpointer data)
         if (gst_structure_has_name(st, "qmc-error")) {
             qmc_fail(app, EXIT_USAGE, "%s", gst_structure_get_string(st, "message"));
         } else if (gst_structure_has_name(st, "qmc-warning")) {
-            qmc_clear_progress(app);
+            clear_progress(app);
             fprintf(stderr, "qmetric-compare: warning: %s\n",
                     gst_structure_get_string(st, "message"));
         } else if (gst_structure_has_name(st, "qmc-eos")) {
@@ -197,7 +223,7 @@ static gboolean on_bus(GstBus *bus, GstMessage *msg, gpointer data)
         on_error(app, msg);
         break;
     case GST_MESSAGE_WARNING:
-        qmc_print_warning(app, msg);
+        print_warning(app, msg);
         break;
     default:
         break;
@@ -206,7 +232,7 @@ static gboolean on_bus(GstBus *bus, GstMessage *msg, gpointer data)
 }
 
 /* SIGINT: end the streams so that the outputs are complete; twice: quit. */
-gboolean qmc_on_sigint(gpointer data)
+static gboolean on_sigint(gpointer data)
 {
     App *app = data;
     if (app->interrupted) {
@@ -216,7 +242,7 @@ gboolean qmc_on_sigint(gpointer data)
     }
     /* first: end both streams so that the log and the summary are complete */
     app->interrupted = TRUE;
-    qmc_clear_progress(app);
+    clear_progress(app);
     fprintf(stderr, "qmetric-compare: interrupted; finishing (Ctrl-C again to quit now)\n");
     gst_element_send_event(app->pipeline, gst_event_new_eos());
     return G_SOURCE_CONTINUE;
@@ -231,7 +257,7 @@ void qmc_run(App *app, const QmcRunMode *mode)
     app->loop = g_main_loop_new(NULL, FALSE);
     gst_bus_add_watch(bus, on_bus, app);
     gst_object_unref(bus);
-    g_unix_signal_add(SIGINT, qmc_on_sigint, app);
+    g_unix_signal_add(SIGINT, on_sigint, app);
     app->tty = mode->progress && isatty(STDERR_FILENO) && !app->o.quiet;
     app->t0 = g_get_monotonic_time();
     if (app->chunk)
@@ -247,7 +273,7 @@ void qmc_run(App *app, const QmcRunMode *mode)
 
     if (tick)
         g_source_remove(tick);
-    qmc_clear_progress(app);
+    clear_progress(app);
 }
 
 void qmc_run_stop(App *app)
@@ -255,4 +281,11 @@ void qmc_run_stop(App *app)
     qmc_set_phase("stopping the pipeline");
     gst_element_set_state(app->pipeline, GST_STATE_NULL);
     qmc_set_phase("results");
+}
+
+void qmc_run_free(App *app)
+{
+    qmc_set_phase("freeing the pipeline");
+    gst_object_unref(app->pipeline);
+    qmc_set_phase("exiting");
 }
