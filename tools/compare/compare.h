@@ -386,5 +386,10 @@ const char *qmc_stat_name(const char *field);
 void qmc_json_string(FILE *f, const char *s);
 /* A number as JSON: 6 decimals; null when not finite (as in the logs). */
 void qmc_json_number(FILE *f, double v);
+/* A string, or null for NULL. */
+void qmc_json_string_or_null(FILE *f, const char *s);
+/* The last members of a JSON summary, "error" and "exit_status", and its
+ * closing brace. */
+void qmc_json_end(FILE *f, const char *error, int exit_status);
 
 #endif

@@ -49,3 +49,18 @@ void qmc_json_number(FILE *f, double v)
     else
         fputs("null", f);
 }
+
+void qmc_json_string_or_null(FILE *f, const char *s)
+{
+    if (s)
+        qmc_json_string(f, s);
+    else
+        fputs("null", f);
+}
+
+void qmc_json_end(FILE *f, const char *error, int exit_status)
+{
+    fputs(",\n  \"error\": ", f);
+    qmc_json_string_or_null(f, error);
+    fprintf(f, ",\n  \"exit_status\": %d\n}\n", exit_status);
+}

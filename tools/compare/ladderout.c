@@ -189,10 +189,7 @@ static void write_json(App *app, FILE *f, GPtrArray *feats, GPtrArray *stats, in
         fputs(", \"input\": ", f);
         qmc_json_string(f, r->s.display);
         fputs(", \"codec\": ", f);
-        if (r->codec)
-            qmc_json_string(f, r->codec);
-        else
-            fputs("null", f);
+        qmc_json_string_or_null(f, r->codec);
         fprintf(f, ", \"width\": %d, \"height\": %d, \"resolution\": \"%dx%d\", \"scaled\": %s",
                 w.width, w.height, w.width, w.height,
                 app->configured && (w.width != app->ref_info.width || w.height != app->ref_info.height) ?
@@ -244,12 +241,8 @@ static void write_json(App *app, FILE *f, GPtrArray *feats, GPtrArray *stats, in
         fputs(n++ ? ", " : "", f);
         qmc_json_string(f, r->name);
     }
-    fputs("],\n  \"error\": ", f);
-    if (app->error)
-        qmc_json_string(f, app->error);
-    else
-        fputs("null", f);
-    fprintf(f, ",\n  \"exit_status\": %d\n}\n", code);
+    fputc(']', f);
+    qmc_json_end(f, app->error, code);
 }
 
 static void print_table(GPtrArray *rends, FILE *f, GPtrArray *feats)

@@ -423,8 +423,8 @@ void qmc_build_pipeline(App *app)
     bin = GST_BIN(app->pipeline);
     for (guint i = 0; i < app->dists->len; i++) {
         Side *d = app->dists->pdata[i];
-        /* the elements first: a chunk's reference branch sets their partner
-         * timeout (chunk.c) */
+        /* the elements first: a chunk's reference branch sets the partner
+         * timeout of the element (chunk.c) */
         d->qm = make_qmetric(app, ladder ? (int)i : -1, d->log);
         gst_bin_add(bin, d->qm);
     }

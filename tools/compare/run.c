@@ -131,11 +131,6 @@ static void maybe_done(App *app)
         g_main_loop_quit(app->loop);
 }
 
-static gboolean is_error(const GError *err, GQuark domain, int code)
-{
-    return g_error_matches(err, domain, code);
-}
-
 /* An error of the pipeline, as one line naming the input it concerns.  A
  * two-input run explains a stream it cannot decode (no decoder for its
  * video, no video at all); a ladder gives the decoder's own message. */
@@ -150,13 +145,13 @@ static void on_error(App *app, GstMessage *msg)
     if (explain && s->missing_video) {
         qmc_fail(app, EXIT_USAGE, "%s: no decoder for this format (%s); install the "
                  "GStreamer plugin that provides it", s->display, s->missing_video);
-    } else if (s && (is_error(err, GST_STREAM_ERROR, GST_STREAM_ERROR_TYPE_NOT_FOUND) ||
-                     is_error(err, GST_STREAM_ERROR, GST_STREAM_ERROR_WRONG_TYPE))) {
+    } else if (s && (g_error_matches(err, GST_STREAM_ERROR, GST_STREAM_ERROR_TYPE_NOT_FOUND) ||
+                     g_error_matches(err, GST_STREAM_ERROR, GST_STREAM_ERROR_WRONG_TYPE))) {
         qmc_fail(app, EXIT_USAGE, "%s: not a video format GStreamer recognises (%s)",
                  s->display, s->role);
     } else if (explain && !s->linked &&
-               (is_error(err, GST_STREAM_ERROR, GST_STREAM_ERROR_CODEC_NOT_FOUND) ||
-                is_error(err, GST_CORE_ERROR, GST_CORE_ERROR_MISSING_PLUGIN))) {
+               (g_error_matches(err, GST_STREAM_ERROR, GST_STREAM_ERROR_CODEC_NOT_FOUND) ||
+                g_error_matches(err, GST_CORE_ERROR, GST_CORE_ERROR_MISSING_PLUGIN))) {
         /* decodebin found streams, none of them video it can decode */
         if (s->missing)
             qmc_fail(app, EXIT_USAGE, "%s: no video stream found (it holds %s)", s->display,

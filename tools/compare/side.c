@@ -142,7 +142,7 @@ static void on_no_more_pads(GstElement *dec, gpointer data)
     Side *s = data;
     if (s->linked)
         return;
-    /* a ladder's decoding errors are the decoder's own (run.c) */
+    /* with two inputs the role says which; a ladder names the file alone */
     if (s->app->o.ladder)
         qmc_post_error(s->app, "%s: no video stream found", s->display);
     else
@@ -182,8 +182,7 @@ static void add_source(Side *s)
     gst_caps_unref(raw);
     g_signal_connect(s->src, "pad-added", G_CALLBACK(on_pad_added), s);
     g_signal_connect(s->src, "no-more-pads", G_CALLBACK(on_no_more_pads), s);
-    if (!app->o.ladder)
-        g_signal_connect(s->src, "unknown-type", G_CALLBACK(on_unknown_type), s);
+    g_signal_connect(s->src, "unknown-type", G_CALLBACK(on_unknown_type), s);
     gst_bin_add(bin, s->src);
 }
 

@@ -103,14 +103,6 @@ void qmc_print_summary_json(App *app, FILE *f, int exit_status)
         fputs("null", f);
     }
     fputs(",\n  \"plot\": ", f);
-    if (app->o.plot)
-        qmc_json_string(f, app->o.plot);
-    else
-        fputs("null", f);
-    fputs(",\n  \"error\": ", f);
-    if (app->error)
-        qmc_json_string(f, app->error);
-    else
-        fputs("null", f);
-    fprintf(f, ",\n  \"exit_status\": %d\n}\n", exit_status);
+    qmc_json_string_or_null(f, app->o.plot);
+    qmc_json_end(f, app->error, exit_status);
 }
