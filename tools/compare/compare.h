@@ -1,26 +1,31 @@
-/* qmetric-compare: the types shared by its parts.
+/* qmetric-compare: the types shared by its parts, callers before callees
+ * (no part calls one above it but chunk.c and chunkpart.c, which call each
+ * other; docs/development.md, "qmetric-compare's parts"):
  *
- *   options.c   the command line (--help text, parsing, usage errors)
- *   inputs.c    checks of each input before anything runs
- *   mapsrc.c    raw file layout; raw and Y4M files read in place (mapped)
- *   side.c      one input's branch: source, conversion, pairing probes
- *   pipeline.c  the pipeline: the reference against each distorted side
- *   report.c    per-frame scores, the summary table, the chart
  *   main.c      the entry: options, then a two-input run or a ladder
  *   pair.c      a two-input run: its steps, outputs, exit status
+ *   ladder.c    several renditions against one reference decoded once
+ *   ladderout.c a ladder's rows: table, CSV, JSON, rate-quality chart, gates
+ *   alignrun.c  --detect-offset and --align: decoding its window, the report
  *   run.c       the main loop of a run: bus, errors, progress line, Ctrl-C
+ *   pipeline.c  the pipeline: the reference against each distorted side
+ *   side.c      one input's branch: source, conversion, pairing probes
+ *   options.c   the command line (--help text, parsing, usage checks)
+ *   inputs.c    checks of each input before anything runs
+ *   chunk.c     --start/--frames/--partial chunks of a title, --count-frames
+ *   chunkpart.c the --partial file of a chunk
+ *   frametable.c  an encoded input's frame numbers from its demuxer's packets
+ *   summary.c   the summary as JSON (--summary json)
+ *   report.c    per-frame scores, the summary table, the chart, the gates
+ *   output.c    the files written: temporary until the run succeeds
+ *   gpus.c      --gpus: the CUDA devices and which rendition runs where
+ *   mapsrc.c    raw file layout; raw and Y4M files read in place (mapped)
+ *   swscale.c   --scale: libswscale as FFmpeg's scale filter (swscale.h)
+ *   series.c    a ladder's chart: which curve each rendition is drawn in
+ *   align.c     the search for a constant frame offset (no GStreamer)
  *   fail.c      errors: usage and input errors, errors while running
  *   crash.c     QMETRIC_BACKTRACE's crash report
  *   format.c    statistic names, JSON strings and numbers
- *   ladder.c    several renditions against one reference decoded once
- *   ladderout.c a ladder's rows: table, CSV, JSON, rate-quality chart, gates
- *   align.c     the search for a constant frame offset (no GStreamer)
- *   alignrun.c  --detect-offset and --align: decoding its window, the report
- *   gpus.c      --gpus: the CUDA devices and which rendition runs where
- *   series.c    a ladder's chart: which curve each rendition is drawn in
- *   swscale.c   --scale: libswscale as FFmpeg's scale filter (swscale.h)
- *   chunk.c     --start/--frames/--partial chunks of a title, --count-frames
- *   frametable.c  an encoded input's frame numbers from its demuxer's packets
  *
  * Copyright (C) 2026 the gst-qmetric authors.  LGPL-2.1-or-later.
  */
