@@ -265,6 +265,13 @@ void qmc_align_print_json(FILE *f, const char *ind, const QmcAlignInput *ref,
     fprintf(f, "]\n%s}", ind);
 }
 
+QmcAlignInput qmc_align_input(const Side *s)
+{
+    QmcAlignInput in = { s->display, s->uri, s->raw, s->app->o.skip[s->id],
+                         s->mapped ? &s->map : NULL };
+    return in;
+}
+
 void qmc_align_main(App *app)
 {
     Options *o = &app->o;
@@ -275,13 +282,8 @@ void qmc_align_main(App *app)
                             "reads them again: %s is a pipe or a device, which can be read "
                             "once (save it to a file first)",
                             o->detect_offset ? "detect-offset" : "align", app->side[i].display);
-    for (int i = 0; i < 2; i++) {
-        in[i].display = app->side[i].display;
-        in[i].uri = app->side[i].uri;
-        in[i].raw = app->side[i].raw;
-        in[i].skip = o->skip[i];
-        in[i].map = app->side[i].mapped ? &app->side[i].map : NULL;
-    }
+    for (int i = 0; i < 2; i++)
+        in[i] = qmc_align_input(&app->side[i]);
     qmc_align_inputs(app, &in[REF], &in[DIST], &app->align);
     if (o->detect_offset) {
         if (o->summary == SUMMARY_JSON) {
@@ -291,11 +293,7 @@ void qmc_align_main(App *app)
             /* the report is what was asked for: -q does not hide it */
             qmc_align_print(stdout, NULL, &in[REF], &in[DIST], &app->align);
         }
-        if (fflush(stdout) != 0 || ferror(stdout)) {
-            fprintf(stderr, "qmetric-compare: standard output cannot be written\n");
-            exit(EXIT_USAGE);
-        }
-        exit(0);
+        qmc_exit_after_report(TRUE);
     }
     if (!confident(&app->align) && o->align == ALIGN_AUTO) {
         qmc_input_error("--align auto: no reliable offset: the best, %+d, has confidence %.3f "

@@ -1,19 +1,31 @@
-/* qmetric-compare: the types shared by its parts.
+/* qmetric-compare: the types shared by its parts, callers before callees
+ * (no part calls one above it but chunk.c and chunkpart.c, which call each
+ * other; docs/development.md, "qmetric-compare's parts"):
  *
- *   options.c   the command line (--help text, parsing, usage errors)
- *   inputs.c    checks of each input before anything runs
- *   mapsrc.c    raw file layout; raw and Y4M files read in place (mapped)
- *   pipeline.c  the GStreamer pipeline: decoders, conversion, pairing probes
- *   report.c    per-frame scores, the summary table, the chart
- *   main.c      the main loop: bus, progress line, exit status
+ *   main.c      the entry: options, then a two-input run or a ladder
+ *   pair.c      a two-input run: its steps, outputs, exit status
  *   ladder.c    several renditions against one reference decoded once
- *   align.c     the search for a constant frame offset (no GStreamer)
+ *   ladderout.c a ladder's rows: table, CSV, JSON, rate-quality chart, gates
  *   alignrun.c  --detect-offset and --align: decoding its window, the report
- *   gpus.c      --gpus: the CUDA devices and which rendition runs where
- *   series.c    a ladder's chart: which curve each rendition is drawn in
- *   swscale.c   --scale: libswscale as FFmpeg's scale filter (swscale.h)
+ *   run.c       the main loop of a run: bus, errors, progress line, Ctrl-C
+ *   pipeline.c  the pipeline: the reference against each distorted side
+ *   side.c      one input's branch: source, conversion, pairing probes
+ *   options.c   the command line (--help text, parsing, usage checks)
+ *   inputs.c    checks of each input before anything runs
  *   chunk.c     --start/--frames/--partial chunks of a title, --count-frames
+ *   chunkpart.c the --partial file of a chunk
  *   frametable.c  an encoded input's frame numbers from its demuxer's packets
+ *   summary.c   the summary as JSON (--summary json)
+ *   report.c    per-frame scores, the summary table, the chart, the gates
+ *   output.c    the files written: temporary until the run succeeds
+ *   gpus.c      --gpus: the CUDA devices and which rendition runs where
+ *   mapsrc.c    raw file layout; raw and Y4M files read in place (mapped)
+ *   swscale.c   --scale: libswscale as FFmpeg's scale filter (swscale.h)
+ *   series.c    a ladder's chart: which curve each rendition is drawn in
+ *   align.c     the search for a constant frame offset (no GStreamer)
+ *   fail.c      errors: usage and input errors, errors while running
+ *   crash.c     QMETRIC_BACKTRACE's crash report
+ *   format.c    statistic names, JSON strings and numbers
  *
  * Copyright (C) 2026 the gst-qmetric authors.  LGPL-2.1-or-later.
  */
@@ -132,9 +144,15 @@ typedef struct QmcChunk QmcChunk;
 
 typedef struct App App;
 
-typedef struct {
+typedef struct Side Side;
+
+/* One input (side.c): its source, conversion and pairing probes.  A
+ * two-input run has two; a ladder has its reference and one per rendition. */
+struct Side {
     App *app;
-    int id;
+    int id;                    /* REF or DIST: its --frame_skip_*, its pad of qmetric */
+    char prefix[32];           /* its elements' names: "reference", "distorted", "rendition2" */
+    const char *role;          /* in messages: "the reference", "the distorted", "a rendition" */
     char *uri;
     char *display;             /* as the user wrote it */
     gboolean raw;
@@ -142,9 +160,12 @@ typedef struct {
     gboolean once;             /* a pipe or device: it can be read only once */
     gboolean mapped;           /* a raw or Y4M file that can be read in place: */
     QmcMapSpec map;            /* where its frames lie */
-    GstElement *src, *convert, *scale, *filter, *queue;
+    GstElement *src, *convert, *scale, *filter;
+    GstElement *qm;            /* a distorted side: the qmetric element it feeds */
+    const char *log;           /* and the temporary file of that element's log, or NULL */
+    Side *partner;             /* two inputs: the other side, past whose end nothing pairs */
     GstPad *hold_pad;          /* videoconvert's sink pad */
-    gulong block_id;           /* the probe there holding the stream until both are known */
+    gulong block_id;           /* the probe there holding the stream until configured */
     GstCaps *caps;             /* decoded caps, once known */
     gboolean linked;
     /* streaming thread */
@@ -157,20 +178,33 @@ typedef struct {
     gint eos;                  /* atomic: read by the other stream's thread */
     char *missing;             /* a missing decoder, from the missing-plugin message */
     char *missing_video;       /* a video stream nothing decodes (unknown-type) */
-} Side;
+};
 
 typedef struct {
     char *name;
     GArray *y;                 /* double, one per scored frame */
 } Column;
 
+/* What a run does with the messages of its qmetric elements (pair.c,
+ * ladder.c); dist: the distorted side the element compares. */
+typedef struct {
+    void (*scores)(App *app, Side *dist, const GstStructure *st);   /* "qmetric": a frame */
+    void (*summary)(App *app, Side *dist, const GstStructure *st);  /* "qmetric-summary" */
+    gboolean progress;         /* the progress line on a terminal (unless --quiet) */
+    gboolean wait_inputs;      /* after the elements' end, the inputs' ends too (exact counts) */
+} QmcRunMode;
+
 struct App {
     Options o;
-    Side side[2];
-    GstElement *pipeline, *qm;
+    Side side[2];              /* the reference; a two-input run's distorted */
+    GPtrArray *dists;          /* Side*: the distorted sides, one qmetric element each */
+    GstElement *pipeline;
+    GstElement *qm;            /* a two-input run's element */
     GMainLoop *loop;
+    const QmcRunMode *mode;
     GMutex lock;
     gboolean configured;
+    GstVideoInfo ref_info;     /* the reference's decoded format, once configured */
     GstClockTime frame_dur;
     GstVideoFormat target;
     gboolean scaled, converted;
@@ -207,21 +241,36 @@ struct App {
     QmcChunk *chunk;
 };
 
-/* main.c: errors found while running.  The first one wins (it is the
- * cause); qmc_post_error hands one from a streaming thread to the loop. */
-void qmc_clear_progress(App *app);
-/** Print a pipeline warning unless the run reports it otherwise (main.c). */
-void qmc_print_warning(App *app, GstMessage *msg);
-/** SIGINT: end the streams so that the outputs are complete; twice: quit. */
-gboolean qmc_on_sigint(gpointer data);
-/** QMETRIC_BACKTRACE's report names the phase of the run a crash came in. */
-void qmc_set_phase(const char *phase);
-void qmc_fail(App *app, int code, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
-void qmc_post_error(App *app, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
-
-/* options.c: errors found before anything runs print one line and exit 2. */
+/* fail.c: errors.  Before the run: one line, exit 2.  While it runs: the
+ * first one is kept (it is the cause) and ends the main loop; a streaming
+ * thread posts its errors and warnings for the main loop to handle. */
 G_GNUC_NORETURN void qmc_usage_error(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
 G_GNUC_NORETURN void qmc_input_error(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
+void qmc_fail(App *app, int code, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
+void qmc_post_error(App *app, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+/* "qmetric-compare: warning: ..." printed by the main loop */
+void qmc_post_warning(App *app, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+/* After a report on stdout (--dry-run, --detect-offset): exit 0, or 2 when
+ * it could not be written (say: with a line on stderr). */
+G_GNUC_NORETURN void qmc_exit_after_report(gboolean say);
+
+/* crash.c: QMETRIC_BACKTRACE's report names the phase of the run a crash
+ * came in. */
+void qmc_install_crash_handler(void);
+void qmc_set_phase(const char *phase);
+
+/* run.c: the main loop of a run, from PLAYING to the end of its streams
+ * (qmc_run), then the pipeline stopped (qmc_run_stop); the qmetric
+ * elements' messages go to the mode's functions */
+void qmc_run(App *app, const QmcRunMode *mode);
+void qmc_run_stop(App *app);
+/* At the very end: the pipeline freed. */
+void qmc_run_free(App *app);
+
+/* pair.c: REFERENCE DISTORTED; the exit status */
+int qmc_pair_main(App *app);
+
+/* options.c */
 void qmc_parse_options(Options *o, int argc, char **argv);
 /* "a,b" + "c" -> "a,b,c" */
 void qmc_append_list(GString *s, const char *items);
@@ -236,29 +285,17 @@ void qmc_output_discard(Output *out);
 gboolean qmc_output_is_stdout(const Output *out);
 
 /* inputs.c */
-void qmc_set_int_array(GstElement *e, const char *prop, const int *v, int n);
 void qmc_check_input(App *app, Side *s, const char *arg);
-gboolean qmc_is_y4m_name(const char *path);
+/* A ladder's input (no raw video); its size in bytes, 0 unknown. */
+guint64 qmc_check_ladder_input(App *app, Side *s);
 
-/* pipeline.c */
-gboolean qmc_find_qmetric(void);
-/* From a streaming thread: "qmetric-compare: warning: ..." printed by the
- * main loop (a "qmc-warning" application message). */
-void qmc_post_warning(App *app, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
-/* Index pairing: a caps event in a probe gets the frame rate of the
- * reference's timeline (ref: the reference's caps; 25/1 without a rate). */
-void qmc_index_timeline_caps(GstPadProbeInfo *info, const GstCaps *ref);
+/* side.c: one input's branch, source -> videoconvert [-> scaler] ->
+ * capsfilter, with its probes (not linked downstream) */
+void qmc_side_init(Side *s, App *app, int id, const char *prefix, const char *role);
+void qmc_side_build(Side *s, gboolean scale);
+GstElement *qmc_make(const char *factory, const char *name);
 /* Whether a decodebin pad carries video (its caps, else what it can do). */
 gboolean qmc_pad_is_video(GstPad *pad);
-/* Drop the events that reach a filter after --frames put its output at EOS
- * (they would fail there and stop the decoder with a flow error). */
-void qmc_drop_events_after_eos(GstElement *filter);
-/* The format both streams are compared in, for a reference decoded as ref. */
-GstVideoFormat qmc_compare_format(GstElement *qm, GstVideoFormat ref);
-/* The element's configuration from the options (metrics, model, pool, ...). */
-void qmc_configure_qmetric(App *app, GstElement *qm);
-GstElement *qmc_make(const char *factory, const char *name);
-void qmc_set_enum(GstElement *e, const char *prop, const char *nick, const char *opt);
 /* The source of a raw or Y4M input read in place, added to bin; NULL when
  * the file cannot be mapped (the caller reads it the usual way) */
 GstElement *qmc_mapped_input(GstBin *bin, const char *uri, const QmcMapSpec *spec,
@@ -266,6 +303,11 @@ GstElement *qmc_mapped_input(GstBin *bin, const char *uri, const QmcMapSpec *spe
 /* filesrc -> rawvideoparse of a raw input in bin; returns the parser */
 GstElement *qmc_raw_source(App *app, GstBin *bin, const char *uri, const char *prefix,
                            GstElement **src);
+
+/* pipeline.c: the pipeline of a run, app->side[REF] against each of
+ * app->dists; exits 2 when the qmetric element is not installed */
+void qmc_require_qmetric(void);
+void qmc_build_pipeline(App *app);
 
 /* alignrun.c: decode the first frames of two inputs and search for their
  * offset (exits 2 with one line when it cannot); the report as text or JSON */
@@ -275,6 +317,8 @@ typedef struct {
     guint64 skip;              /* frames left out first (--frame_skip_*) */
     const QmcMapSpec *map;     /* read in place when not NULL */
 } QmcAlignInput;
+/* A side as the search reads it (its --frame_skip_* included). */
+QmcAlignInput qmc_align_input(const Side *s);
 void qmc_align_inputs(App *app, const QmcAlignInput *ref, const QmcAlignInput *dist,
                       QmcAlignResult *res);
 void qmc_align_print(FILE *f, const char *name, const QmcAlignInput *ref,
@@ -293,10 +337,11 @@ int qmc_cuda_device_count(char **why);
 void qmc_resolve_gpus(App *app);
 /* the device of the i-th qmetric element: round robin; -1 without --gpus */
 int qmc_gpu_for(App *app, guint i);
+/* --dry-run: "CUDA device N" or the backend, for the i-th element */
+void qmc_print_device(App *app, guint i);
 
 /* ladder.c: several renditions against one reference decoded once */
 int qmc_ladder_main(App *app);
-void qmc_build_pipeline(App *app);
 
 /* chunk.c: a chunk of the title.  The options' checks (usage errors);
  * --count-frames (prints, exits); the plan before the pipeline (frame
@@ -336,6 +381,8 @@ double qmc_pooled(const GstStructure *summary, const char *feature, const char *
 
 /* summary.c: the summary as JSON (--summary json) */
 void qmc_print_summary_json(App *app, FILE *f, int exit_status);
+
+/* format.c */
 /* The summary's field for a statistic as users write it (libvmaf's
  * harmonic_mean, our harmonic-mean), or NULL. */
 const char *qmc_stat_field(const char *name);
@@ -343,5 +390,12 @@ const char *qmc_stat_field(const char *name);
 const char *qmc_stat_name(const char *field);
 /* A string as a JSON string literal, quotes included. */
 void qmc_json_string(FILE *f, const char *s);
+/* A number as JSON: 6 decimals; null when not finite (as in the logs). */
+void qmc_json_number(FILE *f, double v);
+/* A string, or null for NULL. */
+void qmc_json_string_or_null(FILE *f, const char *s);
+/* The last members of a JSON summary, "error" and "exit_status", and its
+ * closing brace. */
+void qmc_json_end(FILE *f, const char *error, int exit_status);
 
 #endif

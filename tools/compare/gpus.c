@@ -102,3 +102,14 @@ int qmc_gpu_for(App *app, guint i)
         return -1;
     return g_array_index(app->gpus, int, i % app->gpus->len);
 }
+
+/* --dry-run: where the i-th qmetric element runs (the rest of the line) */
+void qmc_print_device(App *app, guint i)
+{
+    int dev = app->gpus->len ? qmc_gpu_for(app, i) : app->o.cuda_device_id;
+    if (dev >= 0)
+        printf("CUDA device %d\n", dev);
+    else
+        printf("backend %s, the element's default device\n",
+               app->o.backend ? app->o.backend : "auto");
+}

@@ -1,5 +1,5 @@
-/* qmetric-compare: each input checked before anything runs (the layout of
- * raw files is mapsrc.c's). */
+/* qmetric-compare: each input checked before anything runs, so that a
+ * typo is one clear line (the layout of raw files is mapsrc.c's). */
 #include "compare.h"
 #include "../sniff.h"
 
@@ -13,26 +13,12 @@ static gboolean is_raw_name(const char *s)
     return raw;
 }
 
-gboolean qmc_is_y4m_name(const char *s)
+static gboolean is_y4m_name(const char *s)
 {
     char *l = g_ascii_strdown(s, -1);
     gboolean y4m = g_str_has_suffix(l, ".y4m");
     g_free(l);
     return y4m;
-}
-
-void qmc_set_int_array(GstElement *e, const char *prop, const int *v, int n)
-{
-    GValue arr = G_VALUE_INIT, item = G_VALUE_INIT;
-    g_value_init(&arr, GST_TYPE_ARRAY);
-    g_value_init(&item, G_TYPE_INT);
-    for (int i = 0; i < n; i++) {
-        g_value_set_int(&item, v[i]);
-        gst_value_array_append_value(&arr, &item);
-    }
-    g_object_set_property(G_OBJECT(e), prop, &arr);
-    g_value_unset(&item);
-    g_value_unset(&arr);
 }
 
 /* A .yuv/.raw name that holds a container or a compressed stream would be
@@ -106,7 +92,7 @@ void qmc_check_input(App *app, Side *s, const char *arg)
         qmc_raw_spec(&s->map, fmt, app->o.width, app->o.height, app->o.fps_n, app->o.fps_d,
                      fsize, strides, offsets, np, s->raw_frames);
         s->mapped = !s->once;
-    } else if (s->once || qmc_is_y4m_name(path)) {
+    } else if (s->once || is_y4m_name(path)) {
         char *why = NULL;
         /* else y4mdec decodes it, or says what is wrong; a pipe that is not
          * Y4M goes to the decoders untouched */
@@ -117,3 +103,38 @@ void qmc_check_input(App *app, Side *s, const char *arg)
     g_free(path);
 }
 
+
+/* A ladder's input: an encoded file or a URI (raw video is refused: a
+ * ladder compares encoded renditions), a Y4M file read in place when it
+ * can be.  Returns its size in bytes, 0 when unknown. */
+guint64 qmc_check_ladder_input(App *app, Side *s)
+{
+    GStatBuf st;
+    char *path, *why = NULL;
+    guint64 size = 0;
+
+    if (gst_uri_is_valid(s->display)) {
+        path = g_filename_from_uri(s->display, NULL, NULL);
+        s->uri = g_strdup(s->display);
+        if (path && g_stat(path, &st) == 0)
+            size = st.st_size;
+    } else {
+        if (g_stat(s->display, &st) != 0)
+            qmc_input_error("%s: %s", s->display, g_strerror(errno));
+        if (!S_ISREG(st.st_mode))
+            qmc_input_error("%s: not a regular file", s->display);
+        if (g_str_has_suffix(s->display, ".yuv") || g_str_has_suffix(s->display, ".raw") ||
+            app->o.width)
+            qmc_input_error("%s: raw video is not supported in a ladder (give encoded files or "
+                            "compare raw files one pair at a time)", s->display);
+        size = st.st_size;
+        path = g_strdup(s->display);
+    }
+    if (path && is_y4m_name(path))
+        s->mapped = qmc_y4m_spec(path, &s->map, &why);  /* else y4mdec reads it */
+    g_free(why);
+    if (!s->uri && !(s->uri = gst_filename_to_uri(s->display, NULL)))
+        qmc_input_error("%s: cannot make a URI of this path", s->display);
+    g_free(path);
+    return size;
+}

@@ -3,31 +3,6 @@
 #include "preset.h"
 #include "swscale.h"
 
-/* "qmetric-compare: MESSAGE" and tail on stderr, then exit(EXIT_USAGE). */
-static G_GNUC_NORETURN void die_usage(const char *tail, const char *fmt, va_list ap)
-{
-    fputs("qmetric-compare: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputs(tail, stderr);
-    exit(EXIT_USAGE);
-}
-
-/* A bad option: one line, and where to look. */
-void qmc_usage_error(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    die_usage(" (see qmetric-compare --help)\n", fmt, ap);
-}
-
-/* A problem with an input, found before anything runs: one line. */
-void qmc_input_error(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    die_usage("\n", fmt, ap);
-}
-
 /* ----------------------------------------------------------------- options */
 
 static void usage(FILE *f)

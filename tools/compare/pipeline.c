@@ -1,11 +1,24 @@
-/* qmetric-compare: the pipeline: two decoders, conversion to one format,
- * optional scaling, the probes that pair frames, and the qmetric element. */
+/* qmetric-compare: the pipeline of a run.  The reference is decoded once;
+ * each distorted side (app->dists: the one of a two-input run, or each of
+ * a ladder's renditions) is scored against it by a qmetric element of its
+ * own.  Every input is the same branch (side.c):
+ *
+ *   reference -> [tee ->] queue -> qmetric -> fakesink     (one per distorted side)
+ *   distorted ->          queue ->
+ *
+ * A ladder's reference feeds its elements through a tee; a two-input run's
+ * feeds its one element directly.  Each branch is held at its first caps
+ * until the comparison format is chosen from the reference's (configure()),
+ * then every capsfilter gets that format, and the distorted ones the
+ * reference's size.
+ *
+ * Copyright (C) 2026 the gst-qmetric authors.  LGPL-2.1-or-later.
+ */
 #include "compare.h"
-#include "swscale.h"
 
 #include "qm.h"
 
-/* ---------------------------------------------------------------- pipeline */
+/* ---------------------------------------------------------------- format */
 
 static gboolean qmetric_accepts(GstElement *qm, GstVideoFormat f)
 {
@@ -24,7 +37,7 @@ static gboolean qmetric_accepts(GstElement *qm, GstVideoFormat f)
  * qmetric reads it (then the reference is not touched), else the nearest
  * planar YUV format that loses nothing: same bit depth and chroma layout,
  * RGB as 4:4:4. */
-GstVideoFormat qmc_compare_format(GstElement *qm, GstVideoFormat ref)
+static GstVideoFormat compare_format(GstElement *qm, GstVideoFormat ref)
 {
     const GstVideoFormatInfo *fi = gst_video_format_get_info(ref);
     int depth = GST_VIDEO_FORMAT_INFO_DEPTH(fi, 0);
@@ -44,120 +57,121 @@ GstVideoFormat qmc_compare_format(GstElement *qm, GstVideoFormat ref)
     return gst_video_format_from_string(f);
 }
 
-/* From a streaming thread: a warning for the main loop to print. */
-void qmc_post_warning(App *app, const char *fmt, ...)
+/* The first checks of a two-input run, with both decoded formats: the
+ * sizes agree unless --scale; an RGB side is converted into the other
+ * side's YUV space (*colorimetry, g_free), as its encoder would have; two
+ * YUV streams are compared as stored, as libvmaf does (their colorimetry
+ * labels are often guesses, and re-matrixing on a wrong label would itself
+ * be measured), with a note when one is full range and the other limited. */
+static gboolean check_pair(App *app, const GstVideoInfo *ri, const GstVideoInfo *di,
+                           char **colorimetry)
 {
-    va_list ap;
-    char *msg;
-    va_start(ap, fmt);
-    msg = g_strdup_vprintf(fmt, ap);
-    va_end(ap);
-    gst_element_post_message(app->pipeline,
-        gst_message_new_application(GST_OBJECT(app->pipeline),
-            gst_structure_new("qmc-warning", "message", G_TYPE_STRING, msg, NULL)));
-    g_free(msg);
-}
-
-/* Index pairing puts every frame on the reference's timeline (frame N at N
- * of its frame durations, 1/25 s without a rate).  The caps that reach the
- * element say that timeline's rate instead of the decoder's, so that what
- * the element sees agrees with the timestamps it gets: otherwise it would
- * warn that frames of other rates pair by running time and go unmatched,
- * which index pairing never does. */
-void qmc_index_timeline_caps(GstPadProbeInfo *info, const GstCaps *ref)
-{
-    GstEvent *ev = GST_PAD_PROBE_INFO_EVENT(info), *n;
-    GstCaps *caps;
-    int fn = 0, fd = 1, cn, cd;
-
-    if (!ref || !gst_structure_get_fraction(gst_caps_get_structure(ref, 0), "framerate",
-                                            &fn, &fd) || fn <= 0) {
-        fn = 25;
-        fd = 1;
-    }
-    gst_event_parse_caps(ev, &caps);
-    if (gst_structure_get_fraction(gst_caps_get_structure(caps, 0), "framerate", &cn, &cd) &&
-        (gint64)cn * fd == (gint64)fn * cd)
-        return;
-    caps = gst_caps_copy(caps);
-    gst_caps_set_simple(caps, "framerate", GST_TYPE_FRACTION, fn, fd, NULL);
-    n = gst_event_new_caps(caps);
-    gst_caps_unref(caps);
-    gst_event_set_seqnum(n, gst_event_get_seqnum(ev));
-    gst_event_unref(ev);
-    GST_PAD_PROBE_INFO_DATA(info) = n;
-}
-
-/* Called with app->lock held once both decoded formats are known: choose the
- * comparison format and size, set the capsfilters, release both streams. */
-static gboolean configure(App *app)
-{
-    GstVideoInfo ri, di;
-    GstCaps *c;
-    char *colorimetry = NULL;
-
-    if (!gst_video_info_from_caps(&ri, app->side[REF].caps) ||
-        !gst_video_info_from_caps(&di, app->side[DIST].caps)) {
-        qmc_post_error(app, "cannot read the decoded video format");
-        return FALSE;
-    }
-    if ((ri.width != di.width || ri.height != di.height) && !app->o.scale) {
+    if ((ri->width != di->width || ri->height != di->height) && !app->o.scale) {
         qmc_post_error(app, "sizes differ: reference is %dx%d, distorted is %dx%d "
                        "(add --scale to scale the distorted video to the reference size)",
-                       ri.width, ri.height, di.width, di.height);
+                       ri->width, ri->height, di->width, di->height);
         return FALSE;
     }
-    app->scaled = ri.width != di.width || ri.height != di.height;
-    app->target = qmc_compare_format(app->qm, GST_VIDEO_INFO_FORMAT(&ri));
-    app->converted = GST_VIDEO_INFO_FORMAT(&di) != app->target;
-    /* Two YUV streams are compared as stored, as libvmaf does: their
-     * colorimetry labels are often guesses, and re-matrixing on a wrong
-     * label would itself be measured.  An RGB side has to be converted; it
-     * goes into the other side's YUV space, as its encoder would have. */
-    if (GST_VIDEO_INFO_IS_RGB(&ri) && GST_VIDEO_INFO_IS_YUV(&di))
-        colorimetry = gst_video_colorimetry_to_string(&di.colorimetry);
-    else if (GST_VIDEO_INFO_IS_RGB(&di) && GST_VIDEO_INFO_IS_YUV(&ri))
-        colorimetry = gst_video_colorimetry_to_string(&ri.colorimetry);
-    else if (GST_VIDEO_INFO_IS_YUV(&ri) && GST_VIDEO_INFO_IS_YUV(&di) &&
-             ri.colorimetry.range != di.colorimetry.range &&
-             ri.colorimetry.range != GST_VIDEO_COLOR_RANGE_UNKNOWN &&
-             di.colorimetry.range != GST_VIDEO_COLOR_RANGE_UNKNOWN)
+    app->scaled = ri->width != di->width || ri->height != di->height;
+    if (GST_VIDEO_INFO_IS_RGB(ri) && GST_VIDEO_INFO_IS_YUV(di))
+        *colorimetry = gst_video_colorimetry_to_string(&di->colorimetry);
+    else if (GST_VIDEO_INFO_IS_RGB(di) && GST_VIDEO_INFO_IS_YUV(ri))
+        *colorimetry = gst_video_colorimetry_to_string(&ri->colorimetry);
+    else if (GST_VIDEO_INFO_IS_YUV(ri) && GST_VIDEO_INFO_IS_YUV(di) &&
+             ri->colorimetry.range != di->colorimetry.range &&
+             ri->colorimetry.range != GST_VIDEO_COLOR_RANGE_UNKNOWN &&
+             di->colorimetry.range != GST_VIDEO_COLOR_RANGE_UNKNOWN)
         app->range_note = TRUE;
-    c = gst_caps_new_simple("video/x-raw", "format", G_TYPE_STRING,
-                            gst_video_format_to_string(app->target), NULL);
-    if (colorimetry)
-        gst_caps_set_simple(c, "colorimetry", G_TYPE_STRING, colorimetry, NULL);
-    g_object_set(app->side[REF].filter, "caps", c, NULL);
-    c = gst_caps_make_writable(c);
-    gst_caps_set_simple(c, "width", G_TYPE_INT, ri.width, "height", G_TYPE_INT, ri.height,
-                        NULL);
-    g_object_set(app->side[DIST].filter, "caps", c, NULL);
-    gst_caps_unref(c);
-    g_free(colorimetry);
-    /* index pairing gives both streams the reference's frame duration */
-    app->frame_dur = ri.fps_n > 0 ? gst_util_uint64_scale_int(GST_SECOND, ri.fps_d, ri.fps_n)
-                                  : GST_SECOND / 25;
-    app->side[REF].dur = ri.fps_n > 0 ? app->frame_dur : GST_CLOCK_TIME_NONE;
-    app->side[DIST].dur = di.fps_n > 0 ?
-        gst_util_uint64_scale_int(GST_SECOND, di.fps_d, di.fps_n) : GST_CLOCK_TIME_NONE;
-    if (!app->o.pair_by_time && ri.fps_n > 0 && di.fps_n > 0 &&
-        (gint64)ri.fps_n * di.fps_d != (gint64)di.fps_n * ri.fps_d)
+    return TRUE;
+}
+
+/* A two-input run's timing: each side's frame duration (the gap check), a
+ * warning when the rates differ, the frames to expect (the progress line). */
+static void time_pair(App *app, const GstVideoInfo *ri, const GstVideoInfo *di)
+{
+    app->side[REF].dur = ri->fps_n > 0 ? app->frame_dur : GST_CLOCK_TIME_NONE;
+    app->side[DIST].dur = di->fps_n > 0 ?
+        gst_util_uint64_scale_int(GST_SECOND, di->fps_d, di->fps_n) : GST_CLOCK_TIME_NONE;
+    if (!app->o.pair_by_time && ri->fps_n > 0 && di->fps_n > 0 &&
+        (gint64)ri->fps_n * di->fps_d != (gint64)di->fps_n * ri->fps_d)
         qmc_post_warning(app, "frame rates differ: reference %.4g fps, distorted %.4g fps; "
                      "--pair-by index pairs frame N with frame N whatever their times "
                      "(--pair-by time pairs the nearest frames in time)",
-                     (double)ri.fps_n / ri.fps_d, (double)di.fps_n / di.fps_d);
+                     (double)ri->fps_n / ri->fps_d, (double)di->fps_n / di->fps_d);
     if (app->side[REF].raw)
         app->total_frames = app->side[REF].raw_frames - app->o.skip[REF];
     else if (app->side[REF].mapped && app->side[REF].map.frames > app->o.skip[REF])
         app->total_frames = app->side[REF].map.frames - app->o.skip[REF];
     if (app->o.max_frames && (!app->total_frames || app->o.max_frames < app->total_frames))
         app->total_frames = app->o.max_frames;
+}
+
+/* Called with app->lock held once the decoded formats it needs are known
+ * (ready()): choose the comparison format and size, set the capsfilters. */
+static gboolean configure(App *app)
+{
+    GstVideoInfo *ri = &app->ref_info, di;
+    const Side *pair = app->o.ladder ? NULL : &app->side[DIST];
+    GstCaps *c;
+    char *colorimetry = NULL;
+
+    if (!gst_video_info_from_caps(ri, app->side[REF].caps) ||
+        (pair && !gst_video_info_from_caps(&di, pair->caps))) {
+        /* (with two inputs, either may be the one) */
+        if (pair)
+            qmc_post_error(app, "cannot read the decoded video format");
+        else
+            qmc_post_error(app, "%s: cannot read the decoded video format",
+                           app->side[REF].display);
+        return FALSE;
+    }
+    if (pair && !check_pair(app, ri, &di, &colorimetry))
+        return FALSE;
+    app->target = compare_format(((Side *)app->dists->pdata[0])->qm, GST_VIDEO_INFO_FORMAT(ri));
+    if (pair)
+        app->converted = GST_VIDEO_INFO_FORMAT(&di) != app->target;
+    c = gst_caps_new_simple("video/x-raw", "format", G_TYPE_STRING,
+                            gst_video_format_to_string(app->target), NULL);
+    if (colorimetry)
+        gst_caps_set_simple(c, "colorimetry", G_TYPE_STRING, colorimetry, NULL);
+    g_object_set(app->side[REF].filter, "caps", c, NULL);
+    c = gst_caps_make_writable(c);
+    gst_caps_set_simple(c, "width", G_TYPE_INT, ri->width, "height", G_TYPE_INT, ri->height,
+                        NULL);
+    for (guint i = 0; i < app->dists->len; i++)
+        g_object_set(((Side *)app->dists->pdata[i])->filter, "caps", c, NULL);
+    gst_caps_unref(c);
+    g_free(colorimetry);
+    /* index pairing gives every stream the reference's frame duration */
+    app->frame_dur = ri->fps_n > 0 ? gst_util_uint64_scale_int(GST_SECOND, ri->fps_d, ri->fps_n)
+                                   : GST_SECOND / 25;
+    if (pair)
+        time_pair(app, ri, &di);
     app->configured = TRUE;
     return TRUE;
 }
 
-/* Holds each decoded stream at its first caps until the other one's are
- * known too: the distorted stream's conversion depends on the reference's
+/* Whether configure() can run, from the hold probe of side s: at the
+ * reference's caps; with two inputs once the distorted's are known too (its
+ * size and colour space decide).  A ladder's reference waits for no
+ * rendition: it feeds them all. */
+static gboolean ready(App *app, const Side *s)
+{
+    if (app->o.ladder)
+        return s == &app->side[REF];
+    return app->side[REF].caps && app->side[DIST].caps;
+}
+
+static void release(Side *s)
+{
+    if (s->block_id) {
+        gst_pad_remove_probe(s->hold_pad, s->block_id);
+        s->block_id = 0;
+    }
+}
+
+/* Holds each decoded stream at its first caps until the comparison format
+ * is chosen: the distorted streams' conversion depends on the reference's
  * format and size. */
 static GstPadProbeReturn hold_probe(GstPad *pad, GstPadProbeInfo *info, gpointer data)
 {
@@ -178,13 +192,13 @@ static GstPadProbeReturn hold_probe(GstPad *pad, GstPadProbeInfo *info, gpointer
         gst_event_parse_caps(ev, &caps);
         s->caps = gst_caps_ref(caps);
     }
-    if (!app->configured && app->side[REF].caps && app->side[DIST].caps) {
-        Side *other = &app->side[!s->id];
-        if (configure(app) && other->block_id) {
-            /* the other stream waits in this same probe: release it */
-            gst_pad_remove_probe(other->hold_pad, other->block_id);
-            other->block_id = 0;
-        }
+    if (!app->configured && ready(app, s) && configure(app)) {
+        /* the others wait in this same probe: release them */
+        if (s != &app->side[REF])
+            release(&app->side[REF]);
+        for (guint i = 0; i < app->dists->len; i++)
+            if (app->dists->pdata[i] != s)
+                release(app->dists->pdata[i]);
     }
     if (app->configured) {
         s->block_id = 0;
@@ -194,194 +208,10 @@ static GstPadProbeReturn hold_probe(GstPad *pad, GstPadProbeInfo *info, gpointer
     return ret;
 }
 
-/* Index pairing ignores the timestamps, so a frame that an encoder or a
- * capture dropped shifts every later pair by one.  A jump of more than 1.5
- * frame durations between two frames is the sign; say so once per input. */
-static void check_gap(App *app, Side *s, GstClockTime pts)
-{
-    GstClockTime last = s->last_pts;
-    if (!GST_CLOCK_TIME_IS_VALID(pts))
-        return;
-    s->last_pts = pts;
-    if (s->gap_warned || !GST_CLOCK_TIME_IS_VALID(last) || !GST_CLOCK_TIME_IS_VALID(s->dur) ||
-        pts <= last || (pts - last) * 2 <= s->dur * 3)
-        return;
-    s->gap_warned = TRUE;
-    qmc_post_warning(app, "%s: its timestamps jump by %.1f ms (%.2f frame durations) after frame "
-                 "%" G_GUINT64_FORMAT " (a dropped frame?); --pair-by index pairs frame N with "
-                 "frame N regardless, so the later pairs may be shifted (--pair-by time pairs "
-                 "by timestamp)", s->display, (double)(pts - last) / GST_MSECOND,
-                 (double)(pts - last) / s->dur, s->frames - 2);
-}
-
-/* Between the capsfilter and the queue: leaves out --frame_skip_* frames,
- * counts frames, gives them index timestamps, stops at --frames and notes
- * the end of each stream. */
-static GstPadProbeReturn flow_probe(GstPad *pad, GstPadProbeInfo *info, gpointer data)
-{
-    Side *s = data;
-    App *app = s->app;
-    Side *other = &app->side[!s->id];
-
-    if (GST_PAD_PROBE_INFO_TYPE(info) & GST_PAD_PROBE_TYPE_BUFFER) {
-        GstBuffer *buf = GST_PAD_PROBE_INFO_BUFFER(info);
-        if (s->skipped < app->o.skip[s->id]) {
-            s->skipped++; /* --frame_skip_*: before counting, as libvmaf */
-            return GST_PAD_PROBE_DROP;
-        }
-        if (app->o.max_frames && s->passed >= app->o.max_frames) {
-            /* enough: end this stream here and stop its decoder */
-            if (!s->eos)
-                gst_pad_push_event(pad, gst_event_new_eos());
-            gst_buffer_unref(buf);
-            GST_PAD_PROBE_INFO_FLOW_RETURN(info) = GST_FLOW_EOS;
-            return GST_PAD_PROBE_HANDLED;
-        }
-        s->frames++;
-        if (!app->o.pair_by_time)
-            check_gap(app, s, GST_BUFFER_PTS(buf));
-        if (!app->o.pair_by_time && !app->o.shortest && !app->o.max_frames &&
-            g_atomic_int_get(&other->eos) &&
-            s->passed >= other->passed) {
-            /* past the end of the other stream: keep decoding this one to
-             * count its frames for the error message, compare nothing more */
-            return GST_PAD_PROBE_DROP;
-        }
-        if (!app->o.pair_by_time) {
-            /* frame N pairs with frame N, as in libvmaf, whatever the
-             * containers' timestamps (edit lists, B-frame delay, other
-             * frame rates) say */
-            buf = gst_buffer_make_writable(buf);
-            GST_BUFFER_PTS(buf) = s->passed * app->frame_dur;
-            GST_BUFFER_DTS(buf) = GST_CLOCK_TIME_NONE;
-            GST_BUFFER_DURATION(buf) = app->frame_dur;
-            GST_PAD_PROBE_INFO_DATA(info) = buf;
-        }
-        s->passed++;
-        return GST_PAD_PROBE_OK;
-    }
-    if (GST_PAD_PROBE_INFO_TYPE(info) & GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM) {
-        GstEvent *ev = GST_PAD_PROBE_INFO_EVENT(info);
-        switch (GST_EVENT_TYPE(ev)) {
-        case GST_EVENT_CAPS:
-            if (!app->o.pair_by_time)
-                qmc_index_timeline_caps(info, app->side[REF].caps);
-            break;
-        case GST_EVENT_SEGMENT:
-            if (!app->o.pair_by_time) {
-                /* our timestamps start at 0 on a plain timeline */
-                GstSegment seg;
-                GstEvent *n;
-                gst_segment_init(&seg, GST_FORMAT_TIME);
-                n = gst_event_new_segment(&seg);
-                gst_event_set_seqnum(n, gst_event_get_seqnum(ev));
-                gst_event_unref(ev);
-                GST_PAD_PROBE_INFO_DATA(info) = n;
-            }
-            break;
-        case GST_EVENT_GAP:
-            if (!app->o.pair_by_time)
-                return GST_PAD_PROBE_DROP; /* its time is on the old timeline */
-            break;
-        case GST_EVENT_EOS:
-            if (g_atomic_int_get(&s->eos))
-                return GST_PAD_PROBE_DROP; /* the decoder's own, after --frames */
-            g_atomic_int_set(&s->eos, TRUE);
-            gst_element_post_message(app->pipeline,
-                gst_message_new_application(GST_OBJECT(app->pipeline),
-                    gst_structure_new("qmc-eos", "side", G_TYPE_INT, s->id, NULL)));
-            break;
-        default:
-            break;
-        }
-    }
-    return GST_PAD_PROBE_OK;
-}
-
-/* After --frames, flow_probe has put the filter's source pad at EOS.  An
- * event the decoder still sends (a tag, say) fails there, the filter
- * answers FALSE, and upstream turns that into a flow error: "Internal data
- * stream error" from decodebin's multiqueue, now and then with Matroska
- * H.264 and --frames.  Such events are dropped before the filter. */
-static GstPadProbeReturn after_eos_probe(GstPad *pad, GstPadProbeInfo *info, gpointer data)
-{
-    GstPad *src = data;
-    const GstEventType t = GST_EVENT_TYPE(GST_PAD_PROBE_INFO_EVENT(info));
-    (void)pad;
-    if (GST_PAD_IS_EOS(src) && t != GST_EVENT_FLUSH_START && t != GST_EVENT_FLUSH_STOP)
-        return GST_PAD_PROBE_DROP;
-    return GST_PAD_PROBE_OK;
-}
-
-void qmc_drop_events_after_eos(GstElement *filter)
-{
-    GstPad *sink = gst_element_get_static_pad(filter, "sink");
-    gst_pad_add_probe(sink, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, after_eos_probe,
-                      gst_element_get_static_pad(filter, "src"), gst_object_unref);
-    gst_object_unref(sink);
-}
-
-gboolean qmc_pad_is_video(GstPad *pad)
-{
-    GstCaps *caps = gst_pad_get_current_caps(pad);
-    gboolean video;
-
-    if (!caps)
-        caps = gst_pad_query_caps(pad, NULL);
-    video = g_str_has_prefix(gst_structure_get_name(gst_caps_get_structure(caps, 0)), "video/");
-    gst_caps_unref(caps);
-    return video;
-}
-
-static void on_pad_added(GstElement *dec, GstPad *pad, gpointer data)
-{
-    Side *s = data;
-    GstPad *sink;
-
-    if (!qmc_pad_is_video(pad) || s->linked)
-        return; /* audio, subtitles, a second video stream: not compared */
-    sink = gst_element_get_static_pad(s->convert, "sink");
-    if (gst_pad_link(pad, sink) == GST_PAD_LINK_OK) {
-        s->linked = TRUE;
-        if (s->app->chunk)
-            qmc_chunk_watch(s, pad);
-    } else
-        qmc_post_error(s->app, "%s: cannot link its decoded video", s->display);
-    gst_object_unref(sink);
-}
-
-/* A stream no decoder takes: remember it when it is video, so that the
- * error says "no decoder" for a video codec and "no video" otherwise. */
-static void on_unknown_type(GstElement *dec, GstPad *pad, GstCaps *caps, gpointer data)
-{
-    Side *s = data;
-    const char *media = gst_structure_get_name(gst_caps_get_structure(caps, 0));
-    if (!s->missing_video && (g_str_has_prefix(media, "video/") ||
-                              g_str_has_prefix(media, "image/")))
-        s->missing_video = gst_pb_utils_get_decoder_description(caps);
-}
-
-static void on_no_more_pads(GstElement *dec, gpointer data)
-{
-    Side *s = data;
-    if (!s->linked)
-        qmc_post_error(s->app, "%s: no video stream found (the %s)", s->display,
-                       qmc_side_name[s->id]);
-}
-
-GstElement *qmc_make(const char *factory, const char *name)
-{
-    GstElement *e = gst_element_factory_make(factory, name);
-    if (!e) {
-        fprintf(stderr, "qmetric-compare: GStreamer element '%s' is missing (install "
-                "gstreamer1.0-plugins-base/-good)\n", factory);
-        exit(EXIT_USAGE);
-    }
-    return e;
-}
+/* ------------------------------------------------------------ the element */
 
 /* An enum property from its nick, or a usage error listing the choices. */
-void qmc_set_enum(GstElement *e, const char *prop, const char *nick, const char *opt)
+static void set_enum(GstElement *e, const char *prop, const char *nick, const char *opt)
 {
     GParamSpec *ps = g_object_class_find_property(G_OBJECT_GET_CLASS(e), prop);
     GEnumClass *ec = g_type_class_ref(ps->value_type);
@@ -396,127 +226,10 @@ void qmc_set_enum(GstElement *e, const char *prop, const char *nick, const char 
     g_type_class_unref(ec);
 }
 
-GstElement *qmc_mapped_input(GstBin *bin, const char *uri, const QmcMapSpec *spec,
-                             const char *prefix)
-{
-    char *path = g_filename_from_uri(uri, NULL, NULL);
-    char name[64];
-    GstElement *src;
-
-    g_snprintf(name, sizeof(name), "%s-source", prefix);
-    src = path ? qmc_map_source(path, name, spec) : NULL;
-    g_free(path);
-    if (src)
-        gst_bin_add(bin, src);
-    return src;
-}
-
-/* filesrc -> rawvideoparse for a raw file (--size, --format, --fps), added to
- * bin; returns the parser, the source in *src. */
-GstElement *qmc_raw_source(App *app, GstBin *bin, const char *uri, const char *prefix,
-                           GstElement **src)
-{
-    GstElement *parse;
-    GstVideoFormat fmt = gst_video_format_from_string(app->o.raw_format);
-    int strides[4], offsets[4], np;
-    gsize fsize = qmc_raw_layout(fmt, app->o.width, app->o.height, strides, offsets, &np);
-    char *path = g_filename_from_uri(uri, NULL, NULL);
-    char name[64];
-
-    g_snprintf(name, sizeof(name), "%s-source", prefix);
-    *src = qmc_make("filesrc", name);
-    g_object_set(*src, "location", path, NULL);
-    g_free(path);
-    g_snprintf(name, sizeof(name), "%s-parse", prefix);
-    parse = qmc_make("rawvideoparse", name);
-    g_object_set(parse, "width", app->o.width, "height", app->o.height,
-                 "format", fmt, "framerate", app->o.fps_n, app->o.fps_d,
-                 "frame-size", (guint)fsize, NULL);
-    qmc_set_int_array(parse, "plane-strides", strides, np);
-    qmc_set_int_array(parse, "plane-offsets", offsets, np);
-    gst_bin_add_many(bin, *src, parse, NULL);
-    gst_element_link(*src, parse);
-    return parse;
-}
-
-static void build_side(App *app, Side *s)
-{
-    GstElement *last;
-    GstPad *pad, *qpad;
-    char name[32];
-
-    g_snprintf(name, sizeof(name), "%s-convert", qmc_side_name[s->id]);
-    s->convert = qmc_make("videoconvert", name);
-    /* dithering would add a pattern of its own that the metrics measure */
-    gst_util_set_object_arg(G_OBJECT(s->convert), "dither", "none");
-    g_snprintf(name, sizeof(name), "%s-filter", qmc_side_name[s->id]);
-    s->filter = qmc_make("capsfilter", name);
-    g_snprintf(name, sizeof(name), "%s-queue", qmc_side_name[s->id]);
-    s->queue = qmc_make("queue", name);
-    gst_bin_add_many(GST_BIN(app->pipeline), s->convert, s->filter, s->queue, NULL);
-    last = s->convert;
-    if (s->id == DIST && app->o.scale) {
-        s->scale = qmc_make_scaler("distorted-scale", app->o.scale_method);
-        gst_bin_add(GST_BIN(app->pipeline), s->scale);
-        gst_element_link(last, s->scale);
-        last = s->scale;
-    }
-    gst_element_link_many(last, s->filter, s->queue, NULL);
-    qpad = gst_element_get_static_pad(app->qm, s->id == REF ? "ref_sink" : "dist_sink");
-    pad = gst_element_get_static_pad(s->queue, "src");
-    gst_pad_link(pad, qpad);
-    gst_object_unref(pad);
-    gst_object_unref(qpad);
-
-    s->hold_pad = gst_element_get_static_pad(s->convert, "sink");
-    s->block_id = gst_pad_add_probe(s->hold_pad, GST_PAD_PROBE_TYPE_BLOCK |
-                                    GST_PAD_PROBE_TYPE_DATA_DOWNSTREAM,
-                                    hold_probe, s, NULL);
-    pad = gst_element_get_static_pad(s->filter, "src");
-    gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM,
-                      flow_probe, s, NULL);
-    gst_object_unref(pad);
-    qmc_drop_events_after_eos(s->filter);
-    if (app->chunk)
-        qmc_chunk_build_side(app, s);
-
-    if (s->mapped && (s->src = qmc_mapped_input(GST_BIN(app->pipeline), s->uri, &s->map,
-                                                 qmc_side_name[s->id]))) {
-        gst_element_link(s->src, s->convert);
-        s->linked = TRUE;
-    } else if (s->raw) {
-        GstElement *parse = qmc_raw_source(app, GST_BIN(app->pipeline), s->uri,
-                                           qmc_side_name[s->id], &s->src);
-        gst_element_link(parse, s->convert);
-        s->linked = TRUE;
-        if (app->chunk)
-            qmc_chunk_from_start(app, s);
-    } else {
-        /* (ANY): with plain video/x-raw, decodebin 1.22 rejects its decoders when
-         * expose-all-streams is off */
-        GstCaps *raw = gst_caps_from_string("video/x-raw(ANY)");
-        g_snprintf(name, sizeof(name), "%s-decode", qmc_side_name[s->id]);
-        s->src = qmc_make("uridecodebin", name);
-        /* only the video: other streams are neither decoded nor exposed */
-        g_object_set(s->src, "uri", s->uri, "caps", raw, "expose-all-streams", FALSE, NULL);
-        gst_caps_unref(raw);
-        g_signal_connect(s->src, "pad-added", G_CALLBACK(on_pad_added), s);
-        g_signal_connect(s->src, "no-more-pads", G_CALLBACK(on_no_more_pads), s);
-        g_signal_connect(s->src, "unknown-type", G_CALLBACK(on_unknown_type), s);
-        gst_bin_add(GST_BIN(app->pipeline), s->src);
-    }
-    if (app->chunk && s->linked) {
-        /* a source of our own: its frames are numbered where they leave it */
-        GstPad *feed = gst_pad_get_peer(s->hold_pad);
-        qmc_chunk_watch(s, feed);
-        gst_object_unref(feed);
-    }
-}
-
 /* Find the element: GST_PLUGIN_PATH or an installed copy first, then the
  * install directory of this build, then the build tree (so that
  * build/tools/qmetric-compare works without any setup). */
-gboolean qmc_find_qmetric(void)
+static gboolean find_qmetric(void)
 {
     static const char *const dirs[] = {
 #ifdef QM_PLUGIN_INSTALL_DIR
@@ -620,7 +333,7 @@ static void resolve_metrics(App *app, GstElement *qm)
 
 /* Everything but the log: the same for every element of a ladder.  The
  * metric list is completed (defaults, --feature) on the first call only. */
-void qmc_configure_qmetric(App *app, GstElement *qm)
+static void configure_qmetric(App *app, GstElement *qm)
 {
     static gboolean resolved;
     const Options *o = &app->o;
@@ -655,44 +368,109 @@ void qmc_configure_qmetric(App *app, GstElement *qm)
     if (o->threads)
         g_object_set(qm, "threads", (guint)o->threads, NULL);
     if (o->backend)
-        qmc_set_enum(qm, "backend", o->backend, "--backend");
+        set_enum(qm, "backend", o->backend, "--backend");
     if (o->cuda_device_id >= 0)
         g_object_set(qm, "cuda-device-id", o->cuda_device_id, NULL);
     set_pool(app, qm);
 }
 
-void qmc_build_pipeline(App *app)
+void qmc_require_qmetric(void)
 {
-    const Options *o = &app->o;
-    GstElement *sink;
-    GstPad *src, *sinkpad;
-
-    app->pipeline = gst_pipeline_new("qmetric-compare");
-    app->qm = gst_element_factory_make("qmetric", "qmetric");
-    qmc_configure_qmetric(app, app->qm);
-    if (app->gpus && app->gpus->len) {
-        /* one element: the first device of --gpus */
-        g_object_set(app->qm, "cuda-device-id", qmc_gpu_for(app, 0), NULL);
-        if (app->gpus->len > 1 && !o->quiet)
-            fprintf(stderr, "qmetric-compare: a two-input comparison runs on one GPU: CUDA "
-                    "device %d (--gpus spreads the renditions of a ladder)\n",
-                    qmc_gpu_for(app, 0));
+    if (!find_qmetric()) {
+        fprintf(stderr, "qmetric-compare: the qmetric GStreamer element was not found: "
+                "build it (ninja -C build) or set GST_PLUGIN_PATH to its directory\n");
+        exit(EXIT_USAGE);
     }
-    if (o->output && !app->chunk) {
-        /* (a chunk writes its log itself: the element sees context frames) */
-        qmc_set_enum(app->qm, "log-format", o->log_format, "--format");
-        /* the element writes a temporary file; it becomes o->output at the end */
-        g_object_set(app->qm, "log-location", app->log.tmp, NULL);
-    }
-    sink = qmc_make("fakesink", "sink");
-    g_object_set(sink, "sync", FALSE, "async", FALSE, NULL);
-    gst_bin_add_many(GST_BIN(app->pipeline), app->qm, sink, NULL);
-    src = gst_element_get_static_pad(app->qm, "src");
-    sinkpad = gst_element_get_static_pad(sink, "sink");
-    gst_pad_link(src, sinkpad);
-    gst_object_unref(src);
-    gst_object_unref(sinkpad);
-    build_side(app, &app->side[REF]);
-    build_side(app, &app->side[DIST]);
 }
 
+/* The element of the i-th distorted side (-1: the one of a two-input run),
+ * configured; its log goes to log (a temporary file) when not NULL. */
+static GstElement *make_qmetric(App *app, int i, const char *log)
+{
+    char name[32] = "qmetric";
+    GstElement *qm;
+
+    if (i >= 0)
+        g_snprintf(name, sizeof(name), "qmetric%d", i);
+    qm = gst_element_factory_make("qmetric", name);
+    configure_qmetric(app, qm);
+    if (app->gpus->len)
+        g_object_set(qm, "cuda-device-id", qmc_gpu_for(app, MAX(i, 0)), NULL);
+    if (log) {
+        set_enum(qm, "log-format", app->o.log_format, "--format");
+        g_object_set(qm, "log-location", log, NULL);
+    }
+    return qm;
+}
+
+/* a's source pad (a request pad from the template apad, or "src") to b's bpad */
+static void link_pads(GstElement *a, const char *apad, GstElement *b, const char *bpad)
+{
+    GstPad *s = apad ? gst_element_request_pad_simple(a, apad) : gst_element_get_static_pad(a, "src");
+    GstPad *d = gst_element_get_static_pad(b, bpad);
+    if (gst_pad_link(s, d) != GST_PAD_LINK_OK)
+        qmc_input_error("internal error: cannot link %s to %s", GST_ELEMENT_NAME(a),
+                        GST_ELEMENT_NAME(b));
+    gst_object_unref(s);
+    gst_object_unref(d);
+}
+
+static void hold(Side *s)
+{
+    s->block_id = gst_pad_add_probe(s->hold_pad, GST_PAD_PROBE_TYPE_BLOCK |
+                                    GST_PAD_PROBE_TYPE_DATA_DOWNSTREAM, hold_probe, s, NULL);
+}
+
+void qmc_build_pipeline(App *app)
+{
+    /* a ladder's names number its renditions: qmetric0, reference-queue0 */
+    const gboolean ladder = app->o.ladder;
+    Side *ref = &app->side[REF];
+    GstBin *bin;
+    GstElement *ref_out;
+    char name[64];
+
+    app->pipeline = gst_pipeline_new("qmetric-compare");
+    bin = GST_BIN(app->pipeline);
+    for (guint i = 0; i < app->dists->len; i++) {
+        Side *d = app->dists->pdata[i];
+        /* the elements first: a chunk's reference branch sets the partner
+         * timeout of the element (chunk.c) */
+        d->qm = make_qmetric(app, ladder ? (int)i : -1, d->log);
+        gst_bin_add(bin, d->qm);
+    }
+    if (!ladder)
+        app->qm = ((Side *)app->dists->pdata[0])->qm;
+    qmc_side_build(ref, FALSE);
+    hold(ref);
+    ref_out = ref->filter;
+    if (ladder) {
+        ref_out = qmc_make("tee", "reference-tee");
+        gst_bin_add(bin, ref_out);
+        gst_element_link(ref->filter, ref_out);
+    }
+    for (guint i = 0; i < app->dists->len; i++) {
+        Side *d = app->dists->pdata[i];
+        GstElement *rq, *dq, *sink;
+
+        /* a ladder scales every rendition: those of the reference's size pass */
+        qmc_side_build(d, ladder || app->o.scale);
+        hold(d);
+        if (ladder)
+            g_snprintf(name, sizeof(name), "reference-queue%u", i);
+        else
+            g_strlcpy(name, "reference-queue", sizeof(name));
+        rq = qmc_make("queue", name);
+        g_snprintf(name, sizeof(name), "%s-queue", d->prefix);
+        dq = qmc_make("queue", name);
+        /* (a ladder's are fakesink0, fakesink1, ...) */
+        sink = qmc_make("fakesink", ladder ? NULL : "sink");
+        g_object_set(sink, "sync", FALSE, "async", FALSE, NULL);
+        gst_bin_add_many(bin, rq, dq, sink, NULL);
+        link_pads(ref_out, ladder ? "src_%u" : NULL, rq, "sink");
+        link_pads(rq, NULL, d->qm, "ref_sink");
+        link_pads(d->filter, NULL, dq, "sink");
+        link_pads(dq, NULL, d->qm, "dist_sink");
+        link_pads(d->qm, NULL, sink, "sink");
+    }
+}

@@ -4,51 +4,6 @@
  * status.  Non-finite scores are null, as in the logs. */
 #include "compare.h"
 
-static const struct { const char *name, *field; } stats[] = {
-    { "mean", "mean" }, { "min", "min" }, { "max", "max" },
-    { "harmonic_mean", "harmonic-mean" }, { "harmonic-mean", "harmonic-mean" },
-    { "p1", "p1" }, { "p5", "p5" },
-};
-
-const char *qmc_stat_field(const char *name)
-{
-    for (guint i = 0; i < G_N_ELEMENTS(stats); i++)
-        if (!strcmp(name, stats[i].name))
-            return stats[i].field;
-    return NULL;
-}
-
-/* libvmaf's spelling of a summary field */
-const char *qmc_stat_name(const char *field)
-{
-    return !strcmp(field, "harmonic-mean") ? "harmonic_mean" : field;
-}
-
-void qmc_json_string(FILE *f, const char *s)
-{
-    /* file names need not be UTF-8; JSON must be */
-    char *valid = g_utf8_make_valid(s ? s : "", -1);
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)valid; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(f, "\\%c", *p);
-        else if (*p < 0x20)
-            fprintf(f, "\\u%04x", *p);
-        else
-            fputc(*p, f);
-    }
-    fputc('"', f);
-    g_free(valid);
-}
-
-static void json_number(FILE *f, double v)
-{
-    if (isfinite(v))
-        fprintf(f, "%.6f", v);
-    else
-        fputs("null", f);
-}
-
 static void json_input(FILE *f, App *app, Side *s)
 {
     GstVideoInfo vi;
@@ -121,7 +76,7 @@ void qmc_print_summary_json(App *app, FILE *f, int exit_status)
             if (!gst_structure_get_double(p, field, &d))
                 continue;
             fprintf(f, "%s\"%s\": ", k ? ", " : "", qmc_stat_name(field));
-            json_number(f, d);
+            qmc_json_number(f, d);
         }
         fputc('}', f);
     }
@@ -133,9 +88,9 @@ void qmc_print_summary_json(App *app, FILE *f, int exit_status)
         fputs(i ? ",\n    {\"feature\": " : "\n    {\"feature\": ", f);
         qmc_json_string(f, t->feature);
         fprintf(f, ", \"statistic\": \"%s\", \"threshold\": ", qmc_stat_name(t->stat));
-        json_number(f, t->value);
+        qmc_json_number(f, t->value);
         fputs(", \"value\": ", f);
-        json_number(f, d);
+        qmc_json_number(f, d);
         fprintf(f, ", \"passed\": %s}", d >= t->value ? "true" : "false");
     }
     fputs(app->o.thresholds->len ? "\n  ]" : "]", f);
@@ -148,14 +103,6 @@ void qmc_print_summary_json(App *app, FILE *f, int exit_status)
         fputs("null", f);
     }
     fputs(",\n  \"plot\": ", f);
-    if (app->o.plot)
-        qmc_json_string(f, app->o.plot);
-    else
-        fputs("null", f);
-    fputs(",\n  \"error\": ", f);
-    if (app->error)
-        qmc_json_string(f, app->error);
-    else
-        fputs("null", f);
-    fprintf(f, ",\n  \"exit_status\": %d\n}\n", exit_status);
+    qmc_json_string_or_null(f, app->o.plot);
+    qmc_json_end(f, app->error, exit_status);
 }
