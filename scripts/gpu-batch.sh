@@ -85,14 +85,18 @@ secs() { awk "BEGIN { printf \"%.2f\", $2 - $1 }"; }
 } | tee -a "$res"
 
 # encode N frames of the pattern, reference and distorted from one source:
-# $w/ref-NAME.mp4, $w/dis-NAME.mp4
+# $w/ref-NAME.mp4, $w/dis-NAME.mp4.  The encoders hold different numbers of
+# frames before their first output (rate-control look-ahead): a sink that
+# prerolled on one branch would stop the tee before the other branch's
+# encoder gave anything, so the sinks do not preroll (async=false).
 encode() {  # NAME N
   local x264="x264enc speed-preset=veryfast bframes=3 key-int-max=$gop"
   local mux="video/x-h264,profile=high ! h264parse ! mp4mux"
   gst-launch-1.0 -q videotestsrc pattern=zone-plate kx2=20 ky2=20 kt=1 num-buffers="$2" ! \
     "video/x-raw,format=I420,width=${size%x*},height=${size#*x},framerate=25/1" ! tee name=t \
-    t. ! queue ! $x264 pass=quant quantizer=16 ! $mux ! filesink location="$w/ref-$1.mp4" \
-    t. ! queue ! $x264 bitrate=2500 ! $mux ! filesink location="$w/dis-$1.mp4"
+    t. ! queue ! $x264 pass=quant quantizer=16 ! $mux ! \
+      filesink async=false location="$w/ref-$1.mp4" \
+    t. ! queue ! $x264 bitrate=2500 ! $mux ! filesink async=false location="$w/dis-$1.mp4"
 }
 # the title: the segment's copies, then the tail (concat gives each part
 # the running time after the one before; mp4mux writes it as timestamps)
@@ -104,8 +108,8 @@ join() {  # ref|dis
 }
 if [ ! -s "$w/dis.mp4" ]; then
   more=""
-  [ "$tail" -gt 0 ] && more=", then the first $tail again"
-  say "== making the title: $seg unique frames encoded, $copies copies$more"
+  [ "$tail" -gt 0 ] && more=", then its first $tail frames"
+  say "== making the title: $seg frames encoded, the title $copies x them$more"
   t0=$(now)
   pids=()
   encode seg "$seg" & pids+=($!)
