@@ -108,8 +108,8 @@ join() {  # ref|dis
 }
 if [ ! -s "$w/dis.mp4" ]; then
   more=""
-  [ "$tail" -gt 0 ] && more=", then its first $tail frames"
-  say "== making the title: $seg frames encoded, the title $copies x them$more"
+  [ "$tail" -gt 0 ] && more=" + their first $tail"
+  say "== making the title: $seg frames encoded, joined $copies x $seg$more"
   t0=$(now)
   pids=()
   encode seg "$seg" & pids+=($!)
