@@ -52,7 +52,6 @@ typedef struct {
     gboolean seek;             /* BY_TABLE and not from the start */
     guint64 skip;              /* --frame_skip_* */
     guint64 base;              /* BY_COUNT: the input's frame the source gives first */
-    GstPad *pad;               /* the decoded pad the probe is on */
     GstPad *dec_pad;           /* the sink pad of the decoder that posted "qmc-seek" */
     gint seek_posted;          /* atomic: a decoder's first packet asked for the seek */
     /* the side's streaming thread */
@@ -575,9 +574,6 @@ guint64 qmc_chunk_skip(App *app, int side)
 
 void qmc_chunk_watch(Side *s, GstPad *pad)
 {
-    ChunkSide *cs = &s->app->chunk->side[s->id];
-
-    cs->pad = gst_object_ref(pad);
     gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM |
                       GST_PAD_PROBE_TYPE_EVENT_FLUSH, chunk_probe, s, NULL);
 }
