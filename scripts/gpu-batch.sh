@@ -9,16 +9,24 @@
 #           qmetric-merge
 # The title is a 1920x1080 H.264 encode (x264enc, B-frames, a key frame
 # every 250 frames) of a moving zone plate, the distorted input an encode of
-# the same frames at a low bitrate; both are made once and reused.  The
-# merged log must equal the whole run's but for its speed ("fps").  Prints
-# the wall time and frames/s of each way and writes them, with the logs, to
-# $OUT.  Carry .gpu on the GPU machine (../shared/gpu/README.md); elsewhere
-# the system's GStreamer is used.
+# the same frames at a low bitrate.  Encoding the whole title would cost
+# minutes of the GPU machine, so SEGMENT unique frames (a whole number of
+# GOPs) are encoded once, both ways from one source, and the title is that
+# segment repeated (concat, remuxed: no decoding), a shorter tail encoded
+# alike making up FRAMES; every copy starts with an IDR frame, so the
+# title's frames decode as one stream.  Made once and reused.  The merged
+# log must equal the whole run's but for its speed ("fps").  Prints the
+# wall time and frames/s of each way and writes them, with the logs, to
+# $OUT (a chunk's log holds GStreamer's warnings, GST_DEBUG=2; a failing
+# chunk's last lines are printed).  Carry .gpu on the GPU machine
+# (../shared/gpu/README.md); elsewhere the system's GStreamer is used.
 #   OUT=/tmp/out scripts/gpu-batch.sh [BUILD_DIR]
-# env: FRAMES (20000), SIZE (1920x1080), CHUNKS (4), BACKEND (cuda when
-#      nvidia-smi lists a GPU, else cpu), METRICS (the tool's default),
-#      GPU_ARCHS (90, when BUILD_DIR must be built).
-# On a machine without a GPU, e.g.: FRAMES=600 scripts/gpu-batch.sh build
+# env: FRAMES (20000), SEGMENT (1000), SIZE (1920x1080), CHUNKS (4),
+#      BACKEND (cuda when nvidia-smi lists a GPU, else cpu), METRICS (the
+#      tool's default), GPU_ARCHS (90, when BUILD_DIR must be built),
+#      COMMIT (the commit reported; else git's HEAD, which a copied work
+#      tree may not match).
+# On a machine without a GPU, e.g.: FRAMES=600 OUT=/tmp/gb scripts/gpu-batch.sh build
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/out}
@@ -43,12 +51,19 @@ fi
 qc=$B/tools/qmetric-compare
 merge=$B/tools/qmetric-merge
 frames=${FRAMES:-20000}
+gop=250
+seg=${SEGMENT:-1000}
+if [ $((seg % gop)) != 0 ] || [ "$seg" -le 0 ]; then
+  echo "gpu-batch: SEGMENT must be a multiple of the GOP ($gop frames)"; exit 2
+fi
+[ "$frames" -lt "$seg" ] && seg=$frames
+copies=$((frames / seg)) tail=$((frames % seg))
 size=${SIZE:-1920x1080}
 k=${CHUNKS:-4}
 cores=$(nproc)
 metrics=()
 [ -n "${METRICS:-}" ] && metrics=(--metrics "$METRICS")
-w=/tmp/qmetric-gpu-batch-$size-$frames  # encoded once, reused by later runs
+w=/tmp/qmetric-gpu-batch-$size-$frames-s$seg  # made once, reused by later runs
 mkdir -p "$w"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -61,7 +76,7 @@ secs() { awk "BEGIN { printf \"%.2f\", $2 - $1 }"; }
   echo "title: $frames frames of $size H.264 (x264enc), a distorted encode of the same"
   echo "machine: $cores CPU cores, $ngpu GPU(s); backend $backend; $k chunks"
   nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader 2>/dev/null
-  echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  echo "commit: ${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}"
   # which H.264 decoder decodebin picks: the highest rank
   for d in nvh264dec nvh264sldec avdec_h264; do
     r=$(gst-inspect-1.0 "$d" 2>/dev/null | sed -n 's/^ *Rank *//p')
@@ -69,30 +84,59 @@ secs() { awk "BEGIN { printf \"%.2f\", $2 - $1 }"; }
   done
 } | tee -a "$res"
 
+# encode N frames of the pattern, reference and distorted from one source:
+# $w/ref-NAME.mp4, $w/dis-NAME.mp4.  The encoders hold different numbers of
+# frames before their first output (rate-control look-ahead): a sink that
+# prerolled on one branch would stop the tee before the other branch's
+# encoder gave anything, so the sinks do not preroll (async=false).
+encode() {  # NAME N
+  local x264="x264enc speed-preset=veryfast bframes=3 key-int-max=$gop"
+  local mux="video/x-h264,profile=high ! h264parse ! mp4mux"
+  gst-launch-1.0 -q videotestsrc pattern=zone-plate kx2=20 ky2=20 kt=1 num-buffers="$2" ! \
+    "video/x-raw,format=I420,width=${size%x*},height=${size#*x},framerate=25/1" ! tee name=t \
+    t. ! queue ! $x264 pass=quant quantizer=16 ! $mux ! \
+      filesink async=false location="$w/ref-$1.mp4" \
+    t. ! queue ! $x264 bitrate=2500 ! $mux ! filesink async=false location="$w/dis-$1.mp4"
+}
+# the title: the segment's copies, then the tail (concat gives each part
+# the running time after the one before; mp4mux writes it as timestamps)
+join() {  # ref|dis
+  local p="concat name=c ! h264parse ! mp4mux ! filesink location=$w/$1.mp4" i
+  for ((i = 0; i < copies; i++)); do p+=" filesrc location=$w/$1-seg.mp4 ! qtdemux ! c."; done
+  [ "$tail" -gt 0 ] && p+=" filesrc location=$w/$1-tail.mp4 ! qtdemux ! c."
+  gst-launch-1.0 -q $p
+}
 if [ ! -s "$w/dis.mp4" ]; then
-  say "== encoding the title and its distorted version"
-  src="videotestsrc pattern=zone-plate kx2=20 ky2=20 kt=1 num-buffers=$frames"
-  caps="video/x-raw,format=I420,width=${size%x*},height=${size#*x},framerate=25/1"
+  more=""
+  [ "$tail" -gt 0 ] && more=" + their first $tail"
+  say "== making the title: $seg frames encoded, joined $copies x $seg$more"
   t0=$(now)
-  gst-launch-1.0 -q $src ! $caps ! x264enc speed-preset=veryfast pass=quant quantizer=16 \
-    bframes=3 key-int-max=250 ! video/x-h264,profile=high ! h264parse ! mp4mux ! \
-    filesink location="$w/ref.mp4" &
-  p1=$!
-  gst-launch-1.0 -q $src ! $caps ! x264enc speed-preset=veryfast bitrate=2500 \
-    bframes=3 key-int-max=250 ! video/x-h264,profile=high ! h264parse ! mp4mux ! \
-    filesink location="$w/dis.mp4" &
-  p2=$!
-  wait $p1 && wait $p2 || { echo "gpu-batch: encoding failed"; rm -f "$w"/*.mp4; exit 1; }
-  say "encoded in $(secs "$t0" "$(now)") s"
+  pids=()
+  encode seg "$seg" & pids+=($!)
+  [ "$tail" -gt 0 ] && { encode tail "$tail" & pids+=($!); }
+  ok=1
+  for p in "${pids[@]}"; do wait "$p" || ok=0; done
+  te=$(now)
+  if [ $ok = 1 ]; then
+    join ref & p1=$!
+    join dis & p2=$!
+    wait $p1 || ok=0
+    wait $p2 || ok=0
+  fi
+  [ $ok = 1 ] || { echo "gpu-batch: making the title failed"; rm -f "$w"/*.mp4; exit 1; }
+  say "title made in $(secs "$t0" "$(now)") s (encoding $(secs "$t0" "$te") s, joining $(secs "$te" "$(now)") s)"
+else
+  say "== the title made before: $w"
 fi
 ref=$w/ref.mp4 dis=$w/dis.mp4
 
 # (a) one whole run
 say "== whole: one qmetric-compare run"
 t0=$(now)
-CUDA_VISIBLE_DEVICES=0 "$qc" "$ref" "$dis" -q "${metrics[@]}" --backend "$backend" \
-  --threads "$cores" -o "$tmp/whole.json" 2>"$OUT/gpu-batch-whole.log" ||
-  { tail -3 "$OUT/gpu-batch-whole.log"; exit 1; }
+CUDA_VISIBLE_DEVICES=0 GST_DEBUG=2 GST_DEBUG_NO_COLOR=1 "$qc" "$ref" "$dis" -q "${metrics[@]}" \
+  --backend "$backend" --threads "$cores" -o "$tmp/whole.json" 2>"$OUT/gpu-batch-whole.log" ||
+  { say "the whole run failed; the last lines of $OUT/gpu-batch-whole.log:"
+    tail -n 20 "$OUT/gpu-batch-whole.log" | tee -a "$res"; exit 1; }
 t1=$(now)
 whole_s=$(secs "$t0" "$t1")
 say "whole    wall $whole_s s  $(rate "$frames" "$t0" "$t1") frames/s"
@@ -107,14 +151,19 @@ pids=() parts=()
 for i in $(seq 0 $((k - 1))); do
   start=$((n * i / k)) len=$((n * (i + 1) / k - n * i / k))
   if [ "$backend" = cuda ]; then dev=$((i % ngpu)); else dev=""; fi
-  CUDA_VISIBLE_DEVICES=$dev "$qc" "$ref" "$dis" -q "${metrics[@]}" --backend "$backend" \
-    --threads $((cores / k > 0 ? cores / k : 1)) --start $start --frames $len \
-    --partial "$tmp/part$i.json" 2>"$OUT/gpu-batch-chunk$i.log" &
+  CUDA_VISIBLE_DEVICES=$dev GST_DEBUG=2 GST_DEBUG_NO_COLOR=1 "$qc" "$ref" "$dis" -q \
+    "${metrics[@]}" --backend "$backend" --threads $((cores / k > 0 ? cores / k : 1)) \
+    --start $start --frames $len --partial "$tmp/part$i.json" 2>"$OUT/gpu-batch-chunk$i.log" &
   pids+=($!) parts+=("$tmp/part$i.json")
 done
 fail=0
-for p in "${pids[@]}"; do wait "$p" || fail=1; done
-[ $fail = 0 ] || { tail -n 3 "$OUT"/gpu-batch-chunk*.log; exit 1; }
+for i in "${!pids[@]}"; do
+  wait "${pids[i]}" && continue
+  fail=1
+  say "chunk $i failed; the last lines of $OUT/gpu-batch-chunk$i.log:"
+  tail -n 20 "$OUT/gpu-batch-chunk$i.log" | tee -a "$res"
+done
+[ $fail = 0 ] || exit 1
 tm=$(now)
 "$merge" -o "$tmp/merged.json" "${parts[@]}" 2>"$OUT/gpu-batch-merge.log" ||
   { cat "$OUT/gpu-batch-merge.log"; exit 1; }

@@ -16,11 +16,18 @@
  * a file that the index misreads stops the chunk with a message instead of
  * shifting scores onto other frames.
  *
- * The seek: the decoded pad's probe posts "qmc-seek" at the first data; the
- * main loop sends a flushing key-unit seek upstream from that pad.  What was
- * decoded before the flush is dropped there; the flush itself is dropped
- * before it reaches the element (nothing of the stream reached it yet, and
- * a flush would reset the other stream's frames).
+ * The seek: nothing reaches the decoder before it.  Each video decoder that
+ * decodebin plugs for an input that seeks holds its first packet at its
+ * sink pad and posts "qmc-seek"; the main loop sends a flushing key-unit
+ * seek from there upstream to the demuxer, and packets pass from the
+ * seek's FLUSH_STOP on.  The decoder so sees its caps, the flush, the new
+ * segment and the key frame first, with nothing in flight: a decoder that
+ * outputs frames late (from its flush, or a thread of its own: NVIDIA's
+ * nvh264dec flushes its parser's display queue there) has nothing to output
+ * across the flush, and nothing before the key frame is decoded for
+ * nothing.  The flush is dropped before it reaches the element (nothing of
+ * the stream reached it yet, and a flush would reset the other stream's
+ * frames).
  *
  * Copyright (C) 2026 the gst-qmetric authors.  LGPL-2.1-or-later.
  */
@@ -45,7 +52,8 @@ typedef struct {
     gboolean seek;             /* BY_TABLE and not from the start */
     guint64 skip;              /* --frame_skip_* */
     guint64 base;              /* BY_COUNT: the input's frame the source gives first */
-    GstPad *pad;               /* the decoded pad the probe is on */
+    GstPad *dec_pad;           /* the sink pad of the decoder that posted "qmc-seek" */
+    gint seek_posted;          /* atomic: a decoder's first packet asked for the seek */
     /* the side's streaming thread */
     gint seek_sent, seek_done; /* atomic */
     guint64 next;              /* BY_COUNT: frames given; BY_TABLE: the next frame expected */
@@ -361,16 +369,14 @@ static GstPadProbeReturn chunk_probe(GstPad *pad, GstPadProbeInfo *info, gpointe
     if (GST_PAD_PROBE_INFO_TYPE(info) & (GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM |
                                           GST_PAD_PROBE_TYPE_EVENT_FLUSH)) {
         GstEvent *ev = GST_PAD_PROBE_INFO_EVENT(info);
-        if (GST_EVENT_TYPE(ev) == GST_EVENT_FLUSH_STOP && g_atomic_int_get(&cs->seek_sent))
-            g_atomic_int_set(&cs->seek_done, TRUE);
         /* after our end, what the decoder still sends (a tag, its own end)
          * would fail downstream and come back as a flow error */
         if (cs->eos_sent)
             return GST_PAD_PROBE_DROP;
         if (GST_EVENT_TYPE(ev) != GST_EVENT_EOS)
             return GST_PAD_PROBE_OK;
-        if (cs->seek && !g_atomic_int_get(&cs->seek_done))
-            return GST_PAD_PROBE_DROP; /* the end of what was decoded before the seek */
+        if (g_atomic_int_get(&cs->seek_posted) && !g_atomic_int_get(&cs->seek_done))
+            return GST_PAD_PROBE_DROP; /* the demuxer's end, as the seek was on its way */
         cs->ended = TRUE;
         if (cs->kind == BY_TABLE && !cs->done && !cs->failed && cs->table->complete &&
             (cs->started ? cs->next : cs->sp.rank) < qmc_frame_table_count(cs->table)) {
@@ -383,8 +389,18 @@ static GstPadProbeReturn chunk_probe(GstPad *pad, GstPadProbeInfo *info, gpointe
         }
         return GST_PAD_PROBE_OK;
     }
-    if ((cs->seek && !g_atomic_int_get(&cs->seek_done)) || cs->failed)
-        return GST_PAD_PROBE_DROP; /* decoded before the seek */
+    if (cs->failed)
+        return GST_PAD_PROBE_DROP;
+    if (cs->seek && !g_atomic_int_get(&cs->seek_done)) {
+        /* the decoder was given packets before the seek: not held at its
+         * input (not found inside decodebin), so the seek would race with
+         * what it still outputs */
+        qmc_post_error(app, "%s: a frame was decoded before the seek to the key frame at %"
+                       GST_TIME_FORMAT ": its decoder could not be held (the chunk cannot be "
+                       "scored exactly)", s->display, GST_TIME_ARGS(cs->sp.position));
+        cs->failed = TRUE;
+        return GST_PAD_PROBE_DROP;
+    }
     if (cs->done) {
         /* everything fed: end this stream.  The end goes into the
          * conversion, past this pad, so that what the decoder still sends
@@ -451,6 +467,90 @@ static GstPadProbeReturn fed_probe(GstPad *pad, GstPadProbeInfo *info, gpointer 
     return GST_PAD_PROBE_OK;
 }
 
+/* ------------------------------------------------- the decoder's input */
+
+/* One decoder of an input that seeks: its packets wait at its sink pad
+ * until the seek's flush went through (shared by its two probes). */
+typedef struct {
+    Side *s;
+    gint released;             /* atomic: the seek's FLUSH_STOP passed */
+} DecoderHold;
+
+static GstPadProbeReturn hold_packets(GstPad *pad, GstPadProbeInfo *info, gpointer data)
+{
+    DecoderHold *h = data;
+    Side *s = h->s;
+    ChunkSide *cs = &s->app->chunk->side[s->id];
+
+    (void)info;
+    if (g_atomic_int_get(&h->released))
+        return GST_PAD_PROBE_REMOVE; /* the key frame sought and what follows it */
+    if (g_atomic_int_compare_and_exchange(&cs->seek_posted, FALSE, TRUE)) {
+        /* the demuxer is running: the seek can go to it (from the main
+         * loop: a flushing seek from this streaming thread would wait on
+         * itself) */
+        cs->dec_pad = gst_object_ref(pad);
+        gst_element_post_message(s->app->pipeline,
+            gst_message_new_application(GST_OBJECT(s->app->pipeline),
+                gst_structure_new("qmc-seek", "side", G_TYPE_INT, s->id, NULL)));
+    }
+    /* blocked until the seek's FLUSH_START, which drops this packet */
+    return GST_PAD_PROBE_OK;
+}
+
+static GstPadProbeReturn hold_flush(GstPad *pad, GstPadProbeInfo *info, gpointer data)
+{
+    DecoderHold *h = data;
+    ChunkSide *cs = &h->s->app->chunk->side[h->s->id];
+
+    (void)pad;
+    if (GST_EVENT_TYPE(GST_PAD_PROBE_INFO_EVENT(info)) != GST_EVENT_FLUSH_STOP ||
+        !g_atomic_int_get(&cs->seek_sent))
+        return GST_PAD_PROBE_OK;
+    /* before any packet after it: the decoder outputs nothing before this */
+    g_atomic_int_set(&cs->seek_done, TRUE);
+    g_atomic_int_set(&h->released, TRUE);
+    return GST_PAD_PROBE_REMOVE;
+}
+
+static gboolean is_video_decoder(GstElement *e)
+{
+    const char *klass = gst_element_get_metadata(e, GST_ELEMENT_METADATA_KLASS);
+    return klass && strstr(klass, "Decoder") && strstr(klass, "Video");
+}
+
+/* An element decodebin plugs (the pipeline's "deep-element-added", in the
+ * thread that plugs it, before it is linked): a video decoder of the side
+ * is held at its input.  Every one is: with several video streams, the one
+ * the tool links is not known yet. */
+static void on_element(GstBin *bin, GstBin *sub, GstElement *e, gpointer data)
+{
+    Side *s = data;
+    GstIterator *it;
+    GValue v = G_VALUE_INIT;
+    DecoderHold *h;
+
+    (void)bin;
+    (void)sub;
+    if (!s->src || !is_video_decoder(e) ||
+        !gst_object_has_as_ancestor(GST_OBJECT(e), GST_OBJECT(s->src)))
+        return;
+    it = gst_element_iterate_sink_pads(e);
+    if (gst_iterator_next(it, &v) == GST_ITERATOR_OK) {
+        GstPad *pad = g_value_get_object(&v);
+        h = g_rc_box_new0(DecoderHold);
+        h->s = s;
+        gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BLOCK | GST_PAD_PROBE_TYPE_BUFFER |
+                          GST_PAD_PROBE_TYPE_BUFFER_LIST, hold_packets, h, g_rc_box_release);
+        gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_EVENT_FLUSH, hold_flush, g_rc_box_acquire(h),
+                          g_rc_box_release);
+        g_value_unset(&v);
+    }
+    gst_iterator_free(it);
+}
+
+/* ------------------------------------------------------------ the sides */
+
 void qmc_chunk_build_side(App *app, Side *s)
 {
     GstPad *pad = gst_element_get_static_pad(s->filter, "src");
@@ -463,6 +563,8 @@ void qmc_chunk_build_side(App *app, Side *s)
     if (app->chunk->part)
         gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER, fed_probe, s, NULL);
     gst_object_unref(pad);
+    if (app->chunk->side[s->id].seek)
+        g_signal_connect(app->pipeline, "deep-element-added", G_CALLBACK(on_element), s);
 }
 
 guint64 qmc_chunk_skip(App *app, int side)
@@ -472,15 +574,8 @@ guint64 qmc_chunk_skip(App *app, int side)
 
 void qmc_chunk_watch(Side *s, GstPad *pad)
 {
-    ChunkSide *cs = &s->app->chunk->side[s->id];
-
-    cs->pad = gst_object_ref(pad);
     gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM |
                       GST_PAD_PROBE_TYPE_EVENT_FLUSH, chunk_probe, s, NULL);
-    if (cs->seek)
-        gst_element_post_message(s->app->pipeline,
-            gst_message_new_application(GST_OBJECT(s->app->pipeline),
-                gst_structure_new("qmc-seek", "side", G_TYPE_INT, s->id, NULL)));
 }
 
 void qmc_chunk_from_start(App *app, Side *s)
@@ -504,7 +599,8 @@ void qmc_chunk_seek(App *app, int id)
                                       GST_SEEK_TYPE_SET, (gint64)cs->sp.position,
                                       GST_SEEK_TYPE_NONE, -1);
     g_atomic_int_set(&cs->seek_sent, TRUE);
-    if (!gst_pad_send_event(cs->pad, ev))
+    /* upstream from the decoder's input, to the demuxer */
+    if (!gst_pad_push_event(cs->dec_pad, ev))
         qmc_fail(app, EXIT_USAGE, "%s: the seek to %" GST_TIME_FORMAT " failed: it cannot be "
                  "scored in chunks", app->side[id].display, GST_TIME_ARGS(cs->sp.position));
 }
