@@ -461,6 +461,19 @@ else
   [ $rc = 2 ] && expect err.txt 'there is no CUDA device 1 (this machine has 1)' "--gpus beyond the machine"
 fi
 
+# ===================== unaligned frames read in place =====================
+# A Y4M file's pictures sit after its header and "FRAME" lines, off any
+# alignment; read in place and converted (4:4:4 against a 4:2:0 reference),
+# videoconvert's ORC code faulted on them (exit 139).  The same frames
+# through a pipe (copied into aligned buffers) give the scores to match.
+gst-launch-1.0 -q $src num-buffers=6 ! video/x-raw,format=I420,width=64,height=48 ! y4menc ! filesink location=u420.y4m
+gst-launch-1.0 -q $src num-buffers=6 ! video/x-raw,format=Y444,width=64,height=48 ! y4menc ! filesink location=u444.y4m
+if run 0 u420.y4m u444.y4m -q --metrics psnr -o u-map.json &&
+   run 0 u420.y4m <(cat u444.y4m) -q --metrics psnr -o u-pipe.json; then
+  diff <(grep -v '"fps"' u-map.json) <(grep -v '"fps"' u-pipe.json) >/dev/null ||
+    fail "a 4:4:4 Y4M read in place scores otherwise than through a pipe"
+fi
+
 # ===================== QMETRIC_BACKTRACE =====================
 # A crash report on stderr (signal, thread, phase, one module+offset a
 # frame), and the exit status of the signal as without it.  The tool is

@@ -356,6 +356,64 @@ static GstPadProbeReturn after_eos_probe(GstPad *pad, GstPadProbeInfo *info, gpo
     return GST_PAD_PROBE_OK;
 }
 
+/* Frames read in place from a Y4M file start wherever the file puts them
+ * ("FRAME\n" headers between the pictures), so their planes are seldom
+ * aligned.  videoconvert's ORC code faults on some such planes (Y444 to
+ * I420 halving with ORC 0.4.33: a general protection fault, reported as
+ * address 0).  A frame that will be converted and has a plane off a 32-byte
+ * boundary is copied to an aligned buffer first; frames compared as they
+ * are keep being read in place (the engine takes any alignment).  Before
+ * the comparison format is known (the first frame), any unaligned frame is
+ * copied. */
+static gboolean planes_aligned(GstBuffer *buf, const GstVideoInfo *vi)
+{
+    GstVideoFrame f;
+    gboolean ok = TRUE;
+    if (!gst_video_frame_map(&f, (GstVideoInfo *)vi, buf, GST_MAP_READ))
+        return TRUE; /* not ours to judge: videoconvert says what is wrong */
+    for (guint p = 0; p < GST_VIDEO_FRAME_N_PLANES(&f); p++)
+        ok &= ((guintptr)GST_VIDEO_FRAME_PLANE_DATA(&f, p) % 32 == 0) &&
+              GST_VIDEO_FRAME_PLANE_STRIDE(&f, p) % 4 == 0;
+    gst_video_frame_unmap(&f);
+    return ok;
+}
+
+static GstPadProbeReturn align_probe(GstPad *pad, GstPadProbeInfo *info, gpointer data)
+{
+    Side *s = data;
+    App *app = s->app;
+    GstBuffer *buf = GST_PAD_PROBE_INFO_BUFFER(info), *copy;
+    GstCaps *caps = gst_pad_get_current_caps(pad);
+    GstAllocationParams params;
+    GstVideoFrame from, to;
+    GstVideoInfo vi;
+    gboolean ok;
+
+    if (!caps)
+        return GST_PAD_PROBE_OK;
+    ok = gst_video_info_from_caps(&vi, caps);
+    gst_caps_unref(caps);
+    if (!ok || (app->configured && GST_VIDEO_INFO_FORMAT(&vi) == app->target) ||
+        planes_aligned(buf, &vi))
+        return GST_PAD_PROBE_OK;
+    gst_allocation_params_init(&params);
+    params.align = 63;
+    copy = gst_buffer_new_allocate(NULL, GST_VIDEO_INFO_SIZE(&vi), &params);
+    if (!copy)
+        return GST_PAD_PROBE_OK;
+    gst_buffer_copy_into(copy, buf, GST_BUFFER_COPY_METADATA, 0, -1);
+    if (gst_video_frame_map(&from, &vi, buf, GST_MAP_READ)) {
+        if (gst_video_frame_map(&to, &vi, copy, GST_MAP_WRITE)) {
+            gst_video_frame_copy(&to, &from);
+            gst_video_frame_unmap(&to);
+        }
+        gst_video_frame_unmap(&from);
+    }
+    gst_buffer_unref(buf);
+    GST_PAD_PROBE_INFO_DATA(info) = copy;
+    return GST_PAD_PROBE_OK;
+}
+
 /* ------------------------------------------------------------------ branch */
 
 void qmc_side_build(Side *s, gboolean scale)
@@ -386,6 +444,8 @@ void qmc_side_build(Side *s, gboolean scale)
 
     s->hold_pad = gst_element_get_static_pad(s->convert, "sink");
     gst_pad_add_probe(s->hold_pad, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, caps_probe, s, NULL);
+    if (s->mapped)
+        gst_pad_add_probe(s->hold_pad, GST_PAD_PROBE_TYPE_BUFFER, align_probe, s, NULL);
     pad = gst_element_get_static_pad(s->filter, "src");
     gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM,
                       flow_probe, s, NULL);
