@@ -220,6 +220,20 @@ if [ "$(rc)" = 1 ] && same_log "$T/out/good.json" "$T/ladybird.whole" &&
    [ "$(ls "$T/out")" = good.json ] && [ -z "$(leftovers "$T")" ]; then ok
 else bad "pairs without frames: exit $(rc), $(cat "$T/r.out") $(ls -A "$T/out")"; fi
 
+# --- inputs of different lengths: the pair fails naming both counts, unless
+# "shortest": true scores the shorter (then it equals a whole run of it) ------
+head -c $((279936 * 20)) "$T/$LBD" >"$T/first20.yuv"
+"$B/tools/qmetric-yuv" -r "$T/$LB" -d "$T/first20.yuv" --width 576 --height 324 \
+  --metrics vmaf,psnr,float_ssim -o "$T/first20.whole" 2>/dev/null
+rm -rf "$T/out"
+manifest lengths.json "[{\"name\": \"long\", \"distorted\": \"first20.yuv\", \"output\": \"out/long.json\"},
+  {\"name\": \"short20\", \"distorted\": \"first20.yuv\", \"output\": \"out/short20.json\", \"shortest\": true}]" "\"reference\": \"$LB\""
+batch "$T/lengths.json" "${PROGS[@]}"
+if [ "$(rc)" = 1 ] && same_log "$T/out/short20.json" "$T/first20.whole" &&
+   row_has long 'r["status"] == "failed" and "frame counts differ: reference has 36 frames, distorted 20" in r["error"]' &&
+   [ ! -e "$T/out/long.json" ]; then ok
+else bad "inputs of different lengths: exit $(rc), $(cat "$T/r.out")"; fi
+
 # --- a chunk fails while others run; a merge fails half-way -------------------
 # the chunk at frame 12 fails; later ones would sleep 300 s unless stopped
 cat >"$T/failyuv.sh" <<EOF
