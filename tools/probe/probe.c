@@ -58,17 +58,27 @@ set_state (Probe * p, ProbeState state, const gchar * reason,
 }
 
 /* Which input is quiet, from the sink pads' buffer probes (no durations:
- * the text is a label of the state and of the last error). */
+ * the text is a label of the state and of the last error).  An input whose
+ * last buffer came with the last scored pair stopped when scoring did: the
+ * element scores a frame a little after its buffer passes the pad probe, so
+ * when the stall is declared (a stall timeout after the last score) that
+ * buffer is a few milliseconds short of the timeout; it is quiet all the same,
+ * not an input that flows while nothing is scored. */
+#define PROBE_INPUT_SLACK_US (PROBE_TICK_MS * G_GINT64_CONSTANT (1000))
+
 static gchar *
 describe_inputs (Probe * p, gint64 now)
 {
+  gint64 scored = atomic_load (&p->scored.last_us);
   gboolean seen[2], quiet[2];
   guint i;
 
   for (i = 0; i < 2; i++) {
     gint64 last = atomic_load (&p->inputs[i].last_us);
     seen[i] = atomic_load (&p->inputs[i].buffers) > 0;
-    quiet[i] = now - (seen[i] ? last : p->run_start_us) >= p->stall_us;
+    quiet[i] = now - (seen[i] ? last : p->run_start_us) >= p->stall_us ||
+        (seen[i] && scored && last - scored <= PROBE_INPUT_SLACK_US &&
+        now - scored >= p->stall_us);
   }
   if (quiet[0] && quiet[1])
     return g_strdup (!seen[0] && !seen[1] ?

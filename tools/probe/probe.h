@@ -32,6 +32,8 @@ extern const char *const probe_stat_names[PROBE_N_STATS];
 #define PROBE_STALL_MIN_US (2 * G_USEC_PER_SEC)
 #define PROBE_STALL_FALLBACK_US (10 * G_USEC_PER_SEC)
 #define PROBE_RESTART_DEFAULT_US (30 * G_USEC_PER_SEC)
+/* how often liveness is checked (probe_tick) */
+#define PROBE_TICK_MS 250
 /* the last error is exported cut to this many bytes */
 #define PROBE_ERROR_MAX 200
 

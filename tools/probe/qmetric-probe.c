@@ -19,7 +19,6 @@
 #include "webconfig.h"
 
 #define DEFAULT_LISTEN "127.0.0.1:9464"
-#define PROBE_TICK_MS 250
 
 static GBytes *
 render (gpointer data)
