@@ -117,16 +117,28 @@ const char *qm_strerror(int err)
     }
 }
 
+/* log2 of plane p's subsampling */
+static void subsampling(QmChroma chroma, int p, int *sx, int *sy)
+{
+    *sx = p > 0 && (chroma == QM_CHROMA_420 || chroma == QM_CHROMA_422);
+    *sy = p > 0 && chroma == QM_CHROMA_420;
+}
+
 void qm_plane_size(int w, int h, QmChroma chroma, int p, int *pw, int *ph)
 {
-    int sx = 0, sy = 0;
-    if (p > 0) {
-        sx = chroma == QM_CHROMA_420 || chroma == QM_CHROMA_422;
-        sy = chroma == QM_CHROMA_420;
-    }
+    int sx, sy;
+    subsampling(chroma, p, &sx, &sy);
     /* floor, as libvmaf sizes the chroma planes of odd-sized pictures */
     *pw = w >> sx;
     *ph = h >> sy;
+}
+
+void qm_plane_size_full(int w, int h, QmChroma chroma, int p, int *pw, int *ph)
+{
+    int sx, sy;
+    subsampling(chroma, p, &sx, &sy);
+    *pw = (w + sx) >> sx;
+    *ph = (h + sy) >> sy;
 }
 
 int qm_n_planes(QmChroma chroma)
@@ -751,7 +763,7 @@ char *qm_engine_metrics_text(const QmEngine *e, bool device_only)
         size_t at = (size_t)snprintf(t, len, "%s", in->d->name);
         for (int k = 0; in->d->options && in->d->options[k].name; k++)
             at += (size_t)snprintf(t + at, len - at, "%c%s=%.17g", k ? ':' : '=',
-                                   in->d->options[k].name, in->opt.v[k]);
+                                   in->d->options[k].name, in->opt->v[k]);
         items[n++] = t;
         total += at + 1;
     }
@@ -770,17 +782,17 @@ char *qm_engine_metrics_text(const QmEngine *e, bool device_only)
 
 unsigned qm_engine_n_models(const QmEngine *e)
 {
-    return (unsigned)e->nmodels;
+    return (unsigned)e->plan.nmodels;
 }
 
 const char *qm_engine_model_name(const QmEngine *e, unsigned i)
 {
-    return qm_model_name(e->models[i].m);
+    return qm_model_name(e->plan.models[i].m);
 }
 
 const uint8_t *qm_engine_model_sha256(const QmEngine *e, unsigned i)
 {
-    return qm_model_sha256(e->models[i].m);
+    return qm_model_sha256(e->plan.models[i].m);
 }
 
 const char *qm_engine_error(const QmEngine *e)

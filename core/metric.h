@@ -66,6 +66,9 @@ enum {
                                 index into the metric's option_choices[i],
                                 keys show the name */
     QM_OPT_INT = 1 << 3,     /* a libvmaf int option: whole numbers only */
+    QM_OPT_FRAME_RATE = 1 << 4, /* defaults to the input's integer frame
+                                   rate (QmSettings.fps_n / fps_d) where
+                                   known, else to `def` */
 };
 
 typedef struct QmOptionDesc {
@@ -130,6 +133,21 @@ typedef struct QmCpuFuncs {
 } QmCpuFuncs;
 
 struct QmCudaFuncs;  /* cuda/qm_cuda.h */
+
+/* A pooled value a metric defines for its features beside the generic
+ * pools (min, mean...), e.g. XPSNR's, which FFmpeg pools from the frames'
+ * weighted SSE: a log writes it to its "aggregate_metrics" under the
+ * feature's key (core/aggregate.h).  The state of a feature is
+ * QM_AGG_STATE doubles, zero before its first frame; cfg describes the
+ * pictures (opt NULL). */
+#define QM_AGG_STATE 4
+typedef struct QmAggregateFuncs {
+    /* one frame's value v of feature f, in frame order */
+    void (*add)(double *state, const QmMetricConfig *cfg, unsigned f, double v);
+    /* the pooled value after n > 0 frames */
+    double (*value)(const double *state, const QmMetricConfig *cfg, unsigned f,
+                    uint64_t n);
+} QmAggregateFuncs;
 
 /* How a metric's scores read (charts, reports): metrics with the same unit,
  * direction and range share a chart panel (tools/qmplot.c). */
@@ -201,12 +219,18 @@ typedef struct QmMetricDesc {
      * terminated by { NULL }; may be NULL */
     const QmOptionSet *option_sets;
     QmTestContent option_sets_content;  /* what they run on */
+    const QmAggregateFuncs *aggregate;  /* optional, see above */
 } QmMetricDesc;
 
 /* NULL-terminated table of every metric (registry.c). */
 extern const QmMetricDesc *const qm_metrics[];
 
 const QmMetricDesc *qm_metric_find(const char *name);
+
+/* The metric that writes feature key `key` (with or without the suffixes of
+ * its options) and the feature's index in it (*f); NULL for a key no
+ * metric writes ("vmaf" included). */
+const QmMetricDesc *qm_feature_owner(const char *key, unsigned *f);
 
 /* Feature key of feature f of a metric instance with these option values:
  * libvmaf appends "_<alias>_<value>" for every option that differs from its

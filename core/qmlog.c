@@ -15,6 +15,7 @@ struct QmLog {
     char **attr_names;  /* XML: as an attribute value (pooled metrics) */
     uint64_t frames;
     int w, h;
+    QmAggregates *agg;  /* metric-defined pooled values, or NULL */
 };
 
 static const struct { unsigned bit; const char *name; } pool_names[] = {
@@ -244,6 +245,23 @@ static char *escape_csv(const char *s)
     return b.p;
 }
 
+void qm_log_set_aggregates(QmLog *l, QmAggregates *a)
+{
+    qm_aggregates_free(l->agg);
+    l->agg = a;
+}
+
+/* The aggregates as JSON members (`sep` before each, `kv` the "key": value
+ * separator) or XML attributes, in the log's escaped names. */
+static void write_aggregates(QmLog *l, const char *sep, const char *fmt)
+{
+    char num[64];
+    for (unsigned i = 0; i < qm_aggregates_count(l->agg); i++) {
+        qm_format_score(num, sizeof(num), qm_aggregates_value(l->agg, i));
+        fprintf(l->f, fmt, i ? sep : "", l->names[qm_aggregates_column(l->agg, i)], num);
+    }
+}
+
 static void free_names(QmLog *l)
 {
     for (unsigned i = 0; i < l->n; i++) {
@@ -409,6 +427,7 @@ int qm_log_frame(QmLog *l, uint64_t frame_num, const double *v,
         break;
     }
     l->frames++;
+    qm_aggregates_add(l->agg, v, present);
     /* a live log is read while it grows: hand each frame to the OS */
     fflush(l->f);
     return ferror(l->f) ? QM_EIO : 0;
@@ -493,7 +512,12 @@ int qm_log_close(QmLog *l, QmPool *pools, unsigned methods, double fps)
             }
             fprintf(l->f, "\n    }");
         }
-        fprintf(l->f, "\n  },\n  \"aggregate_metrics\": {}\n}\n");
+        fprintf(l->f, "\n  },\n  \"aggregate_metrics\": {");
+        if (qm_aggregates_count(l->agg)) {
+            write_aggregates(l, ",", "%s\n    \"%s\": %s");
+            fprintf(l->f, "\n  ");
+        }
+        fprintf(l->f, "}\n}\n");
         break;
     case QM_LOG_FORMAT_CSV:
         break;  /* CSV holds the frames only, as libvmaf's */
@@ -511,21 +535,34 @@ int qm_log_close(QmLog *l, QmPool *pools, unsigned methods, double fps)
             }
             fprintf(l->f, " />\n");
         }
+        fprintf(l->f, "  </pooled_metrics>\n");
+        if (qm_aggregates_count(l->agg)) {
+            fprintf(l->f, "  <aggregate_metrics");
+            write_aggregates(l, "", "%s %s=\"%s\"");
+            fprintf(l->f, " />\n");
+        }
         qm_format_score(num, sizeof(num), fps);
-        fprintf(l->f, "  </pooled_metrics>\n  <fyi fps=\"%s\" />\n</VMAF>\n", num);
+        fprintf(l->f, "  <fyi fps=\"%s\" />\n</VMAF>\n", num);
         break;
     case QM_LOG_FORMAT_JSONL:
         qm_format_score(num, sizeof(num), fps);
         fprintf(l->f, "{\"type\":\"summary\",\"frames\":%llu,\"fps\":%s,"
                 "\"pooled_metrics\":{", (unsigned long long)l->frames, num);
         write_jsonl_pools(l, l->n, pools, methods, 0);
-        fprintf(l->f, "}}\n");
+        fprintf(l->f, "}");
+        if (qm_aggregates_count(l->agg)) {
+            fprintf(l->f, ",\"aggregate_metrics\":{");
+            write_aggregates(l, ",", "%s\"%s\":%s");
+            fprintf(l->f, "}");
+        }
+        fprintf(l->f, "}\n");
         break;
     }
     int err = ferror(l->f) ? QM_EIO : 0;
     if (fclose(l->f))
         err = QM_EIO;
     free_names(l);
+    qm_aggregates_free(l->agg);
     free(l);
     return err;
 }

@@ -7,6 +7,7 @@
 
 #include <stdint.h>
 
+#include "aggregate.h"
 #include "qm.h"
 
 typedef enum QmLogFormat {
@@ -44,6 +45,16 @@ int qm_log_format_from_string(const char *s);
  */
 QmLog *qm_log_open(const char *path, QmLogFormat fmt, unsigned n,
                    const char *const *names, int w, int h, char **err);
+
+/**
+ * Give the log the metric-defined pooled values of its features
+ * (aggregate.h, qm_aggregates_new() with the log's names): it feeds them
+ * every frame it writes and writes them at qm_log_close() in the JSON
+ * log's "aggregate_metrics" (libvmaf's place for them), XML's
+ * <aggregate_metrics> and the JSON-lines summary.  The log owns a and
+ * frees it; NULL: none.
+ */
+void qm_log_set_aggregates(QmLog *l, QmAggregates *a);
 
 /** Append one frame; values where present[i] is zero are left out. */
 int qm_log_frame(QmLog *l, uint64_t frame_num, const double *v,

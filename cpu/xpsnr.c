@@ -1,0 +1,379 @@
+/* gst-qmetric: XPSNR, exact to FFmpeg n7.1's `xpsnr` filter
+ * (libavfilter/vf_xpsnr.c, tag n7.1): the definition is in xpsnr.h, the
+ * block arithmetic in xpsnr_block.h.
+ *
+ * Features xpsnr_y, xpsnr_u, xpsnr_v (FFmpeg's stats file: "XPSNR y/u/v"),
+ * in dB, inf where the weighted SSE is 0 (identical planes).  The metric is
+ * temporal: its one instance sees every frame in order and keeps the
+ * reference luma of the last two frames; its first frame is compared with
+ * an all-zero "previous" frame, as FFmpeg's filter does.
+ *
+ * Option fps: the integer frame rate that chooses the temporal term
+ * (first-order below 32, second-order from 32).  Its default is the
+ * stream's rate (QmSettings.fps_n / fps_d: the element's caps, the tools'
+ * --fps), else 24, the rate of the command FFmpeg's reference values were
+ * made with.
+ *
+ * Pooled: FFmpeg's closing values (from the square roots of the frames'
+ * weighted SSE) are this metric's aggregate (QmMetricDesc.aggregate),
+ * written to a log's "aggregate_metrics" as xpsnr_y, xpsnr_u, xpsnr_v.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "metric.h"
+#include "xpsnr.h"
+#include "xpsnr_block.h"
+
+/* vf_xpsnr.c: picture sizes from which the 2x2-group filters are used
+ * ("a bit more than HD") and up to which the weights are smoothed. */
+#define DS_ABOVE (2048 * 1152)
+#define SMOOTH_UP_TO (640 * 480)
+
+enum { OPT_FPS };
+
+int qm_xpsnr_fps(const QmOptValues *o)
+{
+    return (int)o->v[OPT_FPS];
+}
+
+int qm_xpsnr_setup(QmXpsnrGeom *g, int w, int h, int bpc, QmChroma chroma, int fps)
+{
+    memset(g, 0, sizeof(*g));
+    if (bpc < 8 || bpc > 16 || w < 1 || h < 1)
+        return QM_ENOTSUP;
+    g->w = w;
+    g->h = h;
+    g->bpc = bpc;
+    g->nplanes = qm_n_planes(chroma);
+    for (int p = 0; p < g->nplanes; p++)
+        qm_plane_size_full(w, h, chroma, p, &g->pw[p], &g->ph[p]);
+    const uint64_t peak = ((uint64_t)1 << bpc) - 1;
+    for (int p = 0; p < g->nplanes; p++)
+        g->num[p] = (uint64_t)g->pw[p] * (uint64_t)g->ph[p] * (peak * peak);
+
+    /* vf_xpsnr.c computes w * h in 32 bits, as here */
+    const uint32_t area = (uint32_t)w * (uint32_t)h;
+    const double r = (double)area / (3840.0 * 2160.0);
+    const int b = 4 * (int32_t)(32.0 * sqrt(r) + 0.5);
+    g->b = b >= 4 ? b : 0;
+    g->ds = area > DS_ABOVE ? 2 : 1;
+    g->second_order = fps >= QM_XPSNR_SECOND_ORDER_FPS;
+    g->smooth = area <= SMOOTH_UP_TO;
+    g->avg_act = sqrt(16.0 * (double)(1 << (2 * bpc - 9)) / sqrt(r > 0.00001 ? r : 0.00001));
+    g->floor = (double)(1 << (bpc - 6));
+    if (!g->b)
+        return 0;  /* plain SSE: no blocks */
+    if (g->ds == 2 && ((w | h) & 1))
+        return QM_ENOTSUP;
+    g->wblk = (w + b - 1) / b;
+    g->hblk = (h + b - 1) / b;
+    g->nblk = g->wblk * g->hblk;
+    if (g->nplanes > 1) {
+        /* vf_xpsnr.c walks each chroma grid with a running block index
+         * into the luma weights: right only when the grids have the same
+         * shape, which 4:2:0, 4:2:2 and 4:4:4 always give (a chroma block
+         * is b/2 or b wide and ceil(W/2) < ceil(W/b) b/2 + b/2) */
+        g->bx = b * g->pw[1] / w;
+        g->by = b * g->ph[1] / h;
+        if (g->bx < 1 || g->by < 1 || (g->pw[1] + g->bx - 1) / g->bx != g->wblk ||
+            (g->ph[1] + g->by - 1) / g->by != g->hblk)
+            return QM_ENOTSUP;
+    }
+    return 0;
+}
+
+uint64_t qm_xpsnr_hp_row_c(const int16_t *row, ptrdiff_t stride, int n)
+{
+    const int16_t *up = row - stride, *dn = row + stride;
+    uint64_t s = 0;
+    for (int x = 0; x < n; x++) {
+        const int cross = row[x - 1] + row[x + 1] + up[x] + dn[x];
+        const int diag = up[x - 1] + up[x + 1] + dn[x - 1] + dn[x + 1];
+        s += qm_xpsnr_hp3(row[x], cross, diag);
+    }
+    return s;
+}
+
+uint64_t qm_xpsnr_temp_row_c(const int16_t *c, const int16_t *m1,
+                             const int16_t *m2, int n)
+{
+    uint64_t s = 0;
+    if (!m2) {
+        for (int x = 0; x < n; x++)
+            s += (uint32_t)abs(c[x] - m1[x]);
+    } else {
+        for (int x = 0; x < n; x++)
+            s += (uint32_t)abs(c[x] - 2 * m1[x] + m2[x]);
+    }
+    return s;
+}
+
+void qm_xpsnr_finish(const QmXpsnrGeom *g, QmXpsnrBlocks *bk, uint64_t wsse[3])
+{
+    for (int k = 0; k < g->nblk; k++) {
+        const QmXpsnrBlk blk = qm_xpsnr_block(g, k);
+        bk->w[k] = qm_xpsnr_weight(&blk, bk->sa[k], bk->ta[k], g->floor);
+    }
+    if (g->smooth)
+        qm_xpsnr_smooth(g, bk->w);
+    for (int p = 0; p < g->nplanes; p++) {
+        double sum = 0.0;  /* in raster order, as the filter adds */
+        for (int k = 0; k < g->nblk; k++)
+            sum += (double)bk->sse[p][k] * bk->w[k];
+        wsse[p] = qm_xpsnr_wsse(sum, g->avg_act);
+    }
+}
+
+double qm_xpsnr_db(uint64_t wsse, uint64_t num)
+{
+    /* vf_xpsnr.c get_avg_xpsnr() of one frame: the square root is taken
+     * and squared again; below 1 (only 0 here) the value is inf */
+    const double d = sqrt((double)wsse);
+    if (!(d >= 1.0))
+        return INFINITY;
+    return 10.0 * log10((double)num / (d * d));
+}
+
+/* ---- the C reference ---- */
+
+typedef struct Xpsnr {
+    QmXpsnrGeom g;
+    /* reference luma as int16_t (the filter's view): a ring of the frames
+     * i (being computed), i - 1 and i - 2; zero before the first frame */
+    int16_t *hist[3];
+    unsigned cur;
+    QmXpsnrBlocks bk;
+    void *mem;
+} Xpsnr;
+
+static void xpsnr_close(void *priv)
+{
+    Xpsnr *s = priv;
+    for (int i = 0; i < 3; i++)
+        free(s->hist[i]);
+    free(s->mem);
+    memset(s, 0, sizeof(*s));
+}
+
+static int xpsnr_init(void *priv, const QmMetricConfig *cfg)
+{
+    Xpsnr *s = priv;
+    memset(s, 0, sizeof(*s));
+    int err = qm_xpsnr_setup(&s->g, cfg->w, cfg->h, cfg->bpc, cfg->chroma,
+                             qm_xpsnr_fps(cfg->opt));
+    if (err || !s->g.b)
+        return err;
+    const size_t n = (size_t)s->g.nblk, px = (size_t)cfg->w * (size_t)cfg->h;
+    for (int i = 0; i < 3; i++)
+        if (!(s->hist[i] = calloc(px, sizeof(int16_t))))
+            goto nomem;
+    uint64_t *m = s->mem = calloc(n, 5 * sizeof(uint64_t) + sizeof(double));
+    if (!m)
+        goto nomem;
+    for (int p = 0; p < 3; p++)
+        s->bk.sse[p] = m + (size_t)p * n;
+    s->bk.sa = m + 3 * n;
+    s->bk.ta = m + 4 * n;
+    s->bk.w = (double *)(m + 5 * n);
+    return 0;
+nomem:
+    xpsnr_close(s);
+    return QM_ENOMEM;
+}
+
+static uint64_t rect_sse(const QmPicture *a, const QmPicture *b, int p, int x0,
+                         int y0, int w, int h)
+{
+    uint64_t s = 0;
+    for (int y = y0; y < y0 + h; y++) {
+        if (a->bpc == 8) {
+            const uint8_t *ra = qm_row8(a, p, y) + x0, *rb = qm_row8(b, p, y) + x0;
+            uint32_t row = 0;  /* w <= 2^15 samples of <= 255^2 */
+            for (int x = 0; x < w; x++) {
+                const int e = ra[x] - rb[x];
+                row += (uint32_t)(e * e);
+            }
+            s += row;
+        } else {
+            const uint16_t *ra = qm_row16(a, p, y) + x0, *rb = qm_row16(b, p, y) + x0;
+            for (int x = 0; x < w; x++) {
+                const int64_t e = (int64_t)ra[x] - rb[x];
+                s += (uint64_t)(e * e);
+            }
+        }
+    }
+    return s;
+}
+
+/* The reference luma into the ring's current slot, as int16_t. */
+static void load_luma(const QmPicture *ref, int16_t *dst, int w, int h)
+{
+    for (int y = 0; y < h; y++, dst += w) {
+        if (ref->bpc == 8) {
+            const uint8_t *r = qm_row8(ref, 0, y);
+            for (int x = 0; x < w; x++)
+                dst[x] = (int16_t)r[x];
+        } else {
+            const uint16_t *r = qm_row16(ref, 0, y);
+            for (int x = 0; x < w; x++)
+                dst[x] = (int16_t)qm_xpsnr_s16(r[x]);
+        }
+    }
+}
+
+/* Spatial and temporal sums of luma block blk (2x2 groups: ds == 2). */
+static void block_activity(const QmXpsnrGeom *g, const QmXpsnrBlk *k, const int16_t *c,
+                           const int16_t *m1, const int16_t *m2, uint64_t *sa,
+                           uint64_t *ta)
+{
+    const ptrdiff_t W = g->w;
+    const ptrdiff_t o = k->y0 * W + k->x0;  /* the block's first sample */
+    uint64_t s = 0, t = 0;
+    c += o;
+    m1 += o;
+    m2 = g->second_order ? m2 + o : NULL;
+    if (g->ds == 1) {
+        for (int y = k->ya; y < k->ha; y++)
+            s += qm_xpsnr_hp_row_c(c + y * W + k->xa, W, k->wa - k->xa);
+        for (int y = 0; y < k->bh; y++)
+            t += qm_xpsnr_temp_row_c(c + y * W, m1 + y * W, m2 ? m2 + y * W : NULL, k->bw);
+    } else {
+        /* n7.1 drops the filter's result for an active width of 12 or less */
+        for (int y = k->ya; k->wa > 12 && y < k->ha; y += 2) {
+            for (int x = k->xa; x < k->wa; x += 2) {
+                const int16_t *r[6];
+                for (int j = 0; j < 6; j++)
+                    r[j] = c + (y - 2 + j) * W + x;
+                const int centre = r[2][0] + r[2][1] + r[3][0] + r[3][1];
+                const int vert = r[1][0] + r[1][1] + r[4][0] + r[4][1];
+                const int horz = r[2][-1] + r[2][2] + r[3][-1] + r[3][2];
+                const int corner = r[1][-1] + r[1][2] + r[4][-1] + r[4][2];
+                const int outer = r[0][-1] + r[0][0] + r[0][1] + r[0][2] +
+                                  r[5][-1] + r[5][0] + r[5][1] + r[5][2] +
+                                  r[1][-2] + r[2][-2] + r[3][-2] + r[4][-2] +
+                                  r[1][3] + r[2][3] + r[3][3] + r[4][3];
+                s += qm_xpsnr_hpds(centre, vert, horz, corner, outer);
+            }
+        }
+        for (int y = 0; y < k->bh; y += 2) {
+            for (int x = 0; x < k->bw; x += 2) {
+                const ptrdiff_t i = y * W + x;
+#define SUM4(p) ((p)[i] + (p)[i + 1] + (p)[i + W] + (p)[i + W + 1])
+                int d = SUM4(c) - (m2 ? 2 : 1) * SUM4(m1);
+                if (m2)
+                    d += SUM4(m2);
+#undef SUM4
+                t += (uint32_t)abs(d);
+            }
+        }
+    }
+    *sa = s;
+    *ta = 2 * t;  /* XPSNR_GAMMA */
+}
+
+static int xpsnr_compute(void *priv, const QmFrame *f, QmRows *out)
+{
+    Xpsnr *s = priv;
+    const QmXpsnrGeom *g = &s->g;
+    uint64_t wsse[3] = { 0, 0, 0 };
+
+    if (!g->b) {
+        /* under 2025 luma samples: unweighted SSE (vf_xpsnr.c, b < 4) */
+        for (int p = 0; p < g->nplanes; p++)
+            wsse[p] = rect_sse(f->ref, f->dist, p, 0, 0, g->pw[p], g->ph[p]);
+    } else {
+        int16_t *c = s->hist[s->cur];
+        const int16_t *m1 = s->hist[(s->cur + 2) % 3], *m2 = s->hist[(s->cur + 1) % 3];
+        load_luma(f->ref, c, g->w, g->h);
+        for (int k = 0; k < g->nblk; k++) {
+            const QmXpsnrBlk blk = qm_xpsnr_block(g, k);
+            s->bk.sse[0][k] = rect_sse(f->ref, f->dist, 0, blk.x0, blk.y0, blk.bw, blk.bh);
+            s->bk.sa[k] = s->bk.ta[k] = 0;
+            if (!blk.small)
+                block_activity(g, &blk, c, m1, m2, &s->bk.sa[k], &s->bk.ta[k]);
+            for (int p = 1; p < g->nplanes; p++) {
+                int x0, y0, bw, bh;
+                qm_xpsnr_cblock(g, p, k, &x0, &y0, &bw, &bh);
+                s->bk.sse[p][k] = rect_sse(f->ref, f->dist, p, x0, y0, bw, bh);
+            }
+        }
+        qm_xpsnr_finish(g, &s->bk, wsse);
+        s->cur = (s->cur + 1) % 3;
+    }
+    for (int p = 0; p < g->nplanes; p++)
+        qm_rows_set(out, 0, (unsigned)p, qm_xpsnr_db(wsse[p], g->num[p]));
+    return 0;
+}
+
+/* ---- pooled: FFmpeg's closing values ---- */
+
+/* A frame's WSSE comes back from its value, rounded to the integer it
+ * was: the value carries it to a relative 2e-15 or so, so the integer is
+ * exact below about 10^14 (every golden case, whose largest is 1.3e9); a
+ * larger one is off by that relative error, the pooled value by less than
+ * 1e-13 dB.  Logs and chunk files keep full doubles in memory and at 17
+ * digits, so a merge of chunks pools the same numbers as a whole run.
+ * state: the sum of sqrt(WSSE) and the sum of the values, in frame order. */
+static void xpsnr_agg_add(double *state, const QmMetricConfig *cfg, unsigned f, double v)
+{
+    QmXpsnrGeom g;
+    qm_xpsnr_setup(&g, cfg->w, cfg->h, cfg->bpc, cfg->chroma, 0);
+    const double wsse = isinf(v) ? 0.0 : floor((double)g.num[f] / pow(10.0, v / 10.0) + 0.5);
+    state[0] += sqrt(wsse);
+    state[1] += v;
+}
+
+static double xpsnr_agg_value(const double *state, const QmMetricConfig *cfg,
+                              unsigned f, uint64_t n)
+{
+    QmXpsnrGeom g;
+    qm_xpsnr_setup(&g, cfg->w, cfg->h, cfg->bpc, cfg->chroma, 0);
+    /* vf_xpsnr.c get_avg_xpsnr(): the mean of the root distortions, or the
+     * mean of the values when the roots sum to less than the frame count */
+    if (state[0] >= (double)n) {
+        const double d = state[0] / (double)n;
+        return 10.0 * log10((double)g.num[f] / (d * d));
+    }
+    return state[1] / (double)n;
+}
+
+static const QmAggregateFuncs xpsnr_aggregate = { xpsnr_agg_add, xpsnr_agg_value };
+
+extern const struct QmCudaFuncs qm_cuda_xpsnr;  /* cuda/xpsnr.cu */
+
+static const char *const xpsnr_features[] = { "xpsnr_y", "xpsnr_u", "xpsnr_v", NULL };
+
+static const QmOptionDesc xpsnr_options[] = {
+    { "fps", NULL,
+      "integer frame rate: the temporal term is first-order below 32, "
+      "second-order from 32 (default: the stream's rate, else 24)",
+      24, 0, 1000, QM_OPT_INT | QM_OPT_FRAME_RATE },
+    { NULL },
+};
+
+const QmMetricDesc qm_metric_xpsnr = {
+    .name = "xpsnr",
+    .display = "XPSNR",
+    .description = "XPSNR of Y, U and V in dB, as FFmpeg's xpsnr filter: PSNR "
+                   "weighted by the reference's spatial and temporal activity "
+                   "per block (inf for identical planes)",
+    .scale = { "dB", +1, NAN, NAN },
+    .features = xpsnr_features,
+    .options = xpsnr_options,
+    /* not in "all": FFmpeg's metric, not libvmaf's (logs of "all" keep
+     * libvmaf's keys) */
+    .flags = QM_METRIC_SEQUENTIAL | QM_METRIC_EVERY_FRAME | QM_METRIC_LUMA_ONLY |
+             QM_METRIC_OPT_IN,
+    .min_w = 1,
+    .min_h = 1,
+    .cpu = {
+        .priv_size = sizeof(Xpsnr),
+        .init = xpsnr_init,
+        .compute = xpsnr_compute,
+        .close = xpsnr_close,
+    },
+    .cuda = QM_CUDA_TWIN(qm_cuda_xpsnr),
+    .aggregate = &xpsnr_aggregate,
+};
