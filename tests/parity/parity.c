@@ -9,6 +9,8 @@
  * smallest the metric accepts to 1080p, odd sizes, strides wider than the
  * picture (with guard bytes that must stay untouched), chroma interleaved
  * as in NV12/P010 (MSB-aligned) and pictures already in device memory.
+ * Pictures hold whole chroma planes (qm_plane_size_full(): an odd size's
+ * last column and row, which XPSNR reads).
  * A size the C reference refuses (some metrics decide at init(), e.g.
  * CAMBI) must be refused by the twin with the same error.  Temporal metrics
  * (QM_METRIC_SEQUENTIAL, e.g. motion on consecutive reference pictures) get
@@ -180,7 +182,7 @@ static void fill(Pic *pc, const Layout *l, int w, int h, int pat, const Pic *lik
     pc->cpu.chroma = l->chroma;
     for (int p = 0; p < np; p++) {
         int pw, ph;
-        qm_plane_size(w, h, l->chroma, p, &pw, &ph);
+        qm_plane_size_full(w, h, l->chroma, p, &pw, &ph);
         size_t stride = (size_t)pw * bytes + (size_t)l->pad;
         if (!stride)
             stride = 1;
@@ -234,7 +236,7 @@ static void fill(Pic *pc, const Layout *l, int w, int h, int pat, const Pic *lik
     size_t off[3] = { 0 }, total = 0, gstride[3] = { 0 };
     for (int p = 0; p < np; p++) {
         int pw, ph;
-        qm_plane_size(w, h, l->chroma, p, &pw, &ph);
+        qm_plane_size_full(w, h, l->chroma, p, &pw, &ph);
         if (l->interleaved && p == 2) {
             off[2] = off[1] + (size_t)bytes;
             gstride[2] = gstride[1];
@@ -248,7 +250,7 @@ static void fill(Pic *pc, const Layout *l, int w, int h, int pat, const Pic *lik
     pc->gbuf = calloc(1, pc->gsize);
     for (int p = 0; p < np; p++) {
         int pw, ph;
-        qm_plane_size(w, h, l->chroma, p, &pw, &ph);
+        qm_plane_size_full(w, h, l->chroma, p, &pw, &ph);
         const int step = l->interleaved && p > 0 ? 2 : 1;
         for (int y = 0; y < ph; y++)
             for (int x = 0; x < pw; x++) {
