@@ -55,7 +55,8 @@ def main():
         json.dump(man, open(os.path.join(tmp, "manifest.json"), "w"))
         print("%s [%s] %s frame %d: %.6f -> %s" % (CASE, MODEL, KEY, FRAME,
                                                    perturbed[0], perturbed[1]))
-        env = dict(os.environ, QMETRIC_GOLDEN_DIR=tmp, QMETRIC_GOLDEN_CASES=CASE)
+        env = dict(os.environ, QMETRIC_GOLDEN_DIR=tmp, QMETRIC_GOLDEN_CASES=CASE,
+                   QMETRIC_GOLDEN_SETS="libvmaf")
         p = subprocess.run([exe], env=env, capture_output=True, text=True)
         out = p.stdout
         print(out[-3000:])

@@ -50,6 +50,25 @@ static void differs(const QmPartial *b, const QmPartial *a, const char *what)
             part_name(a, y, sizeof(y)), what);
 }
 
+/* The aggregates of a whole run's log (qmlog.h) for the parts' features:
+ * the pictures' depth and chroma are in their engine settings. */
+static QmAggregates *part_aggregates(const QmPartial *p)
+{
+    static const char *const chroma[] = { "400", "420", "422", "444" };
+    const char *bd = NULL, *pf = NULL;
+    for (unsigned i = 0; i < p->n_settings; i++) {
+        if (!strcmp(p->set_key[i], "bitdepth"))
+            bd = p->set_value[i];
+        else if (!strcmp(p->set_key[i], "pixel_format"))
+            pf = p->set_value[i];
+    }
+    for (int c = 0; bd && pf && c < 4; c++)
+        if (!strcmp(pf, chroma[c]))
+            return qm_aggregates_new(p->n_features, (const char *const *)p->features, p->w,
+                                     p->h, atoi(bd), (QmChroma)c);
+    return NULL;
+}
+
 static int by_start(const void *a, const void *b)
 {
     const QmPartial *x = a, *y = b;
@@ -167,6 +186,8 @@ int main(int argc, char **argv)
     char *msg = NULL;
     QmLog *log = qm_log_open(out_path ? out_path : "/dev/stdout", (QmLogFormat)fmt, nf,
                              (const char *const *)p0->features, p0->w, p0->h, &msg);
+    if (log)
+        qm_log_set_aggregates(log, part_aggregates(p0));
     if (!pools || !log) {
         fprintf(stderr, "qmetric-merge: %s\n", msg ? msg : "out of memory");
         free(msg);

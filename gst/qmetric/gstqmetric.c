@@ -774,6 +774,9 @@ fill_settings (GstQmetric * self, QmSettings * s, const GstVideoInfo * info)
 
   qm_settings_default (s, GST_VIDEO_INFO_WIDTH (info),
       GST_VIDEO_INFO_HEIGHT (info), f->bpc, f->chroma);
+  /* the distorted input's rate, as FFmpeg's xpsnr reads its second input's */
+  s->fps_n = GST_VIDEO_INFO_FPS_N (info);
+  s->fps_d = GST_VIDEO_INFO_FPS_D (info);
   GST_OBJECT_LOCK (self);
   s->metrics = g_strdup (self->metrics);
   s->metrics_are_default = !self->metrics_set;
@@ -903,6 +906,9 @@ open_engine (GstQmetric * self, GstClockTime rt)
   if (log_location && !self->log) {
     self->log = qm_log_open (log_location, log_format, self->n_features,
         self->names, s.w, s.h, &err);
+    if (self->log)
+      qm_log_set_aggregates (self->log, qm_aggregates_new (self->n_features,
+              self->names, s.w, s.h, s.bpc, s.chroma));
     if (!self->log) {
       gchar *why = valid_utf8 (err);
       gchar *loc = valid_utf8 (log_location);

@@ -15,11 +15,18 @@
  * keys, none missing and none extra (the element's logs and messages carry
  * the engine's names).
  *
+ * The cases of xpsnr/manifest.json (FFmpeg n7.1's xpsnr filter, the same
+ * clips) run the element with metrics=xpsnr at the case's frame rate: every
+ * frame's xpsnr_y/u/v against the reference's full-precision values and
+ * the log's aggregate_metrics against FFmpeg's pooled ones, |diff| < 1e-6
+ * (the weighted SSE is exact, so the frames' values are equal).
+ *
  * Environment:
  *   QMETRIC_GOLDEN_DIR       the golden data (default: set by meson)
  *   QMETRIC_GOLDEN_REQUIRED  "1": missing data is a failure (CI), else a skip
  *   QMETRIC_GOLDEN_CACHE     where decompressed clips are kept
  *   QMETRIC_GOLDEN_CASES     comma-separated substrings of case names
+ *   QMETRIC_GOLDEN_SETS      "libvmaf", "xpsnr" or both (default both)
  *   QMETRIC_GOLDEN_FEATURES  comma-separated keys to check (default: all)
  *   QMETRIC_GOLDEN_EXTRA     extra qmetric properties (e.g. "backend=cuda")
  * Arguments: [--group N/M] checks the cases whose position % M == N.
@@ -383,6 +390,162 @@ check_keys (const QmJson * c, const QmJson * run, const QmJson * gold)
   return ok;
 }
 
+/* The bytes of one sample and the chroma subsampling of a pix_fmt. */
+static void
+pix_layout (const char *pix, int *bytes, int *sx, int *sy)
+{
+  *bytes = strstr (pix, "le") ? 2 : 1;
+  *sx = g_str_has_prefix (pix, "yuv420") || g_str_has_prefix (pix, "yuv422");
+  *sy = g_str_has_prefix (pix, "yuv420");
+}
+
+/* One case of ../shared/golden/xpsnr/manifest.json (FFmpeg n7.1's xpsnr
+ * filter): the element with metrics=xpsnr at the case's frame rate, each
+ * frame's value against the reference's full-precision one and the pooled
+ * values of the log's aggregate_metrics against FFmpeg's closing values,
+ * |diff| < TOL, inf only against inf; the engine's keys exactly
+ * xpsnr_y/u/v. */
+static gboolean
+run_xpsnr_case (const char *dir, const char *cache, const QmJson * c,
+    GPtrArray * stats)
+{
+  static const char *const keys[] = { "xpsnr_y", "xpsnr_u", "xpsnr_v" };
+  const char *cname = qm_json_str (c, "name");
+  const char *pix = qm_json_str (c, "pix_fmt");
+  const char *gfmt = NULL, *extra = g_getenv ("QMETRIC_GOLDEN_EXTRA");
+  const int w = (int) qm_json_num (c, "width", 0);
+  const int h = (int) qm_json_num (c, "height", 0);
+  int bytes, sx, sy, cw, ch;
+  gchar *ref, *dis, *log_path, *desc, *path;
+  gboolean ok = TRUE;
+  RunResult *r;
+  QmJson *log = NULL, *gold = NULL;
+  const QmJson *frames, *agg, *pooled;
+  char err[256];
+  size_t i, k;
+
+  for (i = 0; i < G_N_ELEMENTS (formats); i++)
+    if (!strcmp (formats[i].pix_fmt, pix))
+      gfmt = formats[i].gst;
+  if (!gfmt) {
+    g_print ("%s: FAIL: unknown pix_fmt %s\n", cname, pix);
+    return FALSE;
+  }
+  pix_layout (pix, &bytes, &sx, &sy);
+  cw = (w + sx) >> sx;
+  ch = (h + sy) >> sy;
+  ref = clip (dir, cache, qm_json_str (c, "ref"));
+  dis = clip (dir, cache, qm_json_str (c, "dis"));
+  if (!ref || !dis) {
+    g_free (ref);
+    g_free (dis);
+    return FALSE;
+  }
+  log_path = g_strdup_printf ("%s/log-xpsnr-%s-%d.json", cache, cname,
+      (int) getpid ());
+  {
+    /* tightly packed planes, FFmpeg's rawvideo layout */
+    gchar *parse = g_strdup_printf ("rawvideoparse width=%d height=%d "
+        "format=%s framerate=%d/1 frame-size=%d plane-strides=\"<%d,%d,%d>\" "
+        "plane-offsets=\"<0,%d,%d>\"", w, h, gfmt,
+        (int) qm_json_num (c, "fps", 24), (int) qm_json_num (c, "frame_bytes", 0),
+        w * bytes, cw * bytes, cw * bytes, w * h * bytes,
+        w * h * bytes + cw * ch * bytes);
+    desc = g_strdup_printf ("qmetric name=q metrics=xpsnr threads=2 "
+        "log-location=\"%s\" %s ! fakesink "
+        "filesrc location=\"%s\" ! %s ! q.ref_sink "
+        "filesrc location=\"%s\" ! %s ! q.dist_sink", log_path,
+        extra ? extra : "", ref, parse, dis, parse);
+    g_free (parse);
+  }
+  r = run_pipeline (desc);
+  g_print ("%s (xpsnr): %u frames\n", cname, g_hash_table_size (r->frames));
+  if (r->error) {
+    g_print ("%s: FAIL: %s\n  pipeline: %s\n", cname, r->error, desc);
+    ok = FALSE;
+    goto out;
+  }
+  path = g_build_filename (dir, qm_json_str (c, "result"), NULL);
+  gold = qm_json_load (path, err, sizeof (err));
+  g_free (path);
+  log = qm_json_load (log_path, err, sizeof (err));
+  if (!gold || !log) {
+    g_print ("%s: FAIL: %s\n", cname, err);
+    ok = FALSE;
+    goto out;
+  }
+  frames = qm_json_get (gold, "frames");
+  if (!frames || frames->n != g_hash_table_size (r->frames)) {
+    g_print ("%s: FAIL: %u frames scored, the reference has %u\n", cname,
+        g_hash_table_size (r->frames), frames ? (unsigned) frames->n : 0);
+    ok = FALSE;
+  }
+  for (i = 0; frames && i < frames->n; i++) {
+    const QmJson *fr = qm_json_at (frames, i);
+    const QmJson *m = qm_json_get (fr, "metrics_full_precision");
+    gint64 idx = (gint64) qm_json_num (fr, "frameNum", -1);
+    const GstStructure *st = g_hash_table_lookup (r->frames, &idx);
+
+    if (st && gst_structure_n_fields (st) != 5 + G_N_ELEMENTS (keys)) {
+      g_print ("%s: FAIL: frame %" G_GINT64_FORMAT " has other scores than "
+          "xpsnr_y/u/v: %" GST_PTR_FORMAT "\n", cname, idx, st);
+      ok = FALSE;
+    }
+    for (k = 0; k < G_N_ELEMENTS (keys); k++) {
+      const QmJson *g = qm_json_get (m, keys[k]);
+      FeatStat *fs;
+      double v;
+
+      if (!key_selected (keys[k]))
+        continue;
+      fs = stat_for (stats, keys[k]);
+      fs->checked++;
+      if (!g || !st || !gst_structure_get_double (st, keys[k], &v)) {
+        if (fs->fails++ == 0)
+          g_print ("  %s: %s missing in frame %" G_GINT64_FORMAT "\n", cname,
+              keys[k], idx);
+        ok = FALSE;
+        continue;
+      }
+      if (isfinite (v) && isfinite (gval (g)))
+        fs->worst = MAX (fs->worst, fabs (v - gval (g)));
+      if (!close_enough (v, gval (g))) {
+        if (fs->fails++ < 3)
+          g_print ("  %s: %s frame %" G_GINT64_FORMAT ": ours %.17g, reference "
+              "%.17g\n", cname, keys[k], idx, v, gval (g));
+        ok = FALSE;
+      }
+    }
+  }
+  /* pooled as FFmpeg pools them: the log's aggregate_metrics */
+  agg = qm_json_get (log, "aggregate_metrics");
+  pooled = qm_json_get (gold, "pooled_full_precision");
+  for (k = 0; k < G_N_ELEMENTS (keys); k++) {
+    const QmJson *mv = qm_json_get (agg, keys[k]);
+    const QmJson *gv = qm_json_get (pooled, keys[k]);
+
+    if (!key_selected (keys[k]))
+      continue;
+    if (!mv || !gv || !close_enough (gval (mv), gval (gv))) {
+      g_print ("  %s: pooled %s: ours %.9g, reference %.9g\n", cname,
+          keys[k], mv ? gval (mv) : NAN, gv ? gval (gv) : NAN);
+      stat_for (stats, keys[k])->fails++;
+      ok = FALSE;
+    }
+  }
+out:
+  g_print ("%s (xpsnr): %s\n", cname, ok ? "ok" : "FAIL");
+  qm_json_free (gold);
+  qm_json_free (log);
+  g_unlink (log_path);
+  g_free (log_path);
+  g_free (desc);
+  run_result_free (r);
+  g_free (ref);
+  g_free (dis);
+  return ok;
+}
+
 static gboolean
 run_case (const char *golden, const char *cache, const QmJson * c,
     GPtrArray * stats)
@@ -507,6 +670,7 @@ main (int argc, char **argv)
   const char *golden = g_getenv ("QMETRIC_GOLDEN_DIR");
   const char *required = g_getenv ("QMETRIC_GOLDEN_REQUIRED");
   const char *cases = g_getenv ("QMETRIC_GOLDEN_CASES");
+  const char *sets = g_getenv ("QMETRIC_GOLDEN_SETS");
   gchar *manifest, *cache;
   QmJson *man;
   const QmJson *list;
@@ -560,7 +724,7 @@ main (int argc, char **argv)
   g_mkdir_with_parents (cache, 0755);
 
   stats = g_ptr_array_new_with_free_func ((GDestroyNotify) feat_stat_free);
-  list = qm_json_get (man, "cases");
+  list = in_list (sets, "libvmaf") ? qm_json_get (man, "cases") : NULL;
   for (i = 0; list && i < list->n; i++) {
     const QmJson *c = list->items[i];
     if (i % ngroups != group || !in_list (cases, qm_json_str (c, "name")))
@@ -568,6 +732,30 @@ main (int argc, char **argv)
     ran++;
     if (!run_case (golden, cache, c, stats))
       failed++;
+  }
+  if (in_list (sets, "xpsnr")) {
+    /* FFmpeg's XPSNR reference values: their own manifest, the same clips */
+    gchar *xdir = g_build_filename (golden, "xpsnr", NULL);
+    gchar *xman = g_build_filename (xdir, "manifest.json", NULL);
+    QmJson *xm = qm_json_load (xman, err, sizeof (err));
+    if (!xm) {
+      g_print ("%s: %s\n", required && !strcmp (required, "1") ? "FAIL" : "SKIP",
+          err);
+      if (required && !strcmp (required, "1"))
+        failed++;
+    }
+    list = xm ? qm_json_get (xm, "cases") : NULL;
+    for (i = 0; list && i < list->n; i++) {
+      const QmJson *c = list->items[i];
+      if (i % ngroups != group || !in_list (cases, qm_json_str (c, "name")))
+        continue;
+      ran++;
+      if (!run_xpsnr_case (xdir, cache, c, stats))
+        failed++;
+    }
+    qm_json_free (xm);
+    g_free (xman);
+    g_free (xdir);
   }
   g_print ("\nfeature                                   worst abs diff  "
       "failures/checked\n");
