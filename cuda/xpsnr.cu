@@ -213,8 +213,9 @@ __device__ void finish(const QmXpsnrGeom &g, const unsigned long long *blk, doub
 
 template <typename T>
 __global__ void __launch_bounds__(NT)
-xpsnr_kernel(QmGpuFrame f, QmXpsnrGeom g, T *__restrict__ cur, const T *__restrict__ m1,
-             const T *__restrict__ m2, unsigned long long *__restrict__ blk,
+xpsnr_kernel(QmGpuFrame f, const __grid_constant__ QmXpsnrGeom g, T *__restrict__ cur,
+             const T *__restrict__ m1, const T *__restrict__ m2,
+             unsigned long long *__restrict__ blk,
              double *__restrict__ w, unsigned *__restrict__ done,
              unsigned long long *__restrict__ wsse)
 {
@@ -226,13 +227,17 @@ xpsnr_kernel(QmGpuFrame f, QmXpsnrGeom g, T *__restrict__ cur, const T *__restri
         luma_block_1<T>(f, g, k, cur, m1, m2, v);
     else
         luma_block_2<T>(f, g, k, cur, m1, m2, v);
-    for (int p = 1; p < g.nplanes; p++) {
-        int x0, y0, bw, bh;
-        qm_xpsnr_cblock(&g, p, kb, &x0, &y0, &bw, &bh);
-        v[p] = rect_sse<T>(f, p, x0, y0, bw, bh);
+#pragma unroll
+    for (int p = 1; p < 3; p++) {  /* constant indices: v stays in registers */
+        if (p < g.nplanes) {
+            int x0, y0, bw, bh;
+            qm_xpsnr_cblock(&g, p, kb, &x0, &y0, &bw, &bh);
+            v[p] = rect_sse<T>(f, p, x0, y0, bw, bh);
+        }
     }
     block_sums(v);
     if (threadIdx.x == 0) {
+#pragma unroll
         for (int j = 0; j < NSUM; j++)
             blk[(size_t)kb * NSUM + j] = v[j];
         __threadfence();
@@ -249,11 +254,14 @@ xpsnr_kernel(QmGpuFrame f, QmXpsnrGeom g, T *__restrict__ cur, const T *__restri
 
 template <typename T>
 __global__ void __launch_bounds__(NT)
-xpsnr_plain_kernel(QmGpuFrame f, QmXpsnrGeom g, unsigned long long *__restrict__ wsse)
+xpsnr_plain_kernel(QmGpuFrame f, const __grid_constant__ QmXpsnrGeom g,
+                   unsigned long long *__restrict__ wsse)
 {
     unsigned long long v[NSUM] = { 0, 0, 0, 0, 0 };
-    for (int p = 0; p < g.nplanes; p++)
-        v[p] = rect_sse<T>(f, p, 0, 0, g.pw[p], g.ph[p]);
+#pragma unroll
+    for (int p = 0; p < 3; p++)
+        if (p < g.nplanes)
+            v[p] = rect_sse<T>(f, p, 0, 0, g.pw[p], g.ph[p]);
     block_sums(v);
     if (threadIdx.x == 0)
         for (int p = 0; p < g.nplanes; p++)
