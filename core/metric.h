@@ -189,6 +189,9 @@ typedef enum QmTestContent {
     /* 577x323 and 1080p, realistic (noisy) and identical distortions too
      * (SpEED's rescalers and block grid) */
     QM_TEST_CONTENT_NATURAL,
+    /* 577x323 and sizes above 2048x1152 (2050x1152, 3840x2160): XPSNR's
+     * filters on 2x2 groups */
+    QM_TEST_CONTENT_UHD,
 } QmTestContent;
 
 typedef struct QmMetricDesc {

@@ -341,6 +341,14 @@ static double xpsnr_agg_value(const double *state, const QmMetricConfig *cfg,
 
 static const QmAggregateFuncs xpsnr_aggregate = { xpsnr_agg_add, xpsnr_agg_value };
 
+/* both temporal orders where the filters take 2x2 groups (above
+ * 2048x1152): the option passes stay at small sizes */
+static const QmOptionSet xpsnr_option_sets[] = {
+    { "fps=24", QM_OPTSET_DIRECT },
+    { "fps=60", QM_OPTSET_DIRECT },
+    { NULL },
+};
+
 extern const struct QmCudaFuncs qm_cuda_xpsnr;  /* cuda/xpsnr.cu */
 
 static const char *const xpsnr_features[] = { "xpsnr_y", "xpsnr_u", "xpsnr_v", NULL };
@@ -375,5 +383,8 @@ const QmMetricDesc qm_metric_xpsnr = {
         .close = xpsnr_close,
     },
     .cuda = QM_CUDA_TWIN(qm_cuda_xpsnr),
+    .cuda_tol = 0,  /* the WSSE is an exact integer on both */
+    .option_sets = xpsnr_option_sets,
+    .option_sets_content = QM_TEST_CONTENT_UHD,
     .aggregate = &xpsnr_aggregate,
 };

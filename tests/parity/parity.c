@@ -630,12 +630,21 @@ static const int opats_speed[] = { PAT_RANDOM, PAT_NOISY, PAT_SAME };
 static const OptionPlan plan_speed = { osizes_speed, N_OF(osizes_speed), olayouts_speed,
                                        N_OF(olayouts_speed), opats_speed, N_OF(opats_speed) };
 
+/* XPSNR's listed values: 577x323 (weights smoothed) and pictures above
+ * 2048x1152, where its filters take 2x2 groups: 2050x1152 (a last block
+ * column too narrow for the spatial term) and 3840x2160 */
+static int osizes_uhd[][2] = { { 577, 323 }, { 2050, 1152 }, { 3840, 2160 } };
+static const int olayouts_uhd[] = { 0, 2, 5, 6 };  /* 420-8, p010, 444-12/16 */
+static const int opats_uhd[] = { PAT_RANDOM, PAT_NOISY, PAT_SAME };
+static const OptionPlan plan_uhd = { osizes_uhd, N_OF(osizes_uhd), olayouts_uhd,
+                                     N_OF(olayouts_uhd), opats_uhd, N_OF(opats_uhd) };
+
 /* --small: 300x220 wherever 577x323 is tried */
 static void small_sizes(void)
 {
-    int (*const lists[])[2] = { sizes, osizes, osizes_large, osizes_speed };
+    int (*const lists[])[2] = { sizes, osizes, osizes_large, osizes_speed, osizes_uhd };
     const size_t lens[] = { N_OF(sizes), N_OF(osizes), N_OF(osizes_large),
-                            N_OF(osizes_speed) };
+                            N_OF(osizes_speed), N_OF(osizes_uhd) };
     for (size_t l = 0; l < N_OF(lists); l++)
         for (size_t i = 0; i < lens[l]; i++)
             if (lists[l][i][0] == 577 && lists[l][i][1] == 323) {
@@ -652,6 +661,8 @@ static const OptionPlan *content_plan(QmTestContent c)
         return &plan_large;
     case QM_TEST_CONTENT_NATURAL:
         return &plan_speed;
+    case QM_TEST_CONTENT_UHD:
+        return &plan_uhd;
     default:
         return &plan_small;
     }
