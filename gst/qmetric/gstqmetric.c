@@ -921,6 +921,11 @@ open_engine (GstQmetric * self, GstClockTime rt)
       qm_engine_close (&self->engine);
       return FALSE;
     }
+  } else if (self->log && self->reconfigured) {
+    /* a new engine after a size or format change: a metric's own pooled
+     * value (XPSNR's) is defined for one picture format, so the log gets
+     * none rather than one mixing two */
+    qm_log_set_aggregates (self->log, NULL);
   }
   g_free (log_location);
 
