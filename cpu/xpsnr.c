@@ -84,28 +84,46 @@ int qm_xpsnr_setup(QmXpsnrGeom *g, int w, int h, int bpc, QmChroma chroma, int f
     return 0;
 }
 
+/* Samples a uint32_t partial sum of the row stages takes: each term is
+ * below 2^20 (|12 c| + |2 cross| + |diag| <= 24 x 2^15), so 2^11 of them
+ * stay below 2^31; exact integer sums in any grouping, so the vectorised
+ * clones (QM_VECTOR_CLONES) give the C result. */
+#define ROW_CHUNK 2048
+
+QM_VECTOR_CLONES
 uint64_t qm_xpsnr_hp_row_c(const int16_t *row, ptrdiff_t stride, int n)
 {
     const int16_t *up = row - stride, *dn = row + stride;
     uint64_t s = 0;
-    for (int x = 0; x < n; x++) {
-        const int cross = row[x - 1] + row[x + 1] + up[x] + dn[x];
-        const int diag = up[x - 1] + up[x + 1] + dn[x - 1] + dn[x + 1];
-        s += qm_xpsnr_hp3(row[x], cross, diag);
+    for (int x0 = 0; x0 < n; x0 += ROW_CHUNK) {
+        const int x1 = QM_MIN(n, x0 + ROW_CHUNK);
+        uint32_t part = 0;
+        for (int x = x0; x < x1; x++) {
+            const int cross = row[x - 1] + row[x + 1] + up[x] + dn[x];
+            const int diag = up[x - 1] + up[x + 1] + dn[x - 1] + dn[x + 1];
+            part += qm_xpsnr_hp3(row[x], cross, diag);
+        }
+        s += part;
     }
     return s;
 }
 
+QM_VECTOR_CLONES
 uint64_t qm_xpsnr_temp_row_c(const int16_t *c, const int16_t *m1,
                              const int16_t *m2, int n)
 {
     uint64_t s = 0;
-    if (!m2) {
-        for (int x = 0; x < n; x++)
-            s += (uint32_t)abs(c[x] - m1[x]);
-    } else {
-        for (int x = 0; x < n; x++)
-            s += (uint32_t)abs(c[x] - 2 * m1[x] + m2[x]);
+    for (int x0 = 0; x0 < n; x0 += ROW_CHUNK) {
+        const int x1 = QM_MIN(n, x0 + ROW_CHUNK);
+        uint32_t part = 0;
+        if (!m2) {
+            for (int x = x0; x < x1; x++)
+                part += (uint32_t)abs(c[x] - m1[x]);
+        } else {
+            for (int x = x0; x < x1; x++)
+                part += (uint32_t)abs(c[x] - 2 * m1[x] + m2[x]);
+        }
+        s += part;
     }
     return s;
 }
@@ -183,31 +201,50 @@ nomem:
     return QM_ENOMEM;
 }
 
+/* (ref - dist)^2 over one row, exact: uint32_t partial sums at 8 bits
+ * (2^16 samples of at most 255^2), uint64_t above. */
+QM_VECTOR_CLONES
+static uint64_t row_sse8(const uint8_t *a, const uint8_t *b, int n)
+{
+    uint64_t s = 0;
+    for (int x0 = 0; x0 < n; x0 += 1 << 16) {
+        const int x1 = QM_MIN(n, x0 + (1 << 16));
+        uint32_t part = 0;
+        for (int x = x0; x < x1; x++) {
+            const int e = a[x] - b[x];
+            part += (uint32_t)(e * e);
+        }
+        s += part;
+    }
+    return s;
+}
+
+QM_VECTOR_CLONES
+static uint64_t row_sse16(const uint16_t *a, const uint16_t *b, int n)
+{
+    uint64_t s = 0;
+    for (int x = 0; x < n; x++) {
+        const int64_t e = (int64_t)a[x] - b[x];
+        s += (uint64_t)(e * e);
+    }
+    return s;
+}
+
 static uint64_t rect_sse(const QmPicture *a, const QmPicture *b, int p, int x0,
                          int y0, int w, int h)
 {
     uint64_t s = 0;
     for (int y = y0; y < y0 + h; y++) {
-        if (a->bpc == 8) {
-            const uint8_t *ra = qm_row8(a, p, y) + x0, *rb = qm_row8(b, p, y) + x0;
-            uint32_t row = 0;  /* w <= 2^15 samples of <= 255^2 */
-            for (int x = 0; x < w; x++) {
-                const int e = ra[x] - rb[x];
-                row += (uint32_t)(e * e);
-            }
-            s += row;
-        } else {
-            const uint16_t *ra = qm_row16(a, p, y) + x0, *rb = qm_row16(b, p, y) + x0;
-            for (int x = 0; x < w; x++) {
-                const int64_t e = (int64_t)ra[x] - rb[x];
-                s += (uint64_t)(e * e);
-            }
-        }
+        if (a->bpc == 8)
+            s += row_sse8(qm_row8(a, p, y) + x0, qm_row8(b, p, y) + x0, w);
+        else
+            s += row_sse16(qm_row16(a, p, y) + x0, qm_row16(b, p, y) + x0, w);
     }
     return s;
 }
 
 /* The reference luma into the ring's current slot, as int16_t. */
+QM_VECTOR_CLONES
 static void load_luma(const QmPicture *ref, int16_t *dst, int w, int h)
 {
     for (int y = 0; y < h; y++, dst += w) {
@@ -221,6 +258,55 @@ static void load_luma(const QmPicture *ref, int16_t *dst, int w, int h)
                 dst[x] = (int16_t)qm_xpsnr_s16(r[x]);
         }
     }
+}
+
+static inline uint32_t hpds_part(const int16_t *c, ptrdiff_t W, int n)
+{
+    uint32_t s = 0;
+    for (int g = 0; g < n; g++) {
+        const int16_t *r0 = c + 2 * g - 2 * W, *r1 = r0 + W, *r2 = r1 + W,
+                      *r3 = r2 + W, *r4 = r3 + W, *r5 = r4 + W;
+        const int centre = r2[0] + r2[1] + r3[0] + r3[1];
+        const int vert = r1[0] + r1[1] + r4[0] + r4[1];
+        const int horz = r2[-1] + r2[2] + r3[-1] + r3[2];
+        const int corner = r1[-1] + r1[2] + r4[-1] + r4[2];
+        const int outer = r0[-1] + r0[0] + r0[1] + r0[2] + r5[-1] + r5[0] + r5[1] +
+                          r5[2] + r1[-2] + r2[-2] + r3[-2] + r4[-2] + r1[3] + r2[3] +
+                          r3[3] + r4[3];
+        s += qm_xpsnr_hpds(centre, vert, horz, corner, outer);
+    }
+    return s;
+}
+
+/* |high-pass| of n 2x2 groups, the first at c (rows y - 2 .. y + 3 and
+ * columns x - 2 .. x + 3 around each are read); terms below 3.2 x 10^6,
+ * so uint32_t partial sums of 1024 groups. */
+QM_VECTOR_CLONES
+static uint64_t hpds_row(const int16_t *c, ptrdiff_t W, int n)
+{
+    uint64_t s = 0;
+    for (int g0 = 0; g0 < n; g0 += 1024)
+        s += hpds_part(c + 2 * g0, W, QM_MIN(n - g0, 1024));
+    return s;
+}
+
+/* Temporal activity of n 2x2 groups (rows at c and c + W), without the
+ * factor 2: |S(c) - S(m1)| or |S(c) - 2 S(m1) + S(m2)| of the group sums
+ * S; terms below 2^19 and n below 2^12 (half a block row; blocks are
+ * under 2^12 wide): a uint32_t sum. */
+QM_VECTOR_CLONES
+static uint64_t temp_groups(const int16_t *c, const int16_t *m1, const int16_t *m2,
+                            ptrdiff_t W, int n)
+{
+    uint32_t t = 0;
+    for (int g = 0; g < n; g++) {
+        const ptrdiff_t i = 2 * g;
+#define SUM4(p) ((p)[i] + (p)[i + 1] + (p)[i + W] + (p)[i + W + 1])
+        const int d = m2 ? SUM4(c) - 2 * SUM4(m1) + SUM4(m2) : SUM4(c) - SUM4(m1);
+#undef SUM4
+        t += (uint32_t)abs(d);
+    }
+    return t;
 }
 
 /* Spatial and temporal sums of luma block blk (2x2 groups: ds == 2). */
@@ -241,33 +327,10 @@ static void block_activity(const QmXpsnrGeom *g, const QmXpsnrBlk *k, const int1
             t += qm_xpsnr_temp_row_c(c + y * W, m1 + y * W, m2 ? m2 + y * W : NULL, k->bw);
     } else {
         /* n7.1 drops the filter's result for an active width of 12 or less */
-        for (int y = k->ya; k->wa > 12 && y < k->ha; y += 2) {
-            for (int x = k->xa; x < k->wa; x += 2) {
-                const int16_t *r[6];
-                for (int j = 0; j < 6; j++)
-                    r[j] = c + (y - 2 + j) * W + x;
-                const int centre = r[2][0] + r[2][1] + r[3][0] + r[3][1];
-                const int vert = r[1][0] + r[1][1] + r[4][0] + r[4][1];
-                const int horz = r[2][-1] + r[2][2] + r[3][-1] + r[3][2];
-                const int corner = r[1][-1] + r[1][2] + r[4][-1] + r[4][2];
-                const int outer = r[0][-1] + r[0][0] + r[0][1] + r[0][2] +
-                                  r[5][-1] + r[5][0] + r[5][1] + r[5][2] +
-                                  r[1][-2] + r[2][-2] + r[3][-2] + r[4][-2] +
-                                  r[1][3] + r[2][3] + r[3][3] + r[4][3];
-                s += qm_xpsnr_hpds(centre, vert, horz, corner, outer);
-            }
-        }
-        for (int y = 0; y < k->bh; y += 2) {
-            for (int x = 0; x < k->bw; x += 2) {
-                const ptrdiff_t i = y * W + x;
-#define SUM4(p) ((p)[i] + (p)[i + 1] + (p)[i + W] + (p)[i + W + 1])
-                int d = SUM4(c) - (m2 ? 2 : 1) * SUM4(m1);
-                if (m2)
-                    d += SUM4(m2);
-#undef SUM4
-                t += (uint32_t)abs(d);
-            }
-        }
+        for (int y = k->ya; k->wa > 12 && y < k->ha; y += 2)
+            s += hpds_row(c + y * W + k->xa, W, (k->wa - k->xa + 1) / 2);
+        for (int y = 0; y < k->bh; y += 2)
+            t += temp_groups(c + y * W, m1 + y * W, m2 ? m2 + y * W : NULL, W, k->bw / 2);
     }
     *sa = s;
     *ta = 2 * t;  /* XPSNR_GAMMA */
