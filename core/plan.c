@@ -396,6 +396,18 @@ static int plan(QmPlan *p, const QmSettings *s)
         if (qm_metric_delay(in->d, &in->opt) > p->delay)
             p->delay = qm_metric_delay(in->d, &in->opt);
     }
+    /* two instances whose options differ only in options that are not in
+     * the keys (XPSNR's fps) would write the same keys */
+    for (unsigned i = 0; i < n; i++) {
+        for (unsigned j = i + 1; j < n; j++) {
+            if (!strcmp(p->names[i], p->names[j])) {
+                plan_error(p, "two instances of a metric would both write %s: their options "
+                           "differ only in options that are not part of the keys",
+                           p->names[i]);
+                return QM_EINVAL;
+            }
+        }
+    }
     for (int m = 0; m < p->nmodels; m++) {
         QmPlanModel *mo = &p->models[m];
         mo->out = n + (unsigned)m;

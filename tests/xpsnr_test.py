@@ -260,14 +260,34 @@ def element_rate(plugin_dir, tmp, c, files, chroma, tool):
     w, h = c["width"], c["height"]
     fmt = {"420": "i420", "422": "y42b", "444": "y444"}[chroma]
     env = dict(os.environ, GST_PLUGIN_PATH_1_0=plugin_dir)
+
+    def launch(caps_rate, props, log):
+        parse = ("rawvideoparse width=%d height=%d format=%s framerate=%d/1 frame-size=%d"
+                 % (w, h, fmt, caps_rate, c["frame_bytes"]))
+        cmd = ("qmetric name=q %s log-location=%s ! fakesink filesrc location=%s ! "
+               "%s ! q.ref_sink filesrc location=%s ! %s ! q.dist_sink"
+               % (props, log, files[0], parse, files[1], parse)).split()
+        return subprocess.run(["gst-launch-1.0", "-q"] + cmd, env=env, capture_output=True,
+                              text=True)
+
+    # an instance's own rate; two instances told apart by it alone are refused
+    log = os.path.join(tmp, "opt.json")
+    p = launch(24, "metrics=psnr features=xpsnr=fps=60", log)
+    got, err = run_yuv(tool, tmp, files[0], files[1], w, h, 8, chroma, 60)
+    if p.returncode:
+        fail("features=xpsnr=fps=60: %s" % p.stderr[-300:])
+    else:
+        el = json.load(open(log))["frames"]
+        worst = max(abs(f["metrics"]["xpsnr_y"] - got[1][i][got[0].index("xpsnr_y")])
+                    for i, f in enumerate(el))
+        if worst > 6e-7:
+            fail("features=xpsnr=fps=60 at 24/1 caps is not --fps 60 (%g)" % worst)
+    p = launch(24, "metrics=xpsnr features=xpsnr=fps=60", log)
+    if p.returncode == 0 or "would both write xpsnr_y" not in p.stdout + p.stderr:
+        fail("metrics=xpsnr features=xpsnr=fps=60 not refused: %s" % (p.stdout + p.stderr)[-300:])
     for rate in (24, 60):
         log = os.path.join(tmp, "el%d.json" % rate)
-        parse = ("rawvideoparse width=%d height=%d format=%s framerate=%d/1 frame-size=%d"
-                 % (w, h, fmt, rate, c["frame_bytes"]))
-        cmd = ("qmetric name=q metrics=xpsnr log-location=%s ! fakesink filesrc location=%s ! "
-               "%s ! q.ref_sink filesrc location=%s ! %s ! q.dist_sink"
-               % (log, files[0], parse, files[1], parse)).split()
-        p = subprocess.run(["gst-launch-1.0", "-q"] + cmd, env=env, capture_output=True, text=True)
+        p = launch(rate, "metrics=xpsnr", log)
         if p.returncode:
             fail("element at %d fps: %s" % (rate, p.stderr.strip()[-300:]))
             continue
