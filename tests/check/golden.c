@@ -255,6 +255,34 @@ feat_stat_free (FeatStat * f)
   g_free (f);
 }
 
+/* One frame's value of key (ours_key in the message s) against the
+ * reference's value g: counted in stats, the first failures printed (who
+ * names the case and run). */
+static gboolean
+check_value (GPtrArray * stats, const char *who, const char *key,
+    const char *ours_key, gint64 idx, const GstStructure * s, const QmJson * g)
+{
+  FeatStat *st = stat_for (stats, key);
+  double v;
+
+  st->checked++;
+  if (!g || !s || !gst_structure_get_double (s, ours_key, &v)) {
+    if (st->fails++ == 0)
+      g_print ("  %s: %s missing in frame %" G_GINT64_FORMAT "\n", who, key,
+          idx);
+    return FALSE;
+  }
+  if (isfinite (v) && isfinite (gval (g)))
+    st->worst = MAX (st->worst, fabs (v - gval (g)));
+  if (!close_enough (v, gval (g))) {
+    if (st->fails++ < 3)
+      g_print ("  %s: %s frame %" G_GINT64_FORMAT ": ours %.17g, reference "
+          "%.17g\n", who, key, idx, v, gval (g));
+    return FALSE;
+  }
+  return TRUE;
+}
+
 /* Compare one reference run with what the element reported. */
 static gboolean
 check_run (const char *cname, const char *model, gboolean multi,
@@ -263,6 +291,7 @@ check_run (const char *cname, const char *model, gboolean multi,
   const QmJson *frames = qm_json_get (gold, "frames");
   const QmJson *gpooled = qm_json_get (gold, "pooled_metrics");
   const QmJson *mpooled = qm_json_get (log, "pooled_metrics");
+  gchar *who = g_strdup_printf ("%s [%s]", cname, model);
   gboolean ok = TRUE;
   size_t i, k;
 
@@ -276,28 +305,10 @@ check_run (const char *cname, const char *model, gboolean multi,
       const QmJson *g = m->items[k];
       /* with several models each score is named after its model */
       const char *ours_key = !strcmp (g->key, "vmaf") && multi ? model : g->key;
-      FeatStat *st;
-      double v;
 
       if (!key_selected (g->key) || is_exempt (cname, g->key))
         continue;
-      st = stat_for (stats, g->key);
-      st->checked++;
-      if (!s || !gst_structure_get_double (s, ours_key, &v)) {
-        if (st->fails++ == 0)
-          g_print ("  %s [%s]: %s missing in frame %" G_GINT64_FORMAT "\n",
-              cname, model, g->key, idx);
-        ok = FALSE;
-        continue;
-      }
-      if (isfinite (v) && isfinite (gval (g)))
-        st->worst = MAX (st->worst, fabs (v - gval (g)));
-      if (!close_enough (v, gval (g))) {
-        if (st->fails++ < 3)
-          g_print ("  %s [%s]: %s frame %" G_GINT64_FORMAT ": ours %.9g, "
-              "reference %.9g\n", cname, model, g->key, idx, v, gval (g));
-        ok = FALSE;
-      }
+      ok &= check_value (stats, who, g->key, ours_key, idx, s, g);
     }
   }
   /* pooled values, from the element's JSON log */
@@ -320,6 +331,7 @@ check_run (const char *cname, const char *model, gboolean multi,
       }
     }
   }
+  g_free (who);
   return ok;
 }
 
@@ -390,6 +402,34 @@ check_keys (const QmJson * c, const QmJson * run, const QmJson * gold)
   return ok;
 }
 
+/* Both clips of a case, decompressed into the cache: TRUE, or FALSE and
+ * neither. */
+static gboolean
+case_clips (const char *dir, const char *cache, const QmJson * c,
+    gchar ** ref, gchar ** dis)
+{
+  *ref = clip (dir, cache, qm_json_str (c, "ref"));
+  *dis = clip (dir, cache, qm_json_str (c, "dis"));
+  if (*ref && *dis)
+    return TRUE;
+  g_clear_pointer (ref, g_free);
+  g_clear_pointer (dis, g_free);
+  return FALSE;
+}
+
+/* GStreamer's name of an FFmpeg pix_fmt, or NULL after a message. */
+static const char *
+gst_format_of (const char *cname, const char *pix)
+{
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (formats); i++)
+    if (!strcmp (formats[i].pix_fmt, pix))
+      return formats[i].gst;
+  g_print ("%s: FAIL: unknown pix_fmt %s\n", cname, pix);
+  return NULL;
+}
+
 /* The bytes of one sample and the chroma subsampling of a pix_fmt. */
 static void
 pix_layout (const char *pix, int *bytes, int *sx, int *sy)
@@ -424,23 +464,13 @@ run_xpsnr_case (const char *dir, const char *cache, const QmJson * c,
   char err[256];
   size_t i, k;
 
-  for (i = 0; i < G_N_ELEMENTS (formats); i++)
-    if (!strcmp (formats[i].pix_fmt, pix))
-      gfmt = formats[i].gst;
-  if (!gfmt) {
-    g_print ("%s: FAIL: unknown pix_fmt %s\n", cname, pix);
+  if (!(gfmt = gst_format_of (cname, pix)))
     return FALSE;
-  }
   pix_layout (pix, &bytes, &sx, &sy);
   cw = (w + sx) >> sx;
   ch = (h + sy) >> sy;
-  ref = clip (dir, cache, qm_json_str (c, "ref"));
-  dis = clip (dir, cache, qm_json_str (c, "dis"));
-  if (!ref || !dis) {
-    g_free (ref);
-    g_free (dis);
+  if (!case_clips (dir, cache, c, &ref, &dis))
     return FALSE;
-  }
   log_path = g_strdup_printf ("%s/log-xpsnr-%s-%d.json", cache, cname,
       (int) getpid ());
   {
@@ -492,29 +522,9 @@ run_xpsnr_case (const char *dir, const char *cache, const QmJson * c,
       ok = FALSE;
     }
     for (k = 0; k < G_N_ELEMENTS (keys); k++) {
-      const QmJson *g = qm_json_get (m, keys[k]);
-      FeatStat *fs;
-      double v;
-
-      if (!key_selected (keys[k]))
-        continue;
-      fs = stat_for (stats, keys[k]);
-      fs->checked++;
-      if (!g || !st || !gst_structure_get_double (st, keys[k], &v)) {
-        if (fs->fails++ == 0)
-          g_print ("  %s: %s missing in frame %" G_GINT64_FORMAT "\n", cname,
-              keys[k], idx);
-        ok = FALSE;
-        continue;
-      }
-      if (isfinite (v) && isfinite (gval (g)))
-        fs->worst = MAX (fs->worst, fabs (v - gval (g)));
-      if (!close_enough (v, gval (g))) {
-        if (fs->fails++ < 3)
-          g_print ("  %s: %s frame %" G_GINT64_FORMAT ": ours %.17g, reference "
-              "%.17g\n", cname, keys[k], idx, v, gval (g));
-        ok = FALSE;
-      }
+      if (key_selected (keys[k]))
+        ok &= check_value (stats, cname, keys[k], keys[k], idx, st,
+            qm_json_get (m, keys[k]));
     }
   }
   /* pooled as FFmpeg pools them: the log's aggregate_metrics */
@@ -565,13 +575,8 @@ run_case (const char *golden, const char *cache, const QmJson * c,
   char err[256];
   size_t i;
 
-  for (i = 0; i < G_N_ELEMENTS (formats); i++)
-    if (!strcmp (formats[i].pix_fmt, pix))
-      gfmt = formats[i].gst;
-  if (!gfmt) {
-    g_print ("%s: FAIL: unknown pix_fmt %s\n", cname, pix);
+  if (!(gfmt = gst_format_of (cname, pix)))
     return FALSE;
-  }
   for (i = 0; runs && i < runs->n; i++) {
     const char *model = qm_json_str (runs->items[i], "model");
     if (!model || !*model) {
@@ -583,13 +588,8 @@ run_case (const char *golden, const char *cache, const QmJson * c,
   }
   multi = nmodels > 1;
 
-  ref = clip (golden, cache, qm_json_str (c, "ref"));
-  dis = clip (golden, cache, qm_json_str (c, "dis"));
-  if (!ref || !dis) {
-    g_free (ref);
-    g_free (dis);
+  if (!case_clips (golden, cache, c, &ref, &dis))
     return FALSE;
-  }
   /* the files are tightly packed; GStreamer's default rows are 4-byte
    * aligned, so give rawvideoparse the manifest's layout */
   g_string_append_printf (parse, "rawvideoparse width=%d height=%d "
@@ -664,16 +664,37 @@ out:
   return ok;
 }
 
+typedef gboolean (*CaseFn) (const char *dir, const char *cache,
+    const QmJson * c, GPtrArray * stats);
+
+/* The cases of a manifest's list that fall in this part (position % ngroups
+ * == group) and in QMETRIC_GOLDEN_CASES, each through fn. */
+static void
+run_cases (const QmJson * list, CaseFn fn, const char *dir, const char *cache,
+    guint group, guint ngroups, GPtrArray * stats, guint * ran,
+    guint * failed)
+{
+  const char *cases = g_getenv ("QMETRIC_GOLDEN_CASES");
+  guint i;
+
+  for (i = 0; list && i < list->n; i++) {
+    const QmJson *c = list->items[i];
+    if (i % ngroups != group || !in_list (cases, qm_json_str (c, "name")))
+      continue;
+    (*ran)++;
+    if (!fn (dir, cache, c, stats))
+      (*failed)++;
+  }
+}
+
 int
 main (int argc, char **argv)
 {
   const char *golden = g_getenv ("QMETRIC_GOLDEN_DIR");
   const char *required = g_getenv ("QMETRIC_GOLDEN_REQUIRED");
-  const char *cases = g_getenv ("QMETRIC_GOLDEN_CASES");
   const char *sets = g_getenv ("QMETRIC_GOLDEN_SETS");
   gchar *manifest, *cache;
   QmJson *man;
-  const QmJson *list;
   GPtrArray *stats;
   guint group = 0, ngroups = 1, ran = 0, failed = 0, i;
   char err[256];
@@ -724,15 +745,9 @@ main (int argc, char **argv)
   g_mkdir_with_parents (cache, 0755);
 
   stats = g_ptr_array_new_with_free_func ((GDestroyNotify) feat_stat_free);
-  list = in_list (sets, "libvmaf") ? qm_json_get (man, "cases") : NULL;
-  for (i = 0; list && i < list->n; i++) {
-    const QmJson *c = list->items[i];
-    if (i % ngroups != group || !in_list (cases, qm_json_str (c, "name")))
-      continue;
-    ran++;
-    if (!run_case (golden, cache, c, stats))
-      failed++;
-  }
+  if (in_list (sets, "libvmaf"))
+    run_cases (qm_json_get (man, "cases"), run_case, golden, cache, group,
+        ngroups, stats, &ran, &failed);
   if (in_list (sets, "xpsnr")) {
     /* FFmpeg's XPSNR reference values: their own manifest, the same clips */
     gchar *xdir = g_build_filename (golden, "xpsnr", NULL);
@@ -744,15 +759,9 @@ main (int argc, char **argv)
       if (required && !strcmp (required, "1"))
         failed++;
     }
-    list = xm ? qm_json_get (xm, "cases") : NULL;
-    for (i = 0; list && i < list->n; i++) {
-      const QmJson *c = list->items[i];
-      if (i % ngroups != group || !in_list (cases, qm_json_str (c, "name")))
-        continue;
-      ran++;
-      if (!run_xpsnr_case (xdir, cache, c, stats))
-        failed++;
-    }
+    if (xm)
+      run_cases (qm_json_get (xm, "cases"), run_xpsnr_case, xdir, cache,
+          group, ngroups, stats, &ran, &failed);
     qm_json_free (xm);
     g_free (xman);
     g_free (xdir);
