@@ -285,6 +285,36 @@ def element_rate(plugin_dir, tmp, c, files, chroma, tool):
     p = launch(24, "metrics=xpsnr features=xpsnr=fps=60", log)
     if p.returncode == 0 or "would both write xpsnr_y" not in p.stdout + p.stderr:
         fail("metrics=xpsnr features=xpsnr=fps=60 not refused: %s" % (p.stdout + p.stderr)[-300:])
+    # the distorted input's rate decides, whichever pad's caps come first:
+    # a 60 fps reference against 30 fps distorted pairs the even reference
+    # frames with every distorted one, at 30 fps (first-order)
+    ref_raw = open(files[0], "rb").read()
+    fb = c["frame_bytes"]
+    even = os.path.join(tmp, "even.yuv")
+    open(even, "wb").write(b"".join(ref_raw[i * fb:(i + 1) * fb]
+                                    for i in range(0, len(ref_raw) // fb, 2)))
+    half = os.path.join(tmp, "half.yuv")
+    open(half, "wb").write(open(files[1], "rb").read()[:fb * (len(ref_raw) // fb // 2)])
+    got, err = run_yuv(tool, tmp, even, half, w, h, 8, chroma, 30)
+    for attempt in range(3):  # the caps' order varies from run to run
+        log = os.path.join(tmp, "rates.json")
+        parse = ("rawvideoparse width=%d height=%d format=%s framerate=%%d/1 frame-size=%d"
+                 % (w, h, fmt, fb))
+        cmd = ("qmetric name=q metrics=xpsnr log-location=%s ! fakesink filesrc location=%s ! "
+               "%s ! q.ref_sink filesrc location=%s ! %s ! q.dist_sink"
+               % (log, files[0], parse % 60, half, parse % 30)).split()
+        p = subprocess.run(["gst-launch-1.0", "-q"] + cmd, env=env, capture_output=True,
+                           text=True)
+        el = json.load(open(log))["frames"] if not p.returncode else []
+        if len(el) != len(got[1]):
+            fail("60/1 reference, 30/1 distorted: %d pairs, expected %d %s" %
+                 (len(el), len(got[1]), p.stderr[-300:]))
+            break
+        worst = max(abs(f["metrics"][k] - got[1][i][got[0].index(k)])
+                    for i, f in enumerate(el) for k in ("xpsnr_y", "xpsnr_u", "xpsnr_v"))
+        if worst > 6e-7:
+            fail("60/1 reference, 30/1 distorted: not the 30 fps order (%g)" % worst)
+            break
     for rate in (24, 60):
         log = os.path.join(tmp, "el%d.json" % rate)
         p = launch(rate, "metrics=xpsnr", log)

@@ -2275,7 +2275,18 @@ gst_qmetric_sink_event (GstAggregator * agg, GstAggregatorPad * pad,
        * with decoders).  The look-ahead is announced with it.  Caps that
        * differ on the other pad are refused at the first pair, as before;
        * a later change of size or format reopens it there. */
-      if (!self->engine && gst_qmetric_format_lookup (GST_VIDEO_INFO_FORMAT
+      /* XPSNR's temporal order follows the distorted input's integer rate
+       * (FFmpeg reads its second input's): an engine opened at the
+       * reference's caps with another one, and that has compared nothing
+       * yet, opens again at the first pair */
+      if (is_dist && self->engine && self->n_pairs == 0 &&
+          GST_VIDEO_INFO_FPS_D (&info) > 0 &&
+          GST_VIDEO_INFO_FPS_D (&self->engine_info) > 0 &&
+          GST_VIDEO_INFO_FPS_N (&info) / GST_VIDEO_INFO_FPS_D (&info) !=
+          GST_VIDEO_INFO_FPS_N (&self->engine_info) /
+          GST_VIDEO_INFO_FPS_D (&self->engine_info))
+        qm_engine_close (&self->engine);
+      else if (!self->engine && gst_qmetric_format_lookup (GST_VIDEO_INFO_FORMAT
               (&info))) {
         self->pair_dist_info = info;
         if (!open_engine (self, GST_CLOCK_TIME_NONE)) {
