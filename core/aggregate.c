@@ -1,85 +1,125 @@
-/* gst-qmetric: metric-defined pooled values (see aggregate.h). */
+/* gst-qmetric: pooled values metrics provide themselves (aggregate.h). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "aggregate.h"
-#include "metric.h"
 
-typedef struct Agg {
-    unsigned col;                  /* the feature's column in a row */
+/* pooled values one instance may name */
+#define MAX_VALUES QM_MAX_FEATURES
+
+typedef struct AggInst {
     const QmMetricDesc *d;
-    unsigned f;                    /* the feature's index in d */
-    double state[QM_AGG_STATE];
-    uint64_t n;
-} Agg;
+    QmOptValues opt;
+    unsigned base;
+    void *state;
+    char *key[MAX_VALUES];   /* keys handed out, made on first use */
+} AggInst;
 
 struct QmAggregates {
-    QmMetricConfig cfg;
-    unsigned n;
-    Agg *agg;
+    AggInst inst[QM_PLAN_MAX_INST];
+    int n;
 };
 
-QmAggregates *qm_aggregates_new(unsigned n, const char *const *names, int w, int h,
-                                int bpc, QmChroma chroma)
+void qm_aggregates_free(QmAggregates *a)
+{
+    if (!a)
+        return;
+    for (int i = 0; i < a->n; i++) {
+        free(a->inst[i].state);
+        for (int k = 0; k < MAX_VALUES; k++)
+            free(a->inst[i].key[k]);
+    }
+    free(a);
+}
+
+/* The pooling of an instance of d (options opt) whose features are at
+ * base in a row: 0, or QM_ENOMEM or its init()'s error. */
+static int add_inst(QmAggregates *a, const QmMetricDesc *d, const QmOptValues *opt,
+                    unsigned base, int w, int h, int bpc, QmChroma chroma)
+{
+    const QmPoolFuncs *pf = d->pool;
+    if (a->n == QM_PLAN_MAX_INST)
+        return QM_ENOMEM;
+    AggInst *ai = &a->inst[a->n++];
+    ai->d = d;
+    ai->opt = *opt;
+    ai->base = base;
+    ai->state = calloc(1, pf->state_size ? pf->state_size : 1);
+    if (!ai->state)
+        return QM_ENOMEM;
+    const QmMetricConfig cfg = { w, h, bpc, chroma, &ai->opt };
+    return pf->init ? pf->init(ai->state, &cfg) : 0;
+}
+
+int qm_aggregates_open(QmAggregates **out, const QmPlan *p, int w, int h, int bpc,
+                       QmChroma chroma)
 {
     QmAggregates *a = calloc(1, sizeof(*a));
-    if (!a || !(a->agg = calloc(n ? n : 1, sizeof(*a->agg)))) {
-        free(a);
-        return NULL;
+    *out = NULL;
+    if (!a)
+        return QM_ENOMEM;
+    for (int i = 0; i < p->ninst; i++) {
+        const QmPlanInst *pi = &p->inst[i];
+        const int err = pi->d->pool ? add_inst(a, pi->d, &pi->opt, pi->base, w, h, bpc,
+                                               chroma) : 0;
+        if (err) {
+            qm_aggregates_free(a);
+            return err;
+        }
     }
-    a->cfg = (QmMetricConfig){ w, h, bpc, chroma, NULL };
-    for (unsigned i = 0; i < n; i++) {
+    *out = a;
+    return 0;
+}
+
+QmAggregates *qm_aggregates_for_keys(unsigned n, const char *const *names, int w, int h,
+                                     int bpc, QmChroma chroma)
+{
+    QmAggregates *a = calloc(1, sizeof(*a));
+    for (unsigned i = 0; a && i < n; i++) {
         unsigned f = 0;
         const QmMetricDesc *d = qm_feature_owner(names[i], &f);
-        if (d && d->aggregate)
-            a->agg[a->n++] = (Agg){ .col = i, .d = d, .f = f };
+        if (!d || !d->pool || f != 0 || strcmp(names[i], d->features[0]))
+            continue;
+        /* an instance's features stand together in a row, in order */
+        unsigned nf = 1;
+        while (d->features[nf] && i + nf < n && !strcmp(names[i + nf], d->features[nf]))
+            nf++;
+        if (d->features[nf])
+            continue;
+        QmOptValues opt;
+        memset(&opt, 0, sizeof(opt));
+        for (int k = 0; d->options && d->options[k].name; k++)
+            opt.v[k] = d->options[k].def;
+        if (add_inst(a, d, &opt, i, w, h, bpc, chroma)) {
+            qm_aggregates_free(a);
+            return NULL;
+        }
     }
     return a;
 }
 
-void qm_aggregates_add(QmAggregates *a, const double *v, const uint8_t *present)
+void qm_aggregates_add(QmAggregates *a, const double *value, const uint8_t *present)
 {
-    for (unsigned i = 0; a && i < a->n; i++) {
-        Agg *g = &a->agg[i];
-        if (present[g->col]) {
-            g->d->aggregate->add(g->state, &a->cfg, g->f, v[g->col]);
-            g->n++;
-        }
+    for (int i = 0; a && i < a->n; i++) {
+        const AggInst *ai = &a->inst[i];
+        ai->d->pool->add(ai->state, value + ai->base, present + ai->base);
     }
 }
 
-/* The i-th aggregate with frames. */
-static const Agg *nth(const QmAggregates *a, unsigned i)
+const char *qm_aggregates_get(QmAggregates *a, unsigned i, double *value)
 {
-    for (unsigned k = 0; a && k < a->n; k++)
-        if (a->agg[k].n && i-- == 0)
-            return &a->agg[k];
+    for (int k = 0; a && k < a->n; k++) {
+        AggInst *ai = &a->inst[k];
+        for (unsigned n = 0; n < MAX_VALUES; n++) {
+            const char *name = ai->d->pool->value(ai->state, n, value);
+            if (!name)
+                break;
+            if (i--)
+                continue;
+            if (!ai->key[n])
+                ai->key[n] = qm_metric_key(ai->d, name, &ai->opt);
+            return ai->key[n];
+        }
+    }
     return NULL;
-}
-
-unsigned qm_aggregates_count(const QmAggregates *a)
-{
-    unsigned c = 0;
-    for (unsigned k = 0; a && k < a->n; k++)
-        c += a->agg[k].n > 0;
-    return c;
-}
-
-unsigned qm_aggregates_column(const QmAggregates *a, unsigned i)
-{
-    const Agg *g = nth(a, i);
-    return g ? g->col : 0;
-}
-
-double qm_aggregates_value(const QmAggregates *a, unsigned i)
-{
-    const Agg *g = nth(a, i);
-    return g ? g->d->aggregate->value(g->state, &a->cfg, g->f, g->n) : 0.0;
-}
-
-void qm_aggregates_free(QmAggregates *a)
-{
-    if (a)
-        free(a->agg);
-    free(a);
 }

@@ -15,7 +15,10 @@ struct QmLog {
     char **attr_names;  /* XML: as an attribute value (pooled metrics) */
     uint64_t frames;
     int w, h;
-    QmAggregates *agg;  /* metric-defined pooled values, or NULL */
+    /* qm_log_aggregate(): keys as given, and values */
+    char **agg_keys;
+    double *agg_values;
+    unsigned n_agg;
 };
 
 static const struct { unsigned bit; const char *name; } pool_names[] = {
@@ -245,23 +248,6 @@ static char *escape_csv(const char *s)
     return b.p;
 }
 
-void qm_log_set_aggregates(QmLog *l, QmAggregates *a)
-{
-    qm_aggregates_free(l->agg);
-    l->agg = a;
-}
-
-/* The aggregates as JSON members (`sep` before each, `kv` the "key": value
- * separator) or XML attributes, in the log's escaped names. */
-static void write_aggregates(QmLog *l, const char *sep, const char *fmt)
-{
-    char num[64];
-    for (unsigned i = 0; i < qm_aggregates_count(l->agg); i++) {
-        qm_format_score(num, sizeof(num), qm_aggregates_value(l->agg, i));
-        fprintf(l->f, fmt, i ? sep : "", l->names[qm_aggregates_column(l->agg, i)], num);
-    }
-}
-
 static void free_names(QmLog *l)
 {
     for (unsigned i = 0; i < l->n; i++) {
@@ -272,6 +258,42 @@ static void free_names(QmLog *l)
     }
     free(l->names);
     free(l->attr_names);
+    for (unsigned i = 0; i < l->n_agg; i++)
+        free(l->agg_keys[i]);
+    free(l->agg_keys);
+    free(l->agg_values);
+}
+
+int qm_log_aggregate(QmLog *l, const char *key, double value)
+{
+    if (!l)
+        return 0;
+    char **k = realloc(l->agg_keys, (l->n_agg + 1) * sizeof(*k));
+    if (k)
+        l->agg_keys = k;
+    double *v = realloc(l->agg_values, (l->n_agg + 1) * sizeof(*v));
+    if (v)
+        l->agg_values = v;
+    char *dup = k && v ? strdup(key) : NULL;
+    if (!dup)
+        return QM_ENOMEM;
+    l->agg_keys[l->n_agg] = dup;
+    l->agg_values[l->n_agg++] = value;
+    return 0;
+}
+
+/* The "name": value pairs of qm_log_aggregate() in JSON: one per line
+ * (pretty, the JSON log) or on one line (JSON lines). */
+static void write_json_aggregates(QmLog *l, int pretty)
+{
+    char num[64];
+    for (unsigned i = 0; i < l->n_agg; i++) {
+        char *k = escape_json(l->agg_keys[i]);
+        qm_format_score(num, sizeof(num), l->agg_values[i]);
+        fprintf(l->f, pretty ? "%s\n    \"%s\": %s" : "%s\"%s\":%s", i ? "," : "",
+                k ? k : "", num);
+        free(k);
+    }
 }
 
 QmLog *qm_log_open(const char *path, QmLogFormat fmt, unsigned n,
@@ -427,7 +449,6 @@ int qm_log_frame(QmLog *l, uint64_t frame_num, const double *v,
         break;
     }
     l->frames++;
-    qm_aggregates_add(l->agg, v, present);
     /* a live log is read while it grows: hand each frame to the OS */
     fflush(l->f);
     return ferror(l->f) ? QM_EIO : 0;
@@ -513,11 +534,8 @@ int qm_log_close(QmLog *l, QmPool *pools, unsigned methods, double fps)
             fprintf(l->f, "\n    }");
         }
         fprintf(l->f, "\n  },\n  \"aggregate_metrics\": {");
-        if (qm_aggregates_count(l->agg)) {
-            write_aggregates(l, ",", "%s\n    \"%s\": %s");
-            fprintf(l->f, "\n  ");
-        }
-        fprintf(l->f, "}\n}\n");
+        write_json_aggregates(l, 1);
+        fprintf(l->f, "%s}\n}\n", l->n_agg ? "\n  " : "");
         break;
     case QM_LOG_FORMAT_CSV:
         break;  /* CSV holds the frames only, as libvmaf's */
@@ -536,9 +554,15 @@ int qm_log_close(QmLog *l, QmPool *pools, unsigned methods, double fps)
             fprintf(l->f, " />\n");
         }
         fprintf(l->f, "  </pooled_metrics>\n");
-        if (qm_aggregates_count(l->agg)) {
+        if (l->n_agg) {
+            /* libvmaf's layout: one attribute per value */
             fprintf(l->f, "  <aggregate_metrics");
-            write_aggregates(l, "", "%s %s=\"%s\"");
+            for (unsigned i = 0; i < l->n_agg; i++) {
+                char *attr = xml_name(l->agg_keys[i]);
+                qm_format_score(num, sizeof(num), l->agg_values[i]);
+                fprintf(l->f, " %s=\"%s\"", attr ? attr : "_", num);
+                free(attr);
+            }
             fprintf(l->f, " />\n");
         }
         qm_format_score(num, sizeof(num), fps);
@@ -550,9 +574,9 @@ int qm_log_close(QmLog *l, QmPool *pools, unsigned methods, double fps)
                 "\"pooled_metrics\":{", (unsigned long long)l->frames, num);
         write_jsonl_pools(l, l->n, pools, methods, 0);
         fprintf(l->f, "}");
-        if (qm_aggregates_count(l->agg)) {
+        if (l->n_agg) {
             fprintf(l->f, ",\"aggregate_metrics\":{");
-            write_aggregates(l, ",", "%s\"%s\":%s");
+            write_json_aggregates(l, 0);
             fprintf(l->f, "}");
         }
         fprintf(l->f, "}\n");
@@ -562,7 +586,6 @@ int qm_log_close(QmLog *l, QmPool *pools, unsigned methods, double fps)
     if (fclose(l->f))
         err = QM_EIO;
     free_names(l);
-    qm_aggregates_free(l->agg);
     free(l);
     return err;
 }

@@ -7,7 +7,6 @@
 
 #include <stdint.h>
 
-#include "aggregate.h"
 #include "qm.h"
 
 typedef enum QmLogFormat {
@@ -46,16 +45,6 @@ int qm_log_format_from_string(const char *s);
 QmLog *qm_log_open(const char *path, QmLogFormat fmt, unsigned n,
                    const char *const *names, int w, int h, char **err);
 
-/**
- * Give the log the metric-defined pooled values of its features
- * (aggregate.h, qm_aggregates_new() with the log's names): it feeds them
- * every frame it writes and writes them at qm_log_close() in the JSON
- * log's "aggregate_metrics" (libvmaf's place for them), XML's
- * <aggregate_metrics> and the JSON-lines summary.  The log owns a and
- * frees it; NULL: none.
- */
-void qm_log_set_aggregates(QmLog *l, QmAggregates *a);
-
 /** Append one frame; values where present[i] is zero are left out. */
 int qm_log_frame(QmLog *l, uint64_t frame_num, const double *v,
                  const uint8_t *present);
@@ -73,6 +62,12 @@ typedef struct QmLogWindow {
 
 /** Append one window record (JSON lines only; other formats: nothing). */
 int qm_log_window(QmLog *l, const QmLogWindow *w);
+
+/** A pooled value a metric provides itself (QmAggregates, qm.h), written
+ *  by qm_log_close() after the pooled values: JSON and JSON lines under
+ *  "aggregate_metrics", XML as <aggregate_metrics>, CSV not at all.
+ *  Returns 0 or QM_ENOMEM. */
+int qm_log_aggregate(QmLog *l, const char *key, double value);
 
 /**
  * Write the pooled values (pools[i] for feature i; a feature with no frame

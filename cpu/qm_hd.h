@@ -59,7 +59,7 @@ QM_HD uint16_t qm_hd_ldg_u16(const uint16_t *p)
 
 #endif /* QM_HD_H */
 
-/* C++ (nvcc, scripts/cuda-emu) reads our C headers' restrict as its
+/* C++ (nvcc, tests/cuda-emu) reads our C headers' restrict as its
  * __restrict__ extension.  Outside the include guard: a header that
  * includes this one gets it back after an #undef restrict elsewhere. */
 #if defined(__cplusplus) && !defined(restrict)

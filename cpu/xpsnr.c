@@ -15,8 +15,8 @@
  * made with.
  *
  * Pooled: FFmpeg's closing values (from the square roots of the frames'
- * weighted SSE) are this metric's aggregate (QmMetricDesc.aggregate),
- * written to a log's "aggregate_metrics" as xpsnr_y, xpsnr_u, xpsnr_v.
+ * weighted SSE) are this metric's own (QmMetricDesc.pool), written to a
+ * log's "aggregate_metrics" as xpsnr_y, xpsnr_u, xpsnr_v and xpsnr_min.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -372,37 +372,78 @@ static int xpsnr_compute(void *priv, const QmFrame *f, QmRows *out)
 
 /* ---- pooled: FFmpeg's closing values ---- */
 
+typedef struct XpsnrPool {
+    int nplanes;
+    uint64_t num[3];             /* Wc Hc peak^2 */
+    double roots[3], values[3];  /* sums of sqrt(WSSE) and of the values */
+    uint64_t n[3];
+} XpsnrPool;
+
+static int xpsnr_pool_init(void *state, const QmMetricConfig *cfg)
+{
+    XpsnrPool *s = state;
+    QmXpsnrGeom g;
+    qm_xpsnr_setup(&g, cfg->w, cfg->h, cfg->bpc, cfg->chroma, 0);  /* sizes first */
+    s->nplanes = g.nplanes;
+    memcpy(s->num, g.num, sizeof(s->num));
+    return 0;
+}
+
 /* A frame's WSSE comes back from its value, rounded to the integer it
  * was: the value carries it to a relative 2e-15 or so, so the integer is
  * exact below about 10^14 (every golden case, whose largest is 1.3e9); a
  * larger one is off by that relative error, the pooled value by less than
  * 1e-13 dB.  Logs and chunk files keep full doubles in memory and at 17
- * digits, so a merge of chunks pools the same numbers as a whole run.
- * state: the sum of sqrt(WSSE) and the sum of the values, in frame order. */
-static void xpsnr_agg_add(double *state, const QmMetricConfig *cfg, unsigned f, double v)
+ * digits, so a merge of chunks pools the same numbers as a whole run. */
+static void xpsnr_pool_add(void *state, const double *v, const uint8_t *set)
 {
-    QmXpsnrGeom g;
-    qm_xpsnr_setup(&g, cfg->w, cfg->h, cfg->bpc, cfg->chroma, 0);
-    const double wsse = isinf(v) ? 0.0 : floor((double)g.num[f] / pow(10.0, v / 10.0) + 0.5);
-    state[0] += sqrt(wsse);
-    state[1] += v;
-}
-
-static double xpsnr_agg_value(const double *state, const QmMetricConfig *cfg,
-                              unsigned f, uint64_t n)
-{
-    QmXpsnrGeom g;
-    qm_xpsnr_setup(&g, cfg->w, cfg->h, cfg->bpc, cfg->chroma, 0);
-    /* vf_xpsnr.c get_avg_xpsnr(): the mean of the root distortions, or the
-     * mean of the values when the roots sum to less than the frame count */
-    if (state[0] >= (double)n) {
-        const double d = state[0] / (double)n;
-        return 10.0 * log10((double)g.num[f] / (d * d));
+    XpsnrPool *s = state;
+    for (int p = 0; p < s->nplanes; p++) {
+        if (!set[p])
+            continue;
+        const double wsse = isinf(v[p]) ? 0.0
+                                        : floor((double)s->num[p] / pow(10.0, v[p] / 10.0) + 0.5);
+        s->roots[p] += sqrt(wsse);
+        s->values[p] += v[p];
+        s->n[p]++;
     }
-    return state[1] / (double)n;
 }
 
-static const QmAggregateFuncs xpsnr_aggregate = { xpsnr_agg_add, xpsnr_agg_value };
+/* vf_xpsnr.c get_avg_xpsnr(): the mean of the root distortions, or the
+ * mean of the values when the roots sum to less than the frame count */
+static double pooled_plane(const XpsnrPool *s, int p)
+{
+    const double n = (double)s->n[p];
+    if (s->roots[p] >= n) {
+        const double d = s->roots[p] / n;
+        return 10.0 * log10((double)s->num[p] / (d * d));
+    }
+    return s->values[p] / n;
+}
+
+/* xpsnr_y, xpsnr_u, xpsnr_v, then xpsnr_min (FFmpeg's "minimum", with
+ * chroma) */
+static const char *xpsnr_pool_value(const void *state, unsigned k, double *x)
+{
+    static const char *const names[] = { "xpsnr_y", "xpsnr_u", "xpsnr_v" };
+    const XpsnrPool *s = state;
+    if (!s->n[0])
+        return NULL;
+    if (k < (unsigned)s->nplanes) {
+        *x = pooled_plane(s, (int)k);
+        return names[k];
+    }
+    if (k > (unsigned)s->nplanes || s->nplanes == 1)
+        return NULL;
+    *x = pooled_plane(s, 0);
+    for (int p = 1; p < s->nplanes; p++)
+        *x = QM_MIN(*x, pooled_plane(s, p));
+    return "xpsnr_min";
+}
+
+static const QmPoolFuncs xpsnr_pool = {
+    sizeof(XpsnrPool), xpsnr_pool_init, xpsnr_pool_add, xpsnr_pool_value,
+};
 
 /* both temporal orders where the filters take 2x2 groups (above
  * 2048x1152): the option passes stay at small sizes */
@@ -449,5 +490,5 @@ const QmMetricDesc qm_metric_xpsnr = {
     .cuda_tol = 0,  /* the WSSE is an exact integer on both */
     .option_sets = xpsnr_option_sets,
     .option_sets_content = QM_TEST_CONTENT_UHD,
-    .aggregate = &xpsnr_aggregate,
+    .pool = &xpsnr_pool,
 };

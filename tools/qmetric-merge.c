@@ -50,8 +50,9 @@ static void differs(const QmPartial *b, const QmPartial *a, const char *what)
             part_name(a, y, sizeof(y)), what);
 }
 
-/* The aggregates of a whole run's log (qmlog.h) for the parts' features:
- * the pictures' depth and chroma are in their engine settings. */
+/* The pooled values the metrics provide themselves (XPSNR's), over the
+ * parts' rows as a whole run pools them: the pictures' depth and chroma
+ * are in the parts' engine settings. */
 static QmAggregates *part_aggregates(const QmPartial *p)
 {
     static const char *const chroma[] = { "400", "420", "422", "444" };
@@ -64,8 +65,8 @@ static QmAggregates *part_aggregates(const QmPartial *p)
     }
     for (int c = 0; bd && pf && c < 4; c++)
         if (!strcmp(pf, chroma[c]))
-            return qm_aggregates_new(p->n_features, (const char *const *)p->features, p->w,
-                                     p->h, atoi(bd), (QmChroma)c);
+            return qm_aggregates_for_keys(p->n_features, (const char *const *)p->features,
+                                          p->w, p->h, atoi(bd), (QmChroma)c);
     return NULL;
 }
 
@@ -186,8 +187,7 @@ int main(int argc, char **argv)
     char *msg = NULL;
     QmLog *log = qm_log_open(out_path ? out_path : "/dev/stdout", (QmLogFormat)fmt, nf,
                              (const char *const *)p0->features, p0->w, p0->h, &msg);
-    if (log)
-        qm_log_set_aggregates(log, part_aggregates(p0));
+    QmAggregates *aggs = part_aggregates(p0);
     if (!pools || !log) {
         fprintf(stderr, "qmetric-merge: %s\n", msg ? msg : "out of memory");
         free(msg);
@@ -206,9 +206,16 @@ int main(int argc, char **argv)
             for (unsigned f = 0; f < nf; f++)
                 if (set[f])
                     qm_pool_add(&pools[f], v[f]);
+            qm_aggregates_add(aggs, v, set);
         }
         seconds += p->seconds;
     }
+    const char *key;
+    double agg;
+    for (unsigned i = 0; (key = qm_aggregates_get(aggs, i, &agg)); i++)
+        if (qm_log_aggregate(log, key, agg))
+            rc = 1;
+    qm_aggregates_free(aggs);
     /* the log's "fps": frames over the chunks' summed compute time */
     if (qm_log_close(log, pools, QM_POOL_LIBVMAF, seconds > 0 ? total / seconds : 0) < 0)
         rc = 1;

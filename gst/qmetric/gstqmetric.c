@@ -180,6 +180,10 @@ struct _GstQmetric
   const gchar **names;          /* interned */
   GQuark *quarks;
   QmPool *pools;
+  /* pooled values the metrics provide themselves (XPSNR's), for the log's
+   * aggregate_metrics; none after a change of size or format (aggs_off) */
+  QmAggregates *aggs;
+  gboolean aggs_off;
   QmLog *log;
   GQueue out;                   /* QmPair, in output order */
   guint64 n_pairs;              /* pairs submitted since start */
@@ -751,6 +755,8 @@ free_features (GstQmetric * self)
   for (i = 0; self->pools && i < self->n_features; i++)
     qm_pool_clear (&self->pools[i]);
   g_clear_pointer (&self->pools, g_free);
+  g_clear_pointer (&self->aggs, qm_aggregates_free);
+  self->aggs_off = FALSE;
   g_clear_pointer (&self->names, g_free);
   g_clear_pointer (&self->quarks, g_free);
   self->n_features = 0;
@@ -906,9 +912,6 @@ open_engine (GstQmetric * self, GstClockTime rt)
   if (log_location && !self->log) {
     self->log = qm_log_open (log_location, log_format, self->n_features,
         self->names, s.w, s.h, &err);
-    if (self->log)
-      qm_log_set_aggregates (self->log, qm_aggregates_new (self->n_features,
-              self->names, s.w, s.h, s.bpc, s.chroma));
     if (!self->log) {
       gchar *why = valid_utf8 (err);
       gchar *loc = valid_utf8 (log_location);
@@ -921,11 +924,13 @@ open_engine (GstQmetric * self, GstClockTime rt)
       qm_engine_close (&self->engine);
       return FALSE;
     }
-  } else if (self->log && self->reconfigured) {
+  }
+  if (self->reconfigured) {
     /* a new engine after a size or format change: a metric's own pooled
      * value (XPSNR's) is defined for one picture format, so the log gets
      * none rather than one mixing two */
-    qm_log_set_aggregates (self->log, NULL);
+    g_clear_pointer (&self->aggs, qm_aggregates_free);
+    self->aggs_off = TRUE;
   }
   g_free (log_location);
 
@@ -1085,6 +1090,9 @@ collect (GstQmetric * self, gboolean wait)
     for (i = 0; i < self->n_features; i++)
       if (r.present[i])
         qm_pool_add (&self->pools[i], r.value[i]);
+    if (!self->aggs && !self->aggs_off)
+      self->aggs = qm_aggregates_new (self->engine);
+    qm_aggregates_add (self->aggs, r.value, r.present);
     self->n_scored++;
     if (self->log && qm_log_frame (self->log, p->index, p->values,
             p->present) < 0) {
@@ -1266,6 +1274,21 @@ summary_structure (GstQmetric * self)
   return s;
 }
 
+/* The log completed: the metrics' own pooled values, then the pooled
+ * values of every feature (qm_log_close()). */
+static int
+close_log (GstQmetric * self, guint pool, double fps)
+{
+  const char *key;
+  double v;
+  guint i;
+
+  for (i = 0; (key = qm_aggregates_get (self->aggs, i, &v)); i++)
+    if (qm_log_aggregate (self->log, key, v))
+      break;
+  return qm_log_close (self->log, self->pools, pool, fps);
+}
+
 /* End of the comparison: scores out, log complete, summary posted. */
 static GstFlowReturn
 finish (GstQmetric * self)
@@ -1285,8 +1308,7 @@ finish (GstQmetric * self)
   GST_OBJECT_UNLOCK (self);
   secs = (g_get_monotonic_time () - self->t_start) / 1e6;
   if (self->log) {
-    int err = qm_log_close (self->log, self->pools, pool,
-        secs > 0 ? self->n_scored / secs : 0);
+    int err = close_log (self, pool, secs > 0 ? self->n_scored / secs : 0);
     self->log = NULL;
     if (err < 0) {
       log_write_error (self, "Could not complete the log file");
@@ -2378,6 +2400,8 @@ reset_counts (GstQmetric * self)
     qm_pool_clear (&self->pools[i]);
     qm_pool_init (&self->pools[i]);
   }
+  g_clear_pointer (&self->aggs, qm_aggregates_free);
+  self->aggs_off = FALSE;
   self->finished = FALSE;
   self->t_start = g_get_monotonic_time ();
 }
@@ -2438,7 +2462,7 @@ gst_qmetric_stop (GstAggregator * agg)
     GST_OBJECT_LOCK (self);
     pool = self->pool;
     GST_OBJECT_UNLOCK (self);
-    qm_log_close (self->log, self->pools, pool, 0);
+    close_log (self, pool, 0);
     self->log = NULL;
   }
   free_features (self);
