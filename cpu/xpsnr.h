@@ -77,22 +77,20 @@ int qm_xpsnr_setup(QmXpsnrGeom *g, int w, int h, int bpc, QmChroma chroma, int f
 /** The integer frame rate an instance with options o uses. */
 int qm_xpsnr_fps(const QmOptValues *o);
 
-/* ---- stages (one luma row or 2x2-group row; C in cpu/xpsnr.c) ---- */
+/* ---- stages of the C reference (cpu/xpsnr.c; the twin runs the same
+ *      arithmetic of xpsnr_block.h per sample) ---- */
 
 /**
  * Sum of |3x3 high-pass| over the n samples row[0 .. n-1] of an int16_t
  * plane with `stride` elements per row: row[-1], row[n] and the rows above
  * and below are read.  Exact (|each term| < 2^20).
  */
-typedef uint64_t (*QmXpsnrHpRowFn)(const int16_t *row, ptrdiff_t stride, int n);
 uint64_t qm_xpsnr_hp_row_c(const int16_t *row, ptrdiff_t stride, int n);
 
 /**
  * Temporal activity of n samples, without the factor 2: sum of |c - m1|
  * (m2 NULL) or of |c - 2 m1 + m2|.
  */
-typedef uint64_t (*QmXpsnrTempRowFn)(const int16_t *c, const int16_t *m1,
-                                     const int16_t *m2, int n);
 uint64_t qm_xpsnr_temp_row_c(const int16_t *c, const int16_t *m1,
                              const int16_t *m2, int n);
 
