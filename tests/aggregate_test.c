@@ -106,6 +106,20 @@ static char *write_log(QmLogFormat fmt, unsigned n_agg)
     return s;
 }
 
+/* An engine of these metrics on 64x48 4:2:0 pictures, or NULL (a failed
+ * check). */
+static QmEngine *open_engine(const char *metrics, int bpc)
+{
+    QmSettings st;
+    qm_settings_default(&st, 64, 48, bpc, QM_CHROMA_420);
+    st.metrics = metrics;
+    QmEngine *e = NULL;
+    char *msg = NULL;
+    CHECK(qm_engine_open(&e, &st, &msg) == 0, "engine %s: %s", metrics, msg ? msg : "?");
+    free(msg);
+    return e;
+}
+
 /* Wc Hc peak^2 of plane p of a 64x48 10-bit 4:2:0 picture */
 static uint64_t xnum(int p)
 {
@@ -116,13 +130,7 @@ static uint64_t xnum(int p)
  * through an engine's QmAggregates: key by key, in order */
 static void xpsnr_pooled(int nfr, const uint64_t (*wsse)[3], double got[4], char keys[4][16])
 {
-    QmSettings st;
-    qm_settings_default(&st, 64, 48, 10, QM_CHROMA_420);
-    st.metrics = "xpsnr";
-    QmEngine *e = NULL;
-    char *msg = NULL;
-    CHECK(qm_engine_open(&e, &st, &msg) == 0, "xpsnr engine: %s", msg ? msg : "?");
-    free(msg);
+    QmEngine *e = open_engine("xpsnr", 10);
     QmAggregates *a = e ? qm_aggregates_new(e) : NULL;
     for (int f = 0; a && f < nfr; f++) {
         double v[3];
@@ -247,13 +255,7 @@ int main(void)
     free(s);
 
     /* an engine of real metrics: none pools on its own */
-    QmSettings st;
-    qm_settings_default(&st, 64, 48, 8, QM_CHROMA_420);
-    st.metrics = "psnr,float_ssim";
-    QmEngine *e = NULL;
-    char *msg = NULL;
-    CHECK(qm_engine_open(&e, &st, &msg) == 0, "engine: %s", msg ? msg : "?");
-    free(msg);
+    QmEngine *e = open_engine("psnr,float_ssim", 8);
     if (e) {
         QmAggregates *none = qm_aggregates_new(e);
         CHECK(none && !qm_aggregates_get(none, 0, &x), "no pooled value of their own");
