@@ -212,12 +212,15 @@ struct _GstQmetric
   gboolean opening;             /* in qm_engine_open() (its log callback) */
   QmBackend backend_used;       /* of the last engine opened */
   gchar *backend_note;          /* why (backend=auto), as last posted */
-  QmAggregates *aggs;           /* pooled values metrics provide themselves
-                                   (apsnr_y...): the engine's, while it lives */
   guint n_features;
   const gchar **names;          /* interned */
   GQuark *quarks;
   QmPool *pools;
+  /* pooled values the metrics provide themselves (apsnr_y, XPSNR's) over
+   * the frames of the summary, for the log's aggregate_metrics; none after
+   * a change of size or format (aggs_off) */
+  QmAggregates *aggs;
+  gboolean aggs_off;
   QmLog *log;
   GQueue out;                   /* QmPair, in output order */
   guint64 n_pairs;              /* pairs submitted since start */
@@ -289,7 +292,6 @@ static gboolean gst_qmetric_sink_query (GstAggregator * agg,
 static gboolean gst_qmetric_sink_query_pre_queue (GstAggregator * agg,
     GstAggregatorPad * pad, GstQuery * query);
 static gboolean live_may_end (GstQmetric * self, gint64 deadline);
-static void close_engine (GstQmetric * self);
 static gint64 live_end_time (GstQmetric * self, guint i);
 static GstFlowReturn gst_qmetric_aggregate (GstAggregator * agg,
     gboolean timeout);
@@ -849,6 +851,7 @@ gst_qmetric_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_MAX_SKIP:
       g_value_set_uint (value, self->max_skip);
+      break;
     case PROP_PRESET:
       g_value_set_string (value, self->preset);
       break;
@@ -918,6 +921,8 @@ free_features (GstQmetric * self)
   for (i = 0; self->pools && i < self->n_features; i++)
     qm_pool_clear (&self->pools[i]);
   g_clear_pointer (&self->pools, g_free);
+  g_clear_pointer (&self->aggs, qm_aggregates_free);
+  self->aggs_off = FALSE;
   g_clear_pointer (&self->names, g_free);
   g_clear_pointer (&self->quarks, g_free);
   self->n_features = 0;
@@ -941,6 +946,9 @@ fill_settings (GstQmetric * self, QmSettings * s, const GstVideoInfo * info)
 
   qm_settings_default (s, GST_VIDEO_INFO_WIDTH (info),
       GST_VIDEO_INFO_HEIGHT (info), f->bpc, f->chroma);
+  /* the distorted input's rate, as FFmpeg's xpsnr reads its second input's */
+  s->fps_n = GST_VIDEO_INFO_FPS_N (info);
+  s->fps_d = GST_VIDEO_INFO_FPS_D (info);
   GST_OBJECT_LOCK (self);
   s->metrics = g_strdup (self->metrics);
   s->metrics_are_default = !self->metrics_set;
@@ -1034,9 +1042,14 @@ open_engine (GstQmetric * self, GstClockTime rt)
             self->backend_used == QM_BACKEND_CUDA ? "GPU" : "CPU",
             self->backend_note), (NULL));
   }
-  qm_aggregates_free (self->aggs);
-  self->aggs = qm_aggregates_new (self->engine);
-  if (!self->aggs) {
+  if (self->reconfigured) {
+    /* a new engine after a size or format change: a metric's own pooled
+     * value (XPSNR's) is defined for one picture format, so the log gets
+     * none rather than one mixing two */
+    g_clear_pointer (&self->aggs, qm_aggregates_free);
+    self->aggs_off = TRUE;
+  } else if (!self->aggs && !self->aggs_off &&
+      !(self->aggs = qm_aggregates_new (self->engine))) {
     GST_ELEMENT_ERROR (self, RESOURCE, FAILED, ("Out of memory"), (NULL));
     qm_engine_close (&self->engine);
     g_free (log_location);
@@ -1083,7 +1096,7 @@ open_engine (GstQmetric * self, GstClockTime rt)
       GST_ELEMENT_ERROR (self, STREAM, FORMAT,
           ("The new input format changes the set of scores; this is not "
               "supported mid-stream"), (NULL));
-      close_engine (self);
+      qm_engine_close (&self->engine);
       g_free (log_location);
       return FALSE;
     }
@@ -1101,7 +1114,7 @@ open_engine (GstQmetric * self, GstClockTime rt)
       g_free (why);
       free (err);
       g_free (log_location);
-      close_engine (self);
+      qm_engine_close (&self->engine);
       return FALSE;
     }
   }
@@ -1242,32 +1255,6 @@ log_write_error (GstQmetric * self, const gchar * what)
     qm_log_close (self->log, NULL, 0, 0);
     self->log = NULL;
   }
-}
-
-/* The pooled values the metrics provide themselves (apsnr_y...) into the
- * log, before the engine they belong to closes; then they are gone, so
- * that a later call writes nothing twice. */
-static void
-log_aggregates (GstQmetric * self)
-{
-  const char *key;
-  double v;
-  unsigned i;
-
-  for (i = 0; self->log && self->aggs &&
-      (key = qm_aggregates_get (self->aggs, i, &v)); i++)
-    if (qm_log_aggregate (self->log, key, v) < 0)
-      GST_WARNING_OBJECT (self, "no memory for the log's aggregate values");
-  qm_aggregates_free (self->aggs);
-  self->aggs = NULL;
-}
-
-/* The engine closes: what the log keeps of it first. */
-static void
-close_engine (GstQmetric * self)
-{
-  log_aggregates (self);
-  qm_engine_close (&self->engine);
 }
 
 /* Take every finished result from the engine: pools, log, messages. */
@@ -1423,7 +1410,7 @@ drain_all (GstQmetric * self)
   if (self->engine)
     qm_engine_flush (self->engine);
   ret = drain (self, TRUE);
-  close_engine (self);
+  qm_engine_close (&self->engine);
   /* anything left (engine failure) is pushed without scores */
   while (!g_queue_is_empty (&self->out)) {
     QmPair *p = g_queue_pop_head (&self->out);
@@ -1486,6 +1473,23 @@ summary_structure (GstQmetric * self)
   return s;
 }
 
+/* The log completed: the metrics' own pooled values, then the pooled
+ * values of every feature (qm_log_close()). */
+static int
+close_log (GstQmetric * self, guint pool, double fps)
+{
+  const char *key;
+  double v;
+  guint i;
+
+  for (i = 0; (key = qm_aggregates_get (self->aggs, i, &v)); i++)
+    if (qm_log_aggregate (self->log, key, v) < 0) {
+      GST_WARNING_OBJECT (self, "no memory for the log's aggregate values");
+      break;
+    }
+  return qm_log_close (self->log, self->pools, pool, fps);
+}
+
 /* End of the comparison: scores out, log complete, summary posted. */
 static GstFlowReturn
 finish (GstQmetric * self)
@@ -1505,8 +1509,7 @@ finish (GstQmetric * self)
   GST_OBJECT_UNLOCK (self);
   secs = (g_get_monotonic_time () - self->t_start) / 1e6;
   if (self->log) {
-    int err = qm_log_close (self->log, self->pools, pool,
-        secs > 0 ? self->n_scored / secs : 0);
+    int err = close_log (self, pool, secs > 0 ? self->n_scored / secs : 0);
     self->log = NULL;
     if (err < 0) {
       log_write_error (self, "Could not complete the log file");
@@ -2634,7 +2637,20 @@ gst_qmetric_sink_event (GstAggregator * agg, GstAggregatorPad * pad,
        * with decoders).  The look-ahead is announced with it.  Caps that
        * differ on the other pad are refused at the first pair, as before;
        * a later change of size or format reopens it there. */
-      if (!self->engine && gst_qmetric_format_lookup (GST_VIDEO_INFO_FORMAT
+      /* XPSNR's temporal order follows the distorted input's integer rate
+       * (FFmpeg reads its second input's): an engine opened at the
+       * reference's caps with another one, and that has compared nothing
+       * yet, opens again at the first pair */
+      if (is_dist && self->engine && self->n_pairs == 0 &&
+          GST_VIDEO_INFO_FPS_D (&info) > 0 &&
+          GST_VIDEO_INFO_FPS_D (&self->engine_info) > 0 &&
+          GST_VIDEO_INFO_FPS_N (&info) / GST_VIDEO_INFO_FPS_D (&info) !=
+          GST_VIDEO_INFO_FPS_N (&self->engine_info) /
+          GST_VIDEO_INFO_FPS_D (&self->engine_info)) {
+        qm_engine_close (&self->engine);
+        /* made for that engine's options (XPSNR's rate), and empty */
+        g_clear_pointer (&self->aggs, qm_aggregates_free);
+      } else if (!self->engine && gst_qmetric_format_lookup (GST_VIDEO_INFO_FORMAT
               (&info))) {
         self->pair_dist_info = info;
         if (!open_engine (self, GST_CLOCK_TIME_NONE)) {
@@ -2731,7 +2747,7 @@ gst_qmetric_sink_query (GstAggregator * agg, GstAggregatorPad * pad,
 static void
 reset_stream (GstQmetric * self)
 {
-  close_engine (self);
+  qm_engine_close (&self->engine);
   while (!g_queue_is_empty (&self->out))
     qm_pair_free (g_queue_pop_head (&self->out));
 }
@@ -2753,6 +2769,8 @@ reset_counts (GstQmetric * self)
     qm_pool_clear (&self->pools[i]);
     qm_pool_init (&self->pools[i]);
   }
+  g_clear_pointer (&self->aggs, qm_aggregates_free);
+  self->aggs_off = FALSE;
   self->finished = FALSE;
   self->t_start = g_get_monotonic_time ();
 }
@@ -2817,7 +2835,7 @@ gst_qmetric_stop (GstAggregator * agg)
     GST_OBJECT_LOCK (self);
     pool = self->pool;
     GST_OBJECT_UNLOCK (self);
-    qm_log_close (self->log, self->pools, pool, 0);
+    close_log (self, pool, 0);
     self->log = NULL;
   }
   free_features (self);

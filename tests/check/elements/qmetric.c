@@ -669,7 +669,8 @@ GST_START_TEST (test_properties)
   g_object_set (q, "metrics", "psnr,vmaf", "model", "vmaf_v0.6.1neg",
       "log-location", "/tmp/x.json", "subsample", 3, "threads", 2,
       "disable-clip", TRUE, "enable-transform", TRUE, "post-messages", FALSE,
-      "cuda-device-id", 1, "pairing-tolerance", (guint64) 5000, NULL);
+      "cuda-device-id", 1, "pairing-tolerance", (guint64) 5000, "max-skip", 4,
+      NULL);
   gst_util_set_object_arg (G_OBJECT (q), "log-format", "xml");
   gst_util_set_object_arg (G_OBJECT (q), "backend", "cpu");
   gst_util_set_object_arg (G_OBJECT (q), "pool", "mean+p5");
@@ -703,6 +704,8 @@ GST_START_TEST (test_properties)
   fail_unless_equals_int (i, 1);
   g_object_get (q, "pool", &u, NULL);
   fail_unless_equals_int (u, 4 | 32);
+  g_object_get (q, "max-skip", &u, NULL);
+  fail_unless_equals_int (u, 4);
   gst_object_unref (q);
 }
 GST_END_TEST;
