@@ -50,6 +50,7 @@
 #include "gstqmetriccuda.h"
 #include "gstqmetricframe.h"
 #include "gstqmetricmeta.h"
+#include "gstqmetricscoredpair.h"
 #include "pair.h"
 #include "partial.h"
 #include "qm.h"
@@ -130,23 +131,6 @@ enum
   PROP_MAX_SKIP,
 };
 
-/* One compared pair, from submission to the push of its distorted frame. */
-typedef struct
-{
-  guint64 index;
-  GstQmetricSide ref, dist;
-  GstBuffer *dist_buf;          /* NULL once pushed */
-  GstCaps *caps;                /* dist_buf's caps (the src pad's for it) */
-  GstClockTime pts, duration, running_time, stream_time;
-  gboolean matched;             /* FALSE: a distorted frame with no reference */
-  gboolean done;                /* scores known (or none due) */
-  gboolean has_scores;
-  gboolean unreadable;          /* matched but not mapped: not compared */
-  gboolean skipped;             /* not scored to keep up (Overload) */
-  gdouble *values;
-  guint8 *present;
-} QmPair;
-
 /* Frames taken off one sink pad, waiting for the pairing decision
  * (GstAggregatorPad shows only its head buffer). */
 typedef struct
@@ -212,7 +196,7 @@ struct _GstQmetric
   GQuark *quarks;
   QmPool *pools;
   QmLog *log;
-  GQueue out;                   /* QmPair, in output order */
+  GQueue out;                   /* GstQmetricScoredPair, in output order */
   guint64 n_pairs;              /* pairs submitted since start */
   guint64 n_scored;             /* pairs with scores */
   guint64 unmatched_ref, unmatched_dist, unreadable, out_of_range;
@@ -837,28 +821,6 @@ gst_qmetric_get_property (GObject * object, guint prop_id, GValue * value,
 /* ---- pairs ---- */
 
 static void
-qm_pair_free (QmPair * p)
-{
-  gst_qmetric_side_unmap (&p->ref);
-  gst_qmetric_side_unmap (&p->dist);
-  gst_clear_buffer (&p->dist_buf);
-  gst_clear_caps (&p->caps);
-  g_free (p->values);
-  g_free (p->present);
-  g_free (p);
-}
-
-/* Engine callback, possibly from a worker thread: the pictures are read. */
-static void
-qm_pair_release (void *opaque, void *frame_user)
-{
-  QmPair *p = frame_user;
-
-  gst_qmetric_side_unmap (&p->ref);
-  gst_qmetric_side_unmap (&p->dist);
-}
-
-static void
 qm_engine_log_cb (void *opaque, int level, const char *msg)
 {
   GstQmetric *self = opaque;
@@ -975,7 +937,7 @@ open_engine (GstQmetric * self, GstClockTime rt)
   GST_OBJECT_UNLOCK (self);
   s.log = qm_engine_log_cb;
   s.log_opaque = self;
-  s.release = qm_pair_release;
+  s.release = gst_qmetric_scored_pair_release;
   s.release_opaque = self;
 
   self->opening = TRUE;
@@ -1090,7 +1052,8 @@ open_engine (GstQmetric * self, GstClockTime rt)
 /* ---- output ---- */
 
 static GstStructure *
-scores_structure (GstQmetric * self, const gchar * name, QmPair * p)
+scores_structure (GstQmetric * self, const gchar * name,
+    GstQmetricScoredPair * p)
 {
   GstStructure *s = gst_structure_new (name,
       "index", G_TYPE_UINT64, p->index,
@@ -1123,7 +1086,7 @@ ensure_tag (const gchar * feature, gchar * tag, gsize len)
 }
 
 static GstFlowReturn
-push_pair (GstQmetric * self, QmPair * p)
+push_pair (GstQmetric * self, GstQmetricScoredPair * p)
 {
   GstAggregator *agg = GST_AGGREGATOR (self);
   GstBuffer *buf = p->dist_buf;
@@ -1222,7 +1185,7 @@ collect (GstQmetric * self, gboolean wait)
   post = self->post_messages;
   GST_OBJECT_UNLOCK (self);
   while ((err = qm_engine_receive (self->engine, &r, wait)) == 0) {
-    QmPair *p = r.frame_user;
+    GstQmetricScoredPair *p = r.frame_user;
     guint i;
 
     p->done = TRUE;
@@ -1302,7 +1265,7 @@ window_start (GstQmetric * self)
 
 /* A pair leaving the element, in output order, into the current window. */
 static void
-window_add (GstQmetric * self, QmPair * p)
+window_add (GstQmetric * self, GstQmetricScoredPair * p)
 {
   GstClockTime rt = p->running_time;
   gboolean key;
@@ -1328,13 +1291,13 @@ push_ready (GstQmetric * self)
   GstFlowReturn ret = GST_FLOW_OK;
 
   while (ret == GST_FLOW_OK && !g_queue_is_empty (&self->out)) {
-    QmPair *p = g_queue_peek_head (&self->out);
+    GstQmetricScoredPair *p = g_queue_peek_head (&self->out);
     if (!p->done)
       break;
     g_queue_pop_head (&self->out);
     window_add (self, p);
     ret = push_pair (self, p);
-    qm_pair_free (p);
+    gst_qmetric_scored_pair_free (p);
   }
   return ret;
 }
@@ -1359,12 +1322,12 @@ drain_all (GstQmetric * self)
   qm_engine_close (&self->engine);
   /* anything left (engine failure) is pushed without scores */
   while (!g_queue_is_empty (&self->out)) {
-    QmPair *p = g_queue_pop_head (&self->out);
+    GstQmetricScoredPair *p = g_queue_pop_head (&self->out);
     if (ret == GST_FLOW_OK && p->dist_buf) {
       p->has_scores = FALSE;
       ret = push_pair (self, p);
     }
-    qm_pair_free (p);
+    gst_qmetric_scored_pair_free (p);
   }
   return ret;
 }
@@ -1903,7 +1866,7 @@ drop_ref (GstQmetric * self, GstClockTime rt, QmPairReason why)
 static void
 pass_dist (GstQmetric * self, GstClockTime rt, QmPairReason why)
 {
-  QmPair *p = g_new0 (QmPair, 1);
+  GstQmetricScoredPair *p = g_new0 (GstQmetricScoredPair, 1);
 
   p->dist_buf = queue_pop (self, QM_PAIR_DIST, &p->caps);
   p->running_time = rt;
@@ -1935,7 +1898,7 @@ result_poll_time (GstQmetric * self)
   if (!self->engine || !GST_CLOCK_TIME_IS_VALID (self->agg_latency))
     return GST_CLOCK_TIME_NONE;
   for (l = self->out.head; l; l = l->next)
-    pending += !((QmPair *) l->data)->done;
+    pending += !((GstQmetricScoredPair *) l->data)->done;
   if (pending <= qm_engine_delay (self->engine))
     return GST_CLOCK_TIME_NONE;
   if (!(clock = gst_element_get_clock (GST_ELEMENT (self))))
@@ -2035,7 +1998,7 @@ cuda_access (GstQmetric * self, GstBuffer * buf, gboolean gpu)
 /* The pair is not compared (a buffer unreadable or out of range): its
  * distorted frame still goes downstream, unscored, in order. */
 static void
-skip_pair (GstQmetric * self, QmPair * p, GstBuffer * rbuf,
+skip_pair (GstQmetric * self, GstQmetricScoredPair * p, GstBuffer * rbuf,
     GstQmetricMapResult why, const gchar * side, const gchar * problem)
 {
   gchar held[64];
@@ -2098,7 +2061,7 @@ static gboolean geometry_changed (const GstVideoInfo * a,
  * while pairs are skipped, an info message once every pair is scored
  * again. */
 static gboolean
-shed_skip (GstQmetric * self, QmPair * p)
+shed_skip (GstQmetric * self, GstQmetricScoredPair * p)
 {
   GstClock *clock;
   GstClockTime now, base;
@@ -2149,7 +2112,7 @@ static GstFlowReturn
 compare_pair (GstQmetric * self, GstBuffer * rbuf, GstBuffer * dbuf,
     GstCaps * dcaps, GstClockTime rt)
 {
-  QmPair *p;
+  GstQmetricScoredPair *p;
   GstSegment *seg = &self->dist_pad->segment;
   GstQmetricMapResult mr;
   gboolean gpu;
@@ -2172,7 +2135,7 @@ compare_pair (GstQmetric * self, GstBuffer * rbuf, GstBuffer * dbuf,
     return GST_FLOW_ERROR;
   }
   self->engine_info = self->pair_dist_info;
-  p = g_new0 (QmPair, 1);
+  p = g_new0 (GstQmetricScoredPair, 1);
   p->dist_buf = dbuf;
   p->caps = dcaps;
   p->pts = GST_BUFFER_PTS (dbuf);
@@ -2662,7 +2625,7 @@ reset_stream (GstQmetric * self)
 {
   qm_engine_close (&self->engine);
   while (!g_queue_is_empty (&self->out))
-    qm_pair_free (g_queue_pop_head (&self->out));
+    gst_qmetric_scored_pair_free (g_queue_pop_head (&self->out));
 }
 
 /* Counters, pools and times of a new summary. */
