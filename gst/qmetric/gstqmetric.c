@@ -50,11 +50,14 @@
 #include "gstqmetriccuda.h"
 #include "gstqmetricframe.h"
 #include "gstqmetricmeta.h"
+#include "gstqmetricpad.h"
+#include "gstqmetricpairing.h"
 #include "gstqmetricscoredpair.h"
 #include "pair.h"
 #include "partial.h"
 #include "qm.h"
 #include "qmlog.h"
+#include "gstqmetricwatchdog.h"
 #include "gstqmetricwindow.h"
 #include "qmratelimit.h"
 #include "qmshed.h"
@@ -81,11 +84,6 @@ GST_DEBUG_CATEGORY_STATIC (gst_qmetric_debug);
 #define DEFAULT_PAIRING_TOLERANCE GST_CLOCK_TIME_NONE
 #define DEFAULT_PARTNER_TIMEOUT (5 * GST_SECOND)
 
-/* frames held per sink pad while their partners are looked for.  They are
- * taken only as the decision needs them, so a queue rarely holds more than
- * two; the rest is room for reordered timestamps, and a full queue ends the
- * wait (core/pair.h) */
-#define PAIR_QUEUE_MAX 8
 #define DEFAULT_WINDOW "none"
 /* live, behind: score at least one pair in 100 (docs/element.md, Overload) */
 #define DEFAULT_MAX_SKIP 100
@@ -131,28 +129,11 @@ enum
   PROP_MAX_SKIP,
 };
 
-/* Frames taken off one sink pad, waiting for the pairing decision
- * (GstAggregatorPad shows only its head buffer). */
-typedef struct
-{
-  GstBuffer *buf[PAIR_QUEUE_MAX];
-  QmPairFrame f[PAIR_QUEUE_MAX];
-  /* each frame's caps when it was taken: a caps change may come (and
-   * change the pad's info) while earlier frames still wait here */
-  GstVideoInfo info[PAIR_QUEUE_MAX];
-  GstCaps *caps[PAIR_QUEUE_MAX];        /* distorted pad: the frame's caps */
-  guint n;
-  gint n_shared;                /* n, for the watchdog thread (atomic) */
-  GstClockTime prev_t;          /* last timed frame's running time */
-  gint64 last_dur;              /* and its duration, or -1 (live end of
-                                 * comparison) */
-} QmPadQueue;
-
 struct _GstQmetric
 {
   GstAggregator parent;
 
-  GstAggregatorPad *ref_pad, *dist_pad;
+  GstQmetricPad *ref_pad, *dist_pad;
 
   /* properties, under the object lock */
   gchar *metrics;
@@ -178,15 +159,10 @@ struct _GstQmetric
   GstObject *cuda_ctx;
 
   /* streaming state */
-  GstVideoInfo ref_info, dist_info;   /* the pads' latest caps */
-  /* the distorted pad's latest caps, in stream order (the pad's current
-   * caps are set when the event arrives, ahead of the frames queued
-   * before it), and the caps last set on the src pad */
-  GstCaps *dist_caps, *src_caps;
+  GstCaps *src_caps;            /* the caps last set on the src pad */
   /* the caps of the pair being compared (its frames' own, from the pairing
    * queue) and those the engine was opened for */
   GstVideoInfo pair_ref_info, pair_dist_info, engine_info;
-  gboolean have_ref_info, have_dist_info;
   QmEngine *engine;
   gboolean opening;             /* in qm_engine_open() (its log callback) */
   QmBackend backend_used;       /* of the last engine opened */
@@ -206,21 +182,14 @@ struct _GstQmetric
    * mapped for the CPU instead (a download; see compare_pair) */
   guint64 cuda_in_place, cuda_copied;
   gboolean foreign_ctx_warned;
-  /* pairing (core/pair.h); [0] reference, [1] distorted */
-  QmPadQueue pq[2];
-  QmPairState pair_state;
+  GstQmetricPairing pairing;    /* which frames are compared */
   guint modes_warned;           /* 1 << QmPairMode of the warnings posted */
   gboolean rates_checked;
   guint64 late;                 /* live: frames that arrived past deadline */
   GstClockTime agg_latency;     /* live: the latency aggregate() last saw,
                                  * for get_next_time() (see there) */
 
-  /* partner-timeout watchdog (non-live) */
-  GThread *watchdog;
-  GMutex wd_lock;
-  GCond wd_cond;
-  gboolean wd_running;
-  gint64 last_data_us[2];       /* monotonic time of each pad's last buffer */
+  GstQmetricWatchdog watchdog;  /* partner-timeout (not live) */
   gboolean finished;
   /* a flushing seek sent upstream and not yet flushed through (atomic):
    * between the flush-start downstream (which lets our pushes return at
@@ -264,8 +233,6 @@ static gboolean gst_qmetric_sink_query (GstAggregator * agg,
     GstAggregatorPad * pad, GstQuery * query);
 static gboolean gst_qmetric_sink_query_pre_queue (GstAggregator * agg,
     GstAggregatorPad * pad, GstQuery * query);
-static gboolean live_may_end (GstQmetric * self, gint64 deadline);
-static gint64 live_end_time (GstQmetric * self, guint i);
 static GstFlowReturn gst_qmetric_aggregate (GstAggregator * agg,
     gboolean timeout);
 static void gst_qmetric_set_context (GstElement * element,
@@ -273,11 +240,6 @@ static void gst_qmetric_set_context (GstElement * element,
 static gboolean gst_qmetric_src_query (GstAggregator * agg, GstQuery * query);
 static gboolean gst_qmetric_src_event (GstAggregator * agg, GstEvent * event);
 static GstClockTime gst_qmetric_get_next_time (GstAggregator * agg);
-static GstPadProbeReturn data_probe (GstPad * pad, GstPadProbeInfo * info,
-    gpointer user);
-static void pairing_start (GstQmetric * self);
-static void pairing_stop (GstQmetric * self);
-static void pairing_reset (GstQmetric * self);
 static gboolean warn_pass (GstQmetric * self, guint cause, gchar held[64]);
 static guint64 warn_suppressed (GstQmetric * self);
 
@@ -543,7 +505,7 @@ gst_qmetric_class_init (GstQmetricClass * klass)
     for (i = 0; i < G_N_ELEMENTS (pads); i++)
       gst_element_class_add_pad_template (element_class,
           gst_pad_template_new_with_gtype (pads[i].name, pads[i].direction,
-              GST_PAD_ALWAYS, caps, GST_TYPE_AGGREGATOR_PAD));
+              GST_PAD_ALWAYS, caps, GST_TYPE_QMETRIC_PAD));
     gst_caps_unref (caps);
   }
 
@@ -578,7 +540,7 @@ gst_qmetric_class_init (GstQmetricClass * klass)
 }
 
 /* The ALWAYS sink pad of template `name`, added to the element. */
-static GstAggregatorPad *
+static GstQmetricPad *
 add_sink_pad (GstQmetric * self, const gchar * name)
 {
   GstPadTemplate *templ =
@@ -586,7 +548,7 @@ add_sink_pad (GstQmetric * self, const gchar * name)
   GstPad *pad = gst_pad_new_from_template (templ, name);
 
   gst_element_add_pad (GST_ELEMENT (self), pad);
-  return GST_AGGREGATOR_PAD (pad);
+  return GST_QMETRIC_PAD (pad);
 }
 
 static void
@@ -594,14 +556,9 @@ gst_qmetric_init (GstQmetric * self)
 {
   self->ref_pad = add_sink_pad (self, "ref_sink");
   self->dist_pad = add_sink_pad (self, "dist_sink");
-  g_mutex_init (&self->wd_lock);
-  g_cond_init (&self->wd_cond);
+  gst_qmetric_pairing_init (&self->pairing, self->ref_pad, self->dist_pad);
+  gst_qmetric_watchdog_init (&self->watchdog);
   g_mutex_init (&self->warn_lock);
-  /* the partner-timeout watchdog needs to know when data last came */
-  gst_pad_add_probe (GST_PAD (self->ref_pad), GST_PAD_PROBE_TYPE_BUFFER |
-      GST_PAD_PROBE_TYPE_BUFFER_LIST, data_probe, self, NULL);
-  gst_pad_add_probe (GST_PAD (self->dist_pad), GST_PAD_PROBE_TYPE_BUFFER |
-      GST_PAD_PROBE_TYPE_BUFFER_LIST, data_probe, self, NULL);
 
   self->metrics = g_strdup (DEFAULT_METRICS);
   self->model = g_strdup (DEFAULT_MODEL);
@@ -631,8 +588,7 @@ gst_qmetric_finalize (GObject * object)
   g_free (self->model);
   g_free (self->features);
   g_free (self->log_location);
-  g_mutex_clear (&self->wd_lock);
-  g_cond_clear (&self->wd_cond);
+  gst_qmetric_watchdog_clear (&self->watchdog);
   g_mutex_clear (&self->warn_lock);
   g_free (self->window);
   g_free (self->identity);
@@ -1421,254 +1377,31 @@ finish (GstQmetric * self)
 
 /* ---- pairing ---- */
 
-static GstClockTime
-buffer_running_time (GstAggregatorPad * pad, GstBuffer * buf)
-{
-  GstClockTime ts = GST_BUFFER_PTS (buf);
-
-  if (!GST_CLOCK_TIME_IS_VALID (ts))
-    ts = GST_BUFFER_DTS (buf);
-  if (!GST_CLOCK_TIME_IS_VALID (ts) || pad->segment.format != GST_FORMAT_TIME)
-    return GST_CLOCK_TIME_NONE;
-  return gst_segment_to_running_time (&pad->segment, GST_FORMAT_TIME, ts);
-}
-
-static const gchar *const pad_names[2] = { "ref_sink", "dist_sink" };
-
-static GstAggregatorPad *
-pad_of (GstQmetric * self, guint i)
-{
-  return i == QM_PAIR_REF ? self->ref_pad : self->dist_pad;
-}
-
-static gint64
-to_pair_time (GstClockTime t)
-{
-  return GST_CLOCK_TIME_IS_VALID (t) && t <= G_MAXINT64 ? (gint64) t :
-      QM_PAIR_NO_TIME;
-}
-
-static GstClockTime
-from_pair_time (gint64 t)
-{
-  return t >= 0 ? (GstClockTime) t : GST_CLOCK_TIME_NONE;
-}
-
-/* Live (latency: the aggregator's, GST_CLOCK_TIME_NONE when not live):
- * frames whose running time is at or before the returned one have waited
- * the whole latency for a partner.  Not live: nothing expires. */
-static gint64
-live_deadline (GstQmetric * self, GstClockTime latency)
-{
-  GstClockTime now, base;
-  GstClock *clock;
-
-  if (!GST_CLOCK_TIME_IS_VALID (latency))
-    return QM_PAIR_NO_DEADLINE;
-  clock = gst_element_get_clock (GST_ELEMENT (self));
-  if (!clock)
-    return QM_PAIR_NO_DEADLINE;
-  now = gst_clock_get_time (clock);
-  base = gst_element_get_base_time (GST_ELEMENT (self));
-  gst_object_unref (clock);
-  if (now < base + latency)
-    return -1;                  /* nothing has waited that long yet */
-  return to_pair_time (now - base - latency);
-}
-
-/* ---- partner-timeout watchdog (not live) ---- */
-
-static GstPadProbeReturn
-data_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user)
-{
-  GstQmetric *self = user;
-
-  g_mutex_lock (&self->wd_lock);
-  self->last_data_us[GST_AGGREGATOR_PAD (pad) == self->dist_pad] =
-      g_get_monotonic_time ();
-  g_mutex_unlock (&self->wd_lock);
-  return GST_PAD_PROBE_OK;
-}
-
-/* Pad i has nothing: no buffer queued here or in the aggregator, no EOS. */
-static gboolean
-pad_starved (GstQmetric * self, guint i)
-{
-  GstAggregatorPad *pad = pad_of (self, i);
-
-  return !gst_aggregator_pad_is_eos (pad) &&
-      !gst_aggregator_pad_has_buffer (pad) &&
-      g_atomic_int_get (&self->pq[i].n_shared) == 0;
-}
-
-/* Pad i holds frames waiting for a partner, or has ended. */
-static gboolean
-pad_waiting (GstQmetric * self, guint i)
-{
-  GstAggregatorPad *pad = pad_of (self, i);
-
-  return gst_aggregator_pad_is_eos (pad) ||
-      gst_aggregator_pad_has_buffer (pad) ||
-      g_atomic_int_get (&self->pq[i].n_shared) > 0;
-}
-
-/* A non-live GstAggregator waits for data on every pad without a timeout:
- * a pad whose upstream never sends anything would hold the pipeline
- * forever.  This thread notices a pad silent for partner-timeout while the
- * other waits, and ends the silent pad with an EOS of our own, so that
- * aggregate() counts the waiting frames as unmatched and finishes. */
-static gpointer
-watchdog_loop (gpointer data)
-{
-  GstQmetric *self = data;
-  gint64 timeout_us;
-
-  GST_OBJECT_LOCK (self);
-  timeout_us = MIN (self->partner_timeout / GST_USECOND, G_MAXINT64 / 4);
-  GST_OBJECT_UNLOCK (self);
-
-  g_mutex_lock (&self->wd_lock);
-  while (self->wd_running) {
-    gint64 now = g_get_monotonic_time (), wake = now + timeout_us;
-    gint silent_pad = -1;
-    guint i;
-
-    for (i = 0; i < 2; i++) {
-      gint64 due = self->last_data_us[i] + timeout_us;
-      if (due > now) {
-        wake = MIN (wake, due);
-        continue;
-      }
-      if (pad_starved (self, i) && pad_waiting (self, !i) &&
-          !GST_CLOCK_TIME_IS_VALID (gst_aggregator_get_latency
-              (GST_AGGREGATOR (self)))) {
-        silent_pad = i;
-        break;
-      }
-    }
-    if (silent_pad >= 0) {
-      gdouble secs = (now - self->last_data_us[silent_pad]) / 1e6;
-      /* once per pad: its EOS stands until the next start or flush */
-      self->last_data_us[silent_pad] = G_MAXINT64 / 2;
-      g_mutex_unlock (&self->wd_lock);
-      GST_ELEMENT_WARNING (self, STREAM, FAILED,
-          ("No data on %s for %.1f s while %s waits for it "
-              "(partner-timeout): %s is treated as ended and the waiting "
-              "frames are counted as unmatched", pad_names[silent_pad], secs,
-              pad_names[!silent_pad], pad_names[silent_pad]), (NULL));
-      gst_pad_send_event (GST_PAD (pad_of (self, silent_pad)),
-          gst_event_new_eos ());
-      g_mutex_lock (&self->wd_lock);
-      continue;
-    }
-    g_cond_wait_until (&self->wd_cond, &self->wd_lock, wake);
-  }
-  g_mutex_unlock (&self->wd_lock);
-  return NULL;
-}
-
-/* ---- the frames held for pairing ---- */
-
-static void
-queue_clear (QmPadQueue * q)
-{
-  guint i;
-
-  for (i = 0; i < q->n; i++) {
-    gst_buffer_unref (q->buf[i]);
-    gst_clear_caps (&q->caps[i]);
-  }
-  q->n = 0;
-  g_atomic_int_set (&q->n_shared, 0);
-  q->prev_t = GST_CLOCK_TIME_NONE;
-  q->last_dur = -1;
-}
-
-/* Remove the head of pad i's queue; the caller owns the buffer, and its
- * caps if it asks for them (else they are released). */
-static GstBuffer *
-queue_pop (GstQmetric * self, guint i, GstCaps ** caps)
-{
-  QmPadQueue *q = &self->pq[i];
-  GstBuffer *buf = q->buf[0];
-
-  if (caps)
-    *caps = q->caps[0];
-  else
-    gst_clear_caps (&q->caps[0]);
-  q->n--;
-  memmove (q->buf, q->buf + 1, q->n * sizeof (q->buf[0]));
-  memmove (q->caps, q->caps + 1, q->n * sizeof (q->caps[0]));
-  memmove (q->f, q->f + 1, q->n * sizeof (q->f[0]));
-  memmove (q->info, q->info + 1, q->n * sizeof (q->info[0]));
-  g_atomic_int_set (&q->n_shared, q->n);
-  return buf;
-}
-
-static void
-pairing_reset (GstQmetric * self)
-{
-  guint i;
-
-  for (i = 0; i < 2; i++)
-    queue_clear (&self->pq[i]);
-  qm_pair_reset (&self->pair_state);
-  g_mutex_lock (&self->wd_lock);
-  self->last_data_us[0] = self->last_data_us[1] = g_get_monotonic_time ();
-  g_mutex_unlock (&self->wd_lock);
-}
-
 static void
 pairing_start (GstQmetric * self)
 {
-  GstClockTime timeout;
+  GstClockTime timeout, tolerance;
 
-  pairing_reset (self);
+  gst_qmetric_pairing_reset (&self->pairing);
   self->modes_warned = 0;
   self->rates_checked = FALSE;
   self->late = 0;
   self->agg_latency = GST_CLOCK_TIME_NONE;
   GST_OBJECT_LOCK (self);
   timeout = self->partner_timeout;
+  tolerance = self->pairing_tolerance;
   qm_shed_init (&self->shed, self->max_skip);
   GST_OBJECT_UNLOCK (self);
-  if (timeout > 0) {
-    self->wd_running = TRUE;
-    self->watchdog = g_thread_new ("qmetric-watchdog", watchdog_loop, self);
-  }
+  gst_qmetric_pairing_set_tolerance (&self->pairing, tolerance);
+  gst_qmetric_watchdog_start (&self->watchdog, GST_AGGREGATOR (self),
+      self->ref_pad, self->dist_pad, timeout);
 }
 
 static void
 pairing_stop (GstQmetric * self)
 {
-  if (self->watchdog) {
-    g_mutex_lock (&self->wd_lock);
-    self->wd_running = FALSE;
-    g_cond_signal (&self->wd_cond);
-    g_mutex_unlock (&self->wd_lock);
-    g_thread_join (self->watchdog);
-    self->watchdog = NULL;
-  }
-  pairing_reset (self);
-}
-
-/* The duration of a frame: its own, else the caps' frame rate, else the
- * distance from the previous frame of its pad. */
-static gint64
-frame_duration (GstQmetric * self, guint i, GstBuffer * buf, gint64 t)
-{
-  const GstVideoInfo *info = i == QM_PAIR_REF ? &self->ref_info :
-      &self->dist_info;
-  GstClockTime prev = self->pq[i].prev_t;
-
-  if (GST_BUFFER_DURATION_IS_VALID (buf))
-    return to_pair_time (GST_BUFFER_DURATION (buf));
-  if (GST_VIDEO_INFO_FPS_N (info) > 0 && GST_VIDEO_INFO_FPS_D (info) > 0)
-    return to_pair_time (gst_util_uint64_scale_int (GST_SECOND,
-            GST_VIDEO_INFO_FPS_D (info), GST_VIDEO_INFO_FPS_N (info)));
-  if (t >= 0 && GST_CLOCK_TIME_IS_VALID (prev) && (GstClockTime) t > prev)
-    return t - (gint64) prev;
-  return QM_PAIR_NO_TIME;
+  gst_qmetric_watchdog_stop (&self->watchdog);
+  gst_qmetric_pairing_reset (&self->pairing);
 }
 
 /* Whether a warning of `cause` may be posted now; if so, held[] is "" or
@@ -1718,78 +1451,15 @@ warn_suppressed (GstQmetric * self)
   return n;
 }
 
-/* Take the head buffer of sink pad i into our queue.  FALSE: nothing to
- * take (or no room); *error: data came before caps (an error is posted). */
-static gboolean
-pull_frame (GstQmetric * self, guint i, gint64 deadline, gboolean * error)
-{
-  GstAggregatorPad *pad = pad_of (self, i);
-  QmPadQueue *q = &self->pq[i];
-  gboolean have_info = i == QM_PAIR_REF ? self->have_ref_info :
-      self->have_dist_info;
-  QmPairFrame *f = &q->f[q->n];
-  GstBuffer *buf;
-
-  if (q->n >= PAIR_QUEUE_MAX || !gst_aggregator_pad_has_buffer (pad))
-    return FALSE;
-  /* the pad's upstream may have been blocked on the full pad: its silence
-   * counts from now, not from its last buffer (partner-timeout); set before
-   * the pop so that the watchdog never sees the pad empty and silent */
-  g_mutex_lock (&self->wd_lock);
-  self->last_data_us[i] = g_get_monotonic_time ();
-  g_mutex_unlock (&self->wd_lock);
-  /* only this thread takes buffers: has_buffer stays true until the pop */
-  if (!(buf = gst_aggregator_pad_pop_buffer (pad)))
-    return FALSE;
-  if (!have_info) {
-    gst_buffer_unref (buf);
-    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
-        ("Data arrived before caps on %s", pad_names[i]), (NULL));
-    *error = TRUE;
-    return FALSE;
-  }
-  f->t = to_pair_time (buffer_running_time (pad, buf));
-  f->dur = frame_duration (self, i, buf, f->t);
-  f->offset = GST_BUFFER_OFFSET_IS_VALID (buf) ? GST_BUFFER_OFFSET (buf) :
-      QM_PAIR_NO_OFFSET;
-  f->discont = GST_BUFFER_IS_DISCONT (buf);
-  if (f->t >= 0) {
-    q->prev_t = f->t;
-    q->last_dur = f->dur;
-  }
-  GST_LOG_OBJECT (self, "took %s frame %" G_GINT64_FORMAT ", deadline %"
-      G_GINT64_FORMAT, pad_names[i], f->t, deadline);
-  q->info[q->n] = i == QM_PAIR_REF ? self->ref_info : self->dist_info;
-  q->caps[q->n] = i == QM_PAIR_DIST && self->dist_caps ?
-      gst_caps_ref (self->dist_caps) : NULL;
-  q->buf[q->n++] = buf;
-  g_atomic_int_set (&q->n_shared, q->n);
-
-  if (f->t >= 0 && deadline != QM_PAIR_NO_DEADLINE && f->t <= deadline) {
-    /* it came after the time its partner was allowed to wait */
-    gchar held[64];
-    self->late++;
-    if (warn_pass (self, WARN_LATE, held))
-      GST_ELEMENT_WARNING (self, STREAM, FAILED,
-          ("%s frame at running time %" GST_TIME_FORMAT " arrived %"
-              GST_TIME_FORMAT " after its partner stopped waiting; raise "
-              "the latency property to pair frames this late (%"
-              G_GUINT64_FORMAT " late frames so far%s)",
-              i == QM_PAIR_REF ? "Reference" : "Distorted",
-              GST_TIME_ARGS (f->t), GST_TIME_ARGS (deadline - f->t),
-              self->late, held), (NULL));
-  }
-  return TRUE;
-}
-
 /* Reported once, when both caps are known: different rates are paired
  * frame by frame, and the frames between pairs are unmatched. */
 static void
 check_rates (GstQmetric * self)
 {
-  const GstVideoInfo *r = &self->ref_info, *d = &self->dist_info;
+  const GstVideoInfo *r = &self->ref_pad->info, *d = &self->dist_pad->info;
 
-  if (self->rates_checked || !self->have_ref_info || !self->have_dist_info)
+  if (self->rates_checked || !self->ref_pad->have_info ||
+      !self->dist_pad->have_info)
     return;
   self->rates_checked = TRUE;
   if (GST_VIDEO_INFO_FPS_N (r) > 0 && GST_VIDEO_INFO_FPS_N (d) > 0 &&
@@ -1806,7 +1476,7 @@ check_rates (GstQmetric * self)
 
 /* Without timestamps, say once per mode how frames are paired. */
 static void
-warn_mode (GstQmetric * self, const QmPairDecision * d)
+warn_mode (GstQmetric * self, const GstQmetricPairingDecision * d)
 {
   if (d->mode == QM_PAIR_BY_TIME || (self->modes_warned & (1u << d->mode)))
     return;
@@ -1815,8 +1485,9 @@ warn_mode (GstQmetric * self, const QmPairDecision * d)
     GST_ELEMENT_WARNING (self, STREAM, FAILED,
         ("%s frames have no timestamps while %s frames have them: such "
             "frames are never paired and are counted as unmatched",
-            d->action == QM_PAIR_DROP_REF ? "Reference" : "Distorted",
-            d->action == QM_PAIR_DROP_REF ? "distorted" : "reference"),
+            d->action == GST_QMETRIC_PAIRING_DROP_REF ? "Reference" :
+            "Distorted", d->action == GST_QMETRIC_PAIRING_DROP_REF ?
+            "distorted" : "reference"),
         (NULL));
   else
     GST_ELEMENT_WARNING (self, STREAM, FAILED,
@@ -1850,11 +1521,30 @@ warn_unmatched (GstQmetric * self, gboolean is_ref, GstClockTime rt,
   gst_structure_free (details);
 }
 
+/* A frame taken after its partner stopped waiting (live). */
+static void
+warn_late (GstQmetric * self, gboolean is_ref, GstClockTime rt,
+    GstClockTime late)
+{
+  gchar held[64];
+
+  self->late++;
+  if (warn_pass (self, WARN_LATE, held))
+    GST_ELEMENT_WARNING (self, STREAM, FAILED,
+        ("%s frame at running time %" GST_TIME_FORMAT " arrived %"
+            GST_TIME_FORMAT " after its partner stopped waiting; raise "
+            "the latency property to pair frames this late (%"
+            G_GUINT64_FORMAT " late frames so far%s)",
+            is_ref ? "Reference" : "Distorted", GST_TIME_ARGS (rt),
+            GST_TIME_ARGS (late), self->late, held), (NULL));
+}
+
 /* A reference frame with no partner is dropped. */
 static void
-drop_ref (GstQmetric * self, GstClockTime rt, QmPairReason why)
+drop_ref (GstQmetric * self, GstBuffer * buf, GstClockTime rt,
+    QmPairReason why)
 {
-  gst_buffer_unref (queue_pop (self, QM_PAIR_REF, NULL));
+  gst_buffer_unref (buf);
   /* in order when no earlier pair is still being scored */
   qm_window_event (self->win, rt, QM_WINDOW_UNMATCHED_REF, FALSE,
       g_queue_is_empty (&self->out));
@@ -1864,11 +1554,13 @@ drop_ref (GstQmetric * self, GstClockTime rt, QmPairReason why)
 
 /* A distorted frame with no partner still goes downstream, unscored. */
 static void
-pass_dist (GstQmetric * self, GstClockTime rt, QmPairReason why)
+pass_dist (GstQmetric * self, GstBuffer * buf, GstCaps * caps,
+    GstClockTime rt, QmPairReason why)
 {
   GstQmetricScoredPair *p = g_new0 (GstQmetricScoredPair, 1);
 
-  p->dist_buf = queue_pop (self, QM_PAIR_DIST, &p->caps);
+  p->dist_buf = buf;
+  p->caps = caps;
   p->running_time = rt;
   p->done = TRUE;
   g_queue_push_tail (&self->out, p);
@@ -1924,47 +1616,9 @@ static GstClockTime
 gst_qmetric_get_next_time (GstAggregator * agg)
 {
   GstQmetric *self = GST_QMETRIC (agg);
-  GstClockTime next = GST_CLOCK_TIME_NONE;
-  guint i, k;
 
-  next = result_poll_time (self);
-  for (i = 0; i < 2; i++) {
-    GstAggregatorPad *pad = pad_of (self, i);
-    GstBuffer *buf = gst_aggregator_pad_peek_buffer (pad);
-    GstClockTime rt = GST_CLOCK_TIME_NONE;
-
-    /* a pad at EOS ends the comparison once the other pad can bring no
-     * more partners (live_may_end): time out at once when that is so
-     * (a live partner may never send EOS), else when the clock passes the
-     * last time a partner could have (plus the latency) */
-    if (!buf && gst_aggregator_pad_is_eos (pad)) {
-      gint64 end;
-
-      /* (no live_deadline() here: GstAggregator calls us holding the lock
-       * that gst_aggregator_get_latency() takes; a time in the past makes
-       * it time out at once, and aggregate() compares with the clock) */
-      if (self->pq[i].n > 0 || live_may_end (self, QM_PAIR_NO_DEADLINE) ||
-          (end = live_end_time (self, i)) < 0)
-        return 0;
-      if (!GST_CLOCK_TIME_IS_VALID (next) || (GstClockTime) end < next)
-        next = (GstClockTime) end;
-      continue;
-    }
-    if (buf) {
-      rt = buffer_running_time (pad, buf);
-      gst_buffer_unref (buf);
-    }
-    for (k = 0; k < self->pq[i].n; k++) {
-      GstClockTime t = from_pair_time (self->pq[i].f[k].t);
-      if (GST_CLOCK_TIME_IS_VALID (t) && (!GST_CLOCK_TIME_IS_VALID (rt)
-              || t < rt))
-        rt = t;
-    }
-    if (GST_CLOCK_TIME_IS_VALID (rt) && (!GST_CLOCK_TIME_IS_VALID (next)
-            || rt < next))
-      next = rt;
-  }
-  return next;
+  return gst_qmetric_pairing_next_time (&self->pairing,
+      result_poll_time (self));
 }
 
 /* Whether a buffer is read in place by the CUDA backend (gpu: every metric
@@ -2113,7 +1767,7 @@ compare_pair (GstQmetric * self, GstBuffer * rbuf, GstBuffer * dbuf,
     GstCaps * dcaps, GstClockTime rt)
 {
   GstQmetricScoredPair *p;
-  GstSegment *seg = &self->dist_pad->segment;
+  GstSegment *seg = &GST_AGGREGATOR_PAD (self->dist_pad)->segment;
   GstQmetricMapResult mr;
   gboolean gpu;
   unsigned flags;
@@ -2205,161 +1859,51 @@ compare_pair (GstQmetric * self, GstBuffer * rbuf, GstBuffer * dbuf,
 }
 
 
-/* Decide about the queued heads, taking frames off the aggregator pads only
- * as the decision needs them: a pad's head left in GstAggregatorPad keeps
- * the pad "ready", so that a non-live aggregator calls us again when the
- * other pad's data or EOS comes.  Stops when the needed frame is not there.
- * done_all: both pads are over (end of the comparison). */
+/* Carry out the pairing's decisions about the queued frames until it
+ * waits (gstqmetricpairing.h).  done_all: both pads are over (end of the
+ * comparison). */
 static GstFlowReturn
 pair_queued (GstQmetric * self, gint64 deadline, gboolean done_all)
 {
   GstFlowReturn ret = GST_FLOW_OK;
-  gint64 tol;
-
-  GST_OBJECT_LOCK (self);
-  tol = GST_CLOCK_TIME_IS_VALID (self->pairing_tolerance) ?
-      (gint64) MIN (self->pairing_tolerance, G_MAXINT64) : -1;
-  GST_OBJECT_UNLOCK (self);
 
   while (ret == GST_FLOW_OK && !g_atomic_int_get (&self->seek_flushing)) {
-    QmPairInput in;
-    QmPairDecision d;
-    gboolean error = FALSE, pulled;
-    guint i;
+    GstQmetricPairingDecision d;
 
-    for (i = 0; i < 2; i++) {
-      GstAggregatorPad *pad = pad_of (self, i);
-      in.f[i] = self->pq[i].f;
-      in.n[i] = self->pq[i].n;
-      /* nothing more will be looked at: ended, or our queue is full */
-      in.done[i] = done_all || self->pq[i].n >= PAIR_QUEUE_MAX ||
-          (gst_aggregator_pad_is_eos (pad) &&
-          !gst_aggregator_pad_has_buffer (pad));
-      in.more[i] = !in.done[i] && gst_aggregator_pad_has_buffer (pad);
-    }
-    in.deadline = deadline;
-    in.tolerance = tol;
-    d = qm_pair_decide (&self->pair_state, &in);
-    if (d.action == QM_PAIR_WAIT) {
-      if (done_all || (self->pq[0].n == 0 && self->pq[1].n == 0)) {
-        /* Not live, a frame is taken only with one of the other pad (or
-         * its end) in sight: a pad whose frame waits here looks empty to
-         * GstAggregator, which then calls aggregate() only once that pad
-         * brings another frame, even when the other pad's frame is there */
-        if (!done_all && deadline == QM_PAIR_NO_DEADLINE &&
-            !((in.more[0] || in.done[0]) && (in.more[1] || in.done[1])))
-          break;
-        pulled = pull_frame (self, QM_PAIR_REF, deadline, &error) ||
-            (!error && pull_frame (self, QM_PAIR_DIST, deadline, &error));
-      } else
-        pulled = pull_frame (self, d.need, deadline, &error);
-      if (error)
+    switch (gst_qmetric_pairing_next (&self->pairing, deadline, done_all,
+            &d)) {
+      case GST_QMETRIC_PAIRING_WAIT:
+        return ret;
+      case GST_QMETRIC_PAIRING_NO_CAPS:
+        GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
+            ("Data arrived before caps on %s",
+                GST_PAD_NAME (self->pairing.pad[d.pad])), (NULL));
         return GST_FLOW_NOT_NEGOTIATED;
-      if (!pulled)
+      case GST_QMETRIC_PAIRING_TAKEN:
+        if (GST_CLOCK_TIME_IS_VALID (d.late))
+          warn_late (self, d.pad == QM_PAIR_REF, d.rt, d.late);
         break;
-      continue;
-    }
-    GST_LOG_OBJECT (self, "decision %d (reason %d) on heads ref %" G_GINT64_FORMAT
-        " dist %" G_GINT64_FORMAT " (queued %" G_GSIZE_FORMAT "/%" G_GSIZE_FORMAT
-        ", more %d/%d), deadline %"
-        G_GINT64_FORMAT, d.action, d.reason, in.n[0] ? in.f[0][0].t : -1,
-        in.n[1] ? in.f[1][0].t : -1, in.n[0], in.n[1], in.more[0], in.more[1],
-        deadline);
-    warn_mode (self, &d);
-    qm_pair_apply (&self->pair_state, &in, &d);
-    switch (d.action) {
-      case QM_PAIR_MATCH:{
-        GstClockTime rt = from_pair_time (self->pq[QM_PAIR_DIST].f[0].t);
-        GstBuffer *rbuf, *dbuf;
-        GstCaps *dcaps;
-        self->pair_ref_info = self->pq[QM_PAIR_REF].info[0];
-        self->pair_dist_info = self->pq[QM_PAIR_DIST].info[0];
-        rbuf = queue_pop (self, QM_PAIR_REF, NULL);
-        dbuf = queue_pop (self, QM_PAIR_DIST, &dcaps);
-        ret = compare_pair (self, rbuf, dbuf, dcaps, rt);
+      case GST_QMETRIC_PAIRING_MATCH:
+        warn_mode (self, &d);
+        self->pair_ref_info = d.ref_info;
+        self->pair_dist_info = d.dist_info;
+        ret = compare_pair (self, d.ref, d.dist, d.dist_caps, d.rt);
         /* what is scored leaves now, not when this loop ends: with frames
          * always waiting (behind, live), that is much later */
         if (ret == GST_FLOW_OK)
           ret = drain (self, FALSE);
         break;
-      }
-      case QM_PAIR_DROP_REF:
-        drop_ref (self, from_pair_time (self->pq[QM_PAIR_REF].f[0].t),
-            d.reason);
+      case GST_QMETRIC_PAIRING_DROP_REF:
+        warn_mode (self, &d);
+        drop_ref (self, d.ref, d.rt, d.reason);
         break;
-      default:
-        pass_dist (self, from_pair_time (self->pq[QM_PAIR_DIST].f[0].t),
-            d.reason);
+      case GST_QMETRIC_PAIRING_PASS_DIST:
+        warn_mode (self, &d);
+        pass_dist (self, d.dist, d.dist_caps, d.rt, d.reason);
         break;
     }
   }
   return ret;
-}
-
-/* Pad i has ended and everything it sent is decided. */
-static gboolean
-pad_over (GstQmetric * self, guint i)
-{
-  GstAggregatorPad *pad = pad_of (self, i);
-
-  return gst_aggregator_pad_is_eos (pad) &&
-      !gst_aggregator_pad_has_buffer (pad) && self->pq[i].n == 0;
-}
-
-/* Live: the latest running time at which a frame of the other pad could
- * still pair with the last frame of pad i (its start plus its duration or
- * the explicit tolerance, whichever is longer), or -1 when pad i had no
- * timed frame. */
-static gint64
-live_end_time (GstQmetric * self, guint i)
-{
-  const QmPadQueue *q = &self->pq[i];
-  gint64 span = q->last_dur > 0 ? q->last_dur : 0;
-
-  if (!GST_CLOCK_TIME_IS_VALID (q->prev_t))
-    return -1;
-  GST_OBJECT_LOCK (self);
-  if (GST_CLOCK_TIME_IS_VALID (self->pairing_tolerance)
-      && self->pairing_tolerance < G_MAXINT64
-      && (gint64) self->pairing_tolerance > span)
-    span = (gint64) self->pairing_tolerance;
-  GST_OBJECT_UNLOCK (self);
-  return (gint64) q->prev_t + span;
-}
-
-/* Live, once one pad has ended: whether the other pad can still bring a
- * partner for the ended pad's frames.  It cannot when it has ended too,
- * when it has already sent a frame later than live_end_time(), or when
- * the deadline (the clock less the latency) has passed that time: its
- * partners would be late.  Ending at the first EOS without this wait
- * counted the other pad's last frames, still upstream within the latency,
- * as unmatched although their partners had been scored on time. */
-static gboolean
-live_may_end (GstQmetric * self, gint64 deadline)
-{
-  gboolean over_r = pad_over (self, QM_PAIR_REF);
-  gboolean over_d = pad_over (self, QM_PAIR_DIST);
-  guint ended, other;
-  gint64 end;
-  GstBuffer *head;
-
-  if (over_r == over_d)
-    return over_r;
-  ended = over_r ? QM_PAIR_REF : QM_PAIR_DIST;
-  other = 1 - ended;
-  end = live_end_time (self, ended);
-  if (end < 0 || (deadline != QM_PAIR_NO_DEADLINE && deadline >= end))
-    return TRUE;
-  if (GST_CLOCK_TIME_IS_VALID (self->pq[other].prev_t) &&
-      (gint64) self->pq[other].prev_t > end)
-    return TRUE;
-  if ((head = gst_aggregator_pad_peek_buffer (pad_of (self, other)))) {
-    gint64 t = to_pair_time (buffer_running_time (pad_of (self, other), head));
-    gst_buffer_unref (head);
-    if (t > end)
-      return TRUE;
-  }
-  return FALSE;
 }
 
 static GstFlowReturn
@@ -2379,20 +1923,20 @@ gst_qmetric_aggregate (GstAggregator * agg, gboolean timeout)
      * upstream would be scored as fast as they come, into the summary */
     guint i;
     for (i = 0; i < 2; i++)
-      while (gst_aggregator_pad_drop_buffer (i ? self->dist_pad :
-              self->ref_pad));
+      while (gst_aggregator_pad_drop_buffer (GST_AGGREGATOR_PAD
+              (self->pairing.pad[i])));
     return GST_FLOW_OK;
   }
   self->agg_latency = latency;
   check_rates (self);
   /* (one latency query per call: while GstAggregator has no latency, each
    * one queries upstream, and may post a warning) */
-  deadline = live_deadline (self, latency);
+  deadline = gst_qmetric_pairing_deadline (GST_ELEMENT (self), latency);
   GST_LOG_OBJECT (self, "aggregate (timeout %d), deadline %" G_GINT64_FORMAT
       ", latency %" GST_TIME_FORMAT, timeout, deadline, GST_TIME_ARGS (latency));
   if (timeout && deadline == QM_PAIR_NO_DEADLINE) {
     /* live without a clock reading: what made us time out has waited */
-    deadline = to_pair_time (gst_qmetric_get_next_time (agg));
+    deadline = gst_qmetric_to_pair_time (gst_qmetric_get_next_time (agg));
   }
 
   ret = pair_queued (self, deadline, FALSE);
@@ -2401,8 +1945,8 @@ gst_qmetric_aggregate (GstAggregator * agg, gboolean timeout)
    * never does).  Live, a partner may never send EOS: it ends once the
    * other pad can bring no partner for the ended pad's frames any more
    * (live_may_end), and the other pad's later frames get EOS upstream. */
-  if (ret == GST_FLOW_OK && (!live ? pad_over (self, QM_PAIR_REF) && pad_over (self, QM_PAIR_DIST) :
-          live_may_end (self, deadline))) {
+  if (ret == GST_FLOW_OK &&
+      gst_qmetric_pairing_ended (&self->pairing, live, deadline)) {
     ret = pair_queued (self, deadline, TRUE);
     if (ret == GST_FLOW_OK)
       ret = finish (self);
@@ -2430,11 +1974,11 @@ enum
 static void
 check_pad_differences (GstQmetric * self)
 {
-  const GstVideoInfo *r = &self->ref_info, *d = &self->dist_info;
+  const GstVideoInfo *r = &self->ref_pad->info, *d = &self->dist_pad->info;
   guint diff = 0;
   GString *what;
 
-  if (!self->have_ref_info || !self->have_dist_info)
+  if (!self->ref_pad->have_info || !self->dist_pad->have_info)
     return;
   if (GST_VIDEO_INFO_INTERLACE_MODE (r) != GST_VIDEO_INFO_INTERLACE_MODE (d))
     diff |= PAD_DIFF_INTERLACE;
@@ -2488,13 +2032,13 @@ gst_qmetric_sink_event (GstAggregator * agg, GstAggregatorPad * pad,
     GstEvent * event)
 {
   GstQmetric *self = GST_QMETRIC (agg);
-  gboolean is_dist = pad == self->dist_pad;
+  GstQmetricPad *qpad = GST_QMETRIC_PAD (pad);
+  gboolean is_dist = qpad == self->dist_pad;
 
   switch (GST_EVENT_TYPE (event)) {
     case GST_EVENT_CAPS:{
       GstCaps *caps;
-      GstVideoInfo info, *cur = is_dist ? &self->dist_info : &self->ref_info;
-      gboolean *have = is_dist ? &self->have_dist_info : &self->have_ref_info;
+      GstVideoInfo info;
       gboolean changed;
 
       gst_event_parse_caps (event, &caps);
@@ -2505,9 +2049,10 @@ gst_qmetric_sink_event (GstAggregator * agg, GstAggregatorPad * pad,
         gst_event_unref (event);
         return FALSE;
       }
-      changed = *have && geometry_changed (&info, cur);
-      *cur = info;
-      *have = TRUE;
+      changed = qpad->have_info && geometry_changed (&info, &qpad->info);
+      /* the frames that follow take these caps (the src pad takes the
+       * distorted ones with the first frame in them: push_pair) */
+      gst_qmetric_pad_set_caps (qpad, caps, &info);
       if (changed && self->n_features) {
         /* frames queued before this event keep their caps; the engine is
          * re-initialised at the first pair in the new ones (compare_pair) */
@@ -2535,9 +2080,6 @@ gst_qmetric_sink_event (GstAggregator * agg, GstAggregatorPad * pad,
         }
         self->engine_info = info;
       }
-      /* the src pad takes them with the first frame in them (push_pair) */
-      if (is_dist)
-        gst_caps_replace (&self->dist_caps, caps);
       gst_event_unref (event);
       return TRUE;
     }
@@ -2654,7 +2196,8 @@ gst_qmetric_start (GstAggregator * agg)
 {
   GstQmetric *self = GST_QMETRIC (agg);
 
-  self->have_ref_info = self->have_dist_info = FALSE;
+  gst_qmetric_pad_forget_caps (self->ref_pad);
+  gst_qmetric_pad_forget_caps (self->dist_pad);
   self->reconfigured = FALSE;
   self->pad_diff_warned = 0;
   self->segment = 0;
@@ -2713,7 +2256,8 @@ gst_qmetric_stop (GstAggregator * agg)
   }
   free_features (self);
   gst_clear_object (&self->cuda_ctx);
-  gst_clear_caps (&self->dist_caps);
+  gst_qmetric_pad_forget_caps (self->ref_pad);
+  gst_qmetric_pad_forget_caps (self->dist_pad);
   gst_clear_caps (&self->src_caps);
   return TRUE;
 }
@@ -2772,7 +2316,7 @@ gst_qmetric_flush (GstAggregator * agg)
    * frames that follow are a new segment with a summary (and log) of
    * their own, so scoring resumes. */
   reset_stream (self);
-  pairing_reset (self);
+  gst_qmetric_pairing_reset (&self->pairing);
   if (self->finished) {
     self->segment++;
     reset_counts (self);
