@@ -40,8 +40,6 @@
 #include "config.h"
 #endif
 
-#include <errno.h>
-#include <math.h>
 #include <string.h>
 
 #include <gst/video/video.h>
@@ -52,14 +50,11 @@
 #include "gstqmetricmeta.h"
 #include "gstqmetricpad.h"
 #include "gstqmetricpairing.h"
+#include "gstqmetricreport.h"
 #include "gstqmetricscoredpair.h"
-#include "pair.h"
-#include "partial.h"
+#include "gstqmetricwatchdog.h"
 #include "qm.h"
 #include "qmlog.h"
-#include "gstqmetricwatchdog.h"
-#include "gstqmetricwindow.h"
-#include "qmratelimit.h"
 #include "qmshed.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_qmetric_debug);
@@ -87,25 +82,6 @@ GST_DEBUG_CATEGORY_STATIC (gst_qmetric_debug);
 #define DEFAULT_WINDOW "none"
 /* live, behind: score at least one pair in 100 (docs/element.md, Overload) */
 #define DEFAULT_MAX_SKIP 100
-
-/* Warnings that can repeat, rate-limited per cause (qmratelimit.h): the
- * first WARN_BURST of a per-frame cause pass (GstAggregator's latency
- * complaint, the same text every time: the first only), then one per
- * WARN_INTERVAL_US, which says how many were held back. */
-enum
-{
-  WARN_LATE,
-  WARN_UNMATCHED_REF,
-  WARN_UNMATCHED_DIST,
-  WARN_UNREADABLE,
-  WARN_OUT_OF_RANGE,
-  WARN_LATENCY,                 /* GstAggregator: "Impossible to configure
-                                 * latency", at every latency query */
-  WARN_OVERLOAD,
-  N_WARN
-};
-#define WARN_BURST 20
-#define WARN_INTERVAL_US (10 * G_USEC_PER_SEC)
 
 enum
 {
@@ -165,27 +141,10 @@ struct _GstQmetric
   GstVideoInfo pair_ref_info, pair_dist_info, engine_info;
   QmEngine *engine;
   gboolean opening;             /* in qm_engine_open() (its log callback) */
-  QmBackend backend_used;       /* of the last engine opened */
-  gchar *backend_note;          /* why (backend=auto), as last posted */
-  guint n_features;
-  const gchar **names;          /* interned */
-  GQuark *quarks;
-  QmPool *pools;
-  QmLog *log;
   GQueue out;                   /* GstQmetricScoredPair, in output order */
-  guint64 n_pairs;              /* pairs submitted since start */
-  guint64 n_scored;             /* pairs with scores */
-  guint64 unmatched_ref, unmatched_dist, unreadable, out_of_range;
-  guint64 skipped;              /* pairs not scored to keep up (live) */
   QmShed shed;                  /* which pairs, when behind (qmshed.c) */
-  /* buffers of CUDA memory read in place by the CUDA backend, and those
-   * mapped for the CPU instead (a download; see compare_pair) */
-  guint64 cuda_in_place, cuda_copied;
-  gboolean foreign_ctx_warned;
   GstQmetricPairing pairing;    /* which frames are compared */
-  guint modes_warned;           /* 1 << QmPairMode of the warnings posted */
-  gboolean rates_checked;
-  guint64 late;                 /* live: frames that arrived past deadline */
+  GstQmetricReport report;      /* scores, logs, counters, warnings */
   GstClockTime agg_latency;     /* live: the latency aggregate() last saw,
                                  * for get_next_time() (see there) */
 
@@ -196,22 +155,7 @@ struct _GstQmetric
    * once) and the flush upstream, the frames still queued are on their way
    * out and are dropped, not scored */
   gint seek_flushing;
-  /* the summary's segment: which one (0 = the first since start, +1 for
-   * each flush after a summary), the flushes inside it, and the stream
-   * times of its first and last compared pairs */
-  guint segment, flushes;
-  GstClockTime first_stream_time, last_stream_time;
   gboolean reconfigured;        /* engine closed by a size/format change */
-  guint pad_diff_warned;        /* PAD_DIFF_* last warned about */
-  gint64 t_start;               /* monotonic us, for the log's fps */
-  QmWindow *win;                /* qmetric-window messages (qmwindow.c) */
-  /* what the engine computes, as a chunk of a title records it
-   * (core/partial.h): the summary's "identity" */
-  gchar *identity;
-
-  /* warnings of each cause, rate-limited; any thread may post one */
-  GMutex warn_lock;
-  QmRateLimit warn_rl[N_WARN];
 };
 
 #define gst_qmetric_parent_class parent_class
@@ -240,8 +184,6 @@ static void gst_qmetric_set_context (GstElement * element,
 static gboolean gst_qmetric_src_query (GstAggregator * agg, GstQuery * query);
 static gboolean gst_qmetric_src_event (GstAggregator * agg, GstEvent * event);
 static GstClockTime gst_qmetric_get_next_time (GstAggregator * agg);
-static gboolean warn_pass (GstQmetric * self, guint cause, gchar held[64]);
-static guint64 warn_suppressed (GstQmetric * self);
 
 /* ---- enums ---- */
 
@@ -308,43 +250,12 @@ gst_qmetric_pool_get_type (void)
   return register_once (&type, "GstQmetricPool", NULL, values);
 }
 
-/* ---- warnings the base class repeats ---- */
-
-/* GstAggregator posts "Impossible to configure latency" (CORE, CLOCK) at
- * every latency query that finds max < min, and queries at every wake-up
- * while it has no latency: with a live pad that has no data, about 56 a
- * second.  They go through the element's limiter like its own. */
+/* GstAggregator's latency complaint, repeated at every latency query, goes
+ * through the element's limiter like its own warnings (gstqmetricwarn.h) */
 static gboolean
 gst_qmetric_post_message (GstElement * element, GstMessage * msg)
 {
-  GstQmetric *self = GST_QMETRIC (element);
-  GError *err = NULL;
-  gchar *dbg = NULL, held[64];
-
-  if (GST_MESSAGE_TYPE (msg) != GST_MESSAGE_WARNING ||
-      GST_MESSAGE_SRC (msg) != GST_OBJECT (element))
-    return GST_ELEMENT_CLASS (parent_class)->post_message (element, msg);
-  gst_message_parse_warning (msg, &err, &dbg);
-  if (err->domain == GST_CORE_ERROR && err->code == GST_CORE_ERROR_CLOCK) {
-    if (!warn_pass (self, WARN_LATENCY, held)) {
-      gst_message_unref (msg);
-      msg = NULL;
-    } else {
-      /* its text is the generic "clock problem": the reason is the last
-       * line of the debug text; and how many like it were held back */
-      const gchar *why = dbg ? strrchr (dbg, '\n') : NULL;
-      GError *e = g_error_new (err->domain, err->code, "%s%s%s%s%s",
-          why ? "Clock problem: " : err->message, why ? why + 1 : "",
-          held[0] ? " (" : "", held[0] ? held + 2 : "", held[0] ? ")" : "");
-      GstMessage *m = gst_message_new_warning (GST_MESSAGE_SRC (msg), e, dbg);
-      gst_message_set_seqnum (m, gst_message_get_seqnum (msg));
-      gst_message_unref (msg);
-      msg = m;
-      g_error_free (e);
-    }
-  }
-  g_error_free (err);
-  g_free (dbg);
+  msg = gst_qmetric_warn_filter (&GST_QMETRIC (element)->report.warn, msg);
   return msg ? GST_ELEMENT_CLASS (parent_class)->post_message (element,
       msg) : FALSE;
 }
@@ -554,11 +465,11 @@ add_sink_pad (GstQmetric * self, const gchar * name)
 static void
 gst_qmetric_init (GstQmetric * self)
 {
+  gst_qmetric_report_init (&self->report, GST_ELEMENT (self));
   self->ref_pad = add_sink_pad (self, "ref_sink");
   self->dist_pad = add_sink_pad (self, "dist_sink");
   gst_qmetric_pairing_init (&self->pairing, self->ref_pad, self->dist_pad);
   gst_qmetric_watchdog_init (&self->watchdog);
-  g_mutex_init (&self->warn_lock);
 
   self->metrics = g_strdup (DEFAULT_METRICS);
   self->model = g_strdup (DEFAULT_MODEL);
@@ -589,10 +500,8 @@ gst_qmetric_finalize (GObject * object)
   g_free (self->features);
   g_free (self->log_location);
   gst_qmetric_watchdog_clear (&self->watchdog);
-  g_mutex_clear (&self->warn_lock);
+  gst_qmetric_report_clear (&self->report);
   g_free (self->window);
-  g_free (self->identity);
-  g_free (self->backend_note);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
@@ -803,19 +712,6 @@ qm_engine_log_cb (void *opaque, int level, const char *msg)
 
 /* ---- engine lifetime ---- */
 
-static void
-free_features (GstQmetric * self)
-{
-  guint i;
-
-  for (i = 0; self->pools && i < self->n_features; i++)
-    qm_pool_clear (&self->pools[i]);
-  g_clear_pointer (&self->pools, g_free);
-  g_clear_pointer (&self->names, g_free);
-  g_clear_pointer (&self->quarks, g_free);
-  self->n_features = 0;
-}
-
 /* Text that came from outside (paths, model files) made valid UTF-8 for a
  * GError, which must be. */
 static gchar *
@@ -882,7 +778,7 @@ open_engine (GstQmetric * self, GstClockTime rt)
   gchar *log_location;
   QmLogFormat log_format;
   char *err = NULL;
-  guint i;
+  gboolean ok;
   int ret;
 
   fill_settings (self, &s, &self->pair_dist_info);
@@ -912,31 +808,13 @@ open_engine (GstQmetric * self, GstClockTime rt)
     g_free (log_location);
     return FALSE;
   }
-  self->backend_used = qm_engine_backend (self->engine);
-  if (s.backend == QM_BACKEND_AUTO &&
-      g_strcmp0 (self->backend_note, qm_engine_backend_note (self->engine))) {
-    /* backend=auto chose: one line says where and why (once, and again
-     * only if a reopened engine chose otherwise) */
-    g_free (self->backend_note);
-    self->backend_note = g_strdup (qm_engine_backend_note (self->engine));
-    GST_ELEMENT_INFO (self, RESOURCE, SETTINGS,
-        ("backend=auto: the metrics run on the %s (%s)",
-            self->backend_used == QM_BACKEND_CUDA ? "GPU" : "CPU",
-            self->backend_note), (NULL));
-  }
-  {
-    /* kept for the summary: the engine is closed before it is posted */
-    char *id = qm_partial_engine_settings (self->engine, &s);
-    g_free (self->identity);
-    self->identity = g_strdup (id);
-    free (id);
-  }
+  gst_qmetric_report_backend (&self->report, self->engine, &s);
   GST_INFO_OBJECT (self, "metrics run on the %s, %u features, %u frame(s) "
       "of look-ahead", qm_engine_backend (self->engine) == QM_BACKEND_CUDA ?
       "GPU (CUDA)" : "CPU", qm_engine_n_features (self->engine),
       qm_engine_delay (self->engine));
   GST_INFO_OBJECT (self, "metrics run on the %s (%s), %u features, %u "
-      "frame(s) of look-ahead", self->backend_used == QM_BACKEND_CUDA ?
+      "frame(s) of look-ahead", self->report.backend == QM_BACKEND_CUDA ?
       "GPU" : "CPU", qm_engine_backend_note (self->engine),
       qm_engine_n_features (self->engine), qm_engine_delay (self->engine));
 
@@ -944,140 +822,41 @@ open_engine (GstQmetric * self, GstClockTime rt)
   announce_lookahead (self, &self->pair_dist_info,
       qm_engine_delay (self->engine));
 
-  if (self->n_features == 0) {
-    self->n_features = qm_engine_n_features (self->engine);
-    self->names = g_new0 (const gchar *, self->n_features);
-    self->quarks = g_new0 (GQuark, self->n_features);
-    self->pools = g_new0 (QmPool, self->n_features);
-    for (i = 0; i < self->n_features; i++) {
-      self->names[i] =
-          g_intern_string (qm_engine_feature_name (self->engine, i));
-      self->quarks[i] = g_quark_from_string (self->names[i]);
-      qm_pool_init (&self->pools[i]);
-    }
+  if (!gst_qmetric_report_features (&self->report, self->engine)) {
+    GST_ELEMENT_ERROR (self, STREAM, FORMAT,
+        ("The new input format changes the set of scores; this is not "
+            "supported mid-stream"), (NULL));
+    ok = FALSE;
   } else {
-    /* a new engine after a caps change must report the same features */
-    gboolean same = self->n_features == qm_engine_n_features (self->engine);
-    for (i = 0; same && i < self->n_features; i++)
-      same = !strcmp (self->names[i], qm_engine_feature_name (self->engine,
-              i));
-    if (!same) {
-      GST_ELEMENT_ERROR (self, STREAM, FORMAT,
-          ("The new input format changes the set of scores; this is not "
-              "supported mid-stream"), (NULL));
-      qm_engine_close (&self->engine);
-      g_free (log_location);
-      return FALSE;
-    }
-  }
-
-  if (log_location && !self->log) {
-    self->log = qm_log_open (log_location, log_format, self->n_features,
-        self->names, s.w, s.h, &err);
-    if (!self->log) {
-      gchar *why = valid_utf8 (err);
-      gchar *loc = valid_utf8 (log_location);
-      GST_ELEMENT_ERROR (self, RESOURCE, OPEN_WRITE,
-          ("%s", why), ("log-location=%s", loc));
-      g_free (loc);
-      g_free (why);
-      free (err);
-      g_free (log_location);
-      qm_engine_close (&self->engine);
-      return FALSE;
-    }
+    ok = gst_qmetric_report_open_log (&self->report, log_location,
+        log_format, s.w, s.h);
   }
   g_free (log_location);
-
+  if (!ok) {
+    qm_engine_close (&self->engine);
+    return FALSE;
+  }
   if (self->reconfigured) {
-    /* a size or format change: motion and the other temporal features
-     * start afresh with the new engine, at this pair */
     self->reconfigured = FALSE;
-    gst_element_post_message (GST_ELEMENT (self),
-        gst_message_new_element (GST_OBJECT (self),
-            gst_structure_new ("qmetric-reconfigured",
-                "index", G_TYPE_UINT64, self->n_pairs,
-                "running-time", G_TYPE_UINT64, rt,
-                "width", G_TYPE_INT, s.w, "height", G_TYPE_INT, s.h,
-                "format", G_TYPE_STRING, gst_video_format_to_string
-                (GST_VIDEO_INFO_FORMAT (&self->pair_dist_info)), NULL)));
+    gst_qmetric_report_reconfigured (&self->report, rt,
+        &self->pair_dist_info);
   }
   return TRUE;
 }
 
 /* ---- output ---- */
 
-static GstStructure *
-scores_structure (GstQmetric * self, const gchar * name,
-    GstQmetricScoredPair * p)
-{
-  GstStructure *s = gst_structure_new (name,
-      "index", G_TYPE_UINT64, p->index,
-      "timestamp", G_TYPE_UINT64, p->pts,
-      "stream-time", G_TYPE_UINT64, p->stream_time,
-      "running-time", G_TYPE_UINT64, p->running_time,
-      "duration", G_TYPE_UINT64, p->duration, NULL);
-  guint i;
-
-  for (i = 0; i < self->n_features; i++) {
-    if (p->present[i])
-      gst_structure_id_set (s, self->quarks[i], G_TYPE_DOUBLE, p->values[i],
-          NULL);
-  }
-  return s;
-}
-
-static void
-ensure_tag (const gchar * feature, gchar * tag, gsize len)
-{
-  g_snprintf (tag, len, "qmetric-%s", feature);
-  if (!gst_tag_exists (tag)) {
-    gchar *blurb = g_strdup_printf ("%s score of the frame, computed by the "
-        "qmetric element", feature);
-    /* registered once per name and never freed: tags are process-global */
-    gst_tag_register (g_intern_string (tag), GST_TAG_FLAG_META, G_TYPE_DOUBLE,
-        g_intern_string (tag), g_intern_string (blurb), gst_tag_merge_use_first);
-    g_free (blurb);
-  }
-}
-
 static GstFlowReturn
 push_pair (GstQmetric * self, GstQmetricScoredPair * p)
 {
   GstAggregator *agg = GST_AGGREGATOR (self);
   GstBuffer *buf = p->dist_buf;
-  GstTagList *tags = NULL;
+  GstTagList *tags;
   GstEvent *segment;
   GstFlowReturn ret;
-  guint i;
 
   p->dist_buf = NULL;
-  if (p->has_scores) {
-    gchar tag[256];
-
-    buf = gst_buffer_make_writable (buf);
-    tags = gst_tag_list_new_empty ();
-    gst_tag_list_set_scope (tags, GST_TAG_SCOPE_STREAM);
-    for (i = 0; i < self->n_features; i++) {
-      if (!p->present[i])
-        continue;
-      ensure_tag (self->names[i], tag, sizeof (tag));
-      gst_tag_list_add (tags, GST_TAG_MERGE_REPLACE, tag, p->values[i], NULL);
-    }
-    {
-      /* the meta carries the present scores only */
-      const gchar **names = g_newa (const gchar *, self->n_features);
-      gdouble *values = g_newa (gdouble, self->n_features);
-      guint n = 0;
-      for (i = 0; i < self->n_features; i++) {
-        if (p->present[i]) {
-          names[n] = self->names[i];
-          values[n++] = p->values[i];
-        }
-      }
-      gst_buffer_add_qmetric_meta (buf, p->index, n, names, values);
-    }
-  }
+  tags = gst_qmetric_report_decorate (&self->report, p, &buf);
 
   /* GstAggregator (1.22) sends stream-start/caps/segment with the first
    * buffer only; before that a tag event would be out of order, so the first
@@ -1101,30 +880,6 @@ push_pair (GstQmetric * self, GstQmetricScoredPair * p)
   return ret;
 }
 
-/* A log that cannot be written (disk full, say) is an error: a probe whose
- * record silently stops is worse than one that stops.  The log is closed
- * (what can still be written, is) and not touched again. */
-static void
-log_write_error (GstQmetric * self, const gchar * what)
-{
-  const int e = errno;          /* of the failed write, before anything */
-  gchar *loc, *where;
-
-  GST_OBJECT_LOCK (self);
-  loc = g_strdup (self->log_location);
-  GST_OBJECT_UNLOCK (self);
-  where = valid_utf8 (loc);
-  GST_ELEMENT_ERROR (self, RESOURCE, WRITE,
-      ("%s \"%s\": %s", what, where, g_strerror (e)),
-      ("log-location=%s", where));
-  g_free (where);
-  g_free (loc);
-  if (self->log) {
-    qm_log_close (self->log, NULL, 0, 0);
-    self->log = NULL;
-  }
-}
-
 /* Take every finished result from the engine: pools, log, messages. */
 static GstFlowReturn
 collect (GstQmetric * self, gboolean wait)
@@ -1141,28 +896,9 @@ collect (GstQmetric * self, gboolean wait)
   post = self->post_messages;
   GST_OBJECT_UNLOCK (self);
   while ((err = qm_engine_receive (self->engine, &r, wait)) == 0) {
-    GstQmetricScoredPair *p = r.frame_user;
-    guint i;
-
-    p->done = TRUE;
-    p->has_scores = r.computed;
-    if (!r.computed)
-      continue;
-    p->values = g_memdup2 (r.value, self->n_features * sizeof (gdouble));
-    p->present = g_memdup2 (r.present, self->n_features);
-    for (i = 0; i < self->n_features; i++)
-      if (r.present[i])
-        qm_pool_add (&self->pools[i], r.value[i]);
-    self->n_scored++;
-    if (self->log && qm_log_frame (self->log, p->index, p->values,
-            p->present) < 0) {
-      log_write_error (self, "Could not write to the log file");
+    if (gst_qmetric_report_scores (&self->report, r.frame_user, &r,
+            post) != GST_FLOW_OK)
       return GST_FLOW_ERROR;
-    }
-    if (post)
-      gst_element_post_message (GST_ELEMENT (self),
-          gst_message_new_element (GST_OBJECT (self),
-              scores_structure (self, "qmetric", p)));
   }
   if (err != QM_EAGAIN && err != QM_EOF) {
     GST_ELEMENT_ERROR (self, LIBRARY, FAILED,
@@ -1172,72 +908,6 @@ collect (GstQmetric * self, gboolean wait)
     return GST_FLOW_ERROR;
   }
   return GST_FLOW_OK;
-}
-
-/* ---- reporting windows ---- */
-
-/* qmwindow.c's callback: one window ended. */
-static void
-window_emit (void *opaque, QmWindowStats * st)
-{
-  GstQmetric *self = opaque;
-
-  if (self->log) {
-    QmLogWindow lw = { st->index, st->start_rt, st->end_rt, st->reason,
-      st->pairs, st->unmatched_ref, st->unmatched_dist, st->unreadable,
-      st->skipped, MIN (st->n_features, self->n_features), st->pools,
-      QM_POOL_LIBVMAF | QM_POOL_P1 | QM_POOL_P5
-    };
-    if (qm_log_window (self->log, &lw) < 0)
-      GST_ELEMENT_WARNING (self, RESOURCE, WRITE,
-          ("Could not write to the log file"), (NULL));
-  }
-  gst_element_post_message (GST_ELEMENT (self),
-      gst_message_new_element (GST_OBJECT (self),
-          gst_qmetric_window_structure (st, self->quarks,
-              self->n_features)));
-}
-
-/* From start(): the window property, parsed. */
-static gboolean
-window_start (GstQmetric * self)
-{
-  QmWindowSpec spec;
-  gchar *str, err[256];
-  gboolean ok;
-
-  g_clear_pointer (&self->win, qm_window_free);
-  GST_OBJECT_LOCK (self);
-  str = g_strdup (self->window);
-  GST_OBJECT_UNLOCK (self);
-  ok = qm_window_parse (str, &spec, err, sizeof (err)) == 0;
-  if (!ok)
-    GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS, ("%s", err), (NULL));
-  else if (spec.kind != QM_WINDOW_OFF)
-    self->win = qm_window_new (&spec, window_emit, self);
-  g_free (str);
-  return ok;
-}
-
-/* A pair leaving the element, in output order, into the current window. */
-static void
-window_add (GstQmetric * self, GstQmetricScoredPair * p)
-{
-  GstClockTime rt = p->running_time;
-  gboolean key;
-
-  if (!self->win)
-    return;
-  key = p->dist_buf &&
-      !GST_BUFFER_FLAG_IS_SET (p->dist_buf, GST_BUFFER_FLAG_DELTA_UNIT);
-  if (!p->matched)
-    qm_window_event (self->win, rt, QM_WINDOW_UNMATCHED_DIST, key, TRUE);
-  else if (p->unreadable)
-    qm_window_event (self->win, rt, QM_WINDOW_UNREADABLE, key, TRUE);
-  else
-    qm_window_pair (self->win, rt, p->duration, (key ? QM_WINDOW_PAIR_KEY :
-            0) | (p->skipped ? QM_WINDOW_PAIR_SKIPPED : 0), self->n_features,
-        p->has_scores ? p->values : NULL, p->present);
 }
 
 /* Push the distorted frames whose scores are known, in order. */
@@ -1251,7 +921,7 @@ push_ready (GstQmetric * self)
     if (!p->done)
       break;
     g_queue_pop_head (&self->out);
-    window_add (self, p);
+    gst_qmetric_report_leaving (&self->report, p);
     ret = push_pair (self, p);
     gst_qmetric_scored_pair_free (p);
   }
@@ -1288,91 +958,30 @@ drain_all (GstQmetric * self)
   return ret;
 }
 
-static GstStructure *
-summary_structure (GstQmetric * self)
+/* The pool property (read at the end; GST_PARAM_MUTABLE_READY). */
+static guint
+pool_methods (GstQmetric * self)
 {
-  GstStructure *s;
-  guint i, m, pool;
+  guint pool;
 
   GST_OBJECT_LOCK (self);
   pool = self->pool;
   GST_OBJECT_UNLOCK (self);
-
-  s = gst_structure_new ("qmetric-summary",
-      "frames", G_TYPE_UINT64, self->n_scored,
-      "pairs", G_TYPE_UINT64, self->n_pairs,
-      "unmatched", G_TYPE_UINT64, self->unmatched_ref + self->unmatched_dist,
-      "unmatched-reference", G_TYPE_UINT64, self->unmatched_ref,
-      "unmatched-distorted", G_TYPE_UINT64, self->unmatched_dist,
-      "unreadable", G_TYPE_UINT64, self->unreadable,
-      "skipped", G_TYPE_UINT64, self->skipped,
-      "cuda-in-place", G_TYPE_UINT64, self->cuda_in_place,
-      "cuda-copied", G_TYPE_UINT64, self->cuda_copied,
-      "warnings-suppressed", G_TYPE_UINT64, warn_suppressed (self),
-      "backend", G_TYPE_STRING, self->backend_used == QM_BACKEND_CUDA ?
-      "cuda" : "cpu",
-      "out-of-range", G_TYPE_UINT64, self->out_of_range,
-      "segment", G_TYPE_UINT, self->segment,
-      "flushes", G_TYPE_UINT, self->flushes,
-      "first-stream-time", G_TYPE_UINT64, self->first_stream_time,
-      "last-stream-time", G_TYPE_UINT64, self->last_stream_time, NULL);
-  if (self->identity)
-    gst_structure_set (s, "identity", G_TYPE_STRING, self->identity, NULL);
-  for (i = 0; i < self->n_features; i++) {
-    GstStructure *f;
-    if (!self->pools[i].n)
-      continue;
-    f = gst_structure_new_empty ("pooled");
-    for (m = 1; m <= QM_POOL_P5; m <<= 1) {
-      if (pool & m) {
-        gchar *field = g_strdelimit (g_strdup (qm_pool_method_name (m)), "_",
-            '-');
-        gst_structure_set (f, field, G_TYPE_DOUBLE,
-            qm_pool_value (&self->pools[i], m), NULL);
-        g_free (field);
-      }
-    }
-    gst_structure_id_set (s, self->quarks[i], GST_TYPE_STRUCTURE, f, NULL);
-    gst_structure_free (f);
-  }
-  return s;
+  return pool;
 }
 
 /* End of the comparison: scores out, log complete, summary posted. */
 static GstFlowReturn
 finish (GstQmetric * self)
 {
-  GstFlowReturn ret;
-  guint pool;
-  double secs;
+  GstFlowReturn ret, rr;
 
   if (self->finished)
     return GST_FLOW_OK;
   self->finished = TRUE;
   ret = drain_all (self);
-  qm_window_finish (self->win, "eos");
-
-  GST_OBJECT_LOCK (self);
-  pool = self->pool;
-  GST_OBJECT_UNLOCK (self);
-  secs = (g_get_monotonic_time () - self->t_start) / 1e6;
-  if (self->log) {
-    int err = qm_log_close (self->log, self->pools, pool,
-        secs > 0 ? self->n_scored / secs : 0);
-    self->log = NULL;
-    if (err < 0) {
-      log_write_error (self, "Could not complete the log file");
-      if (ret == GST_FLOW_OK)
-        ret = GST_FLOW_ERROR;
-    }
-  }
-  gst_element_post_message (GST_ELEMENT (self),
-      gst_message_new_element (GST_OBJECT (self), summary_structure (self)));
-  GST_INFO_OBJECT (self, "compared %" G_GUINT64_FORMAT " pairs, %"
-      G_GUINT64_FORMAT " reference and %" G_GUINT64_FORMAT
-      " distorted frames unmatched", self->n_pairs, self->unmatched_ref,
-      self->unmatched_dist);
-  return ret;
+  rr = gst_qmetric_report_finish (&self->report, pool_methods (self));
+  return ret == GST_FLOW_OK ? rr : ret;
 }
 
 /* ---- pairing ---- */
@@ -1383,9 +992,6 @@ pairing_start (GstQmetric * self)
   GstClockTime timeout, tolerance;
 
   gst_qmetric_pairing_reset (&self->pairing);
-  self->modes_warned = 0;
-  self->rates_checked = FALSE;
-  self->late = 0;
   self->agg_latency = GST_CLOCK_TIME_NONE;
   GST_OBJECT_LOCK (self);
   timeout = self->partner_timeout;
@@ -1404,141 +1010,6 @@ pairing_stop (GstQmetric * self)
   gst_qmetric_pairing_reset (&self->pairing);
 }
 
-/* Whether a warning of `cause` may be posted now; if so, held[] is "" or
- * "; N similar warnings suppressed", for its text. */
-static gboolean
-warn_pass (GstQmetric * self, guint cause, gchar held[64])
-{
-  guint64 n = 0;
-  gboolean pass;
-
-  g_mutex_lock (&self->warn_lock);
-  pass = qm_rate_pass (&self->warn_rl[cause], g_get_monotonic_time (), &n);
-  g_mutex_unlock (&self->warn_lock);
-  held[0] = 0;
-  if (pass && n)
-    g_snprintf (held, 64, "; %" G_GUINT64_FORMAT " similar warning%s "
-        "suppressed", n, n == 1 ? "" : "s");
-  return pass;
-}
-
-static void
-warn_reset (GstQmetric * self)
-{
-  /* QMETRIC_WARN_INTERVAL_MS: a shorter interval for tests */
-  const gchar *env = g_getenv ("QMETRIC_WARN_INTERVAL_MS");
-  gint64 interval = env ? g_ascii_strtoll (env, NULL, 10) * 1000 :
-      WARN_INTERVAL_US;
-  guint i;
-
-  g_mutex_lock (&self->warn_lock);
-  for (i = 0; i < N_WARN; i++)
-    qm_rate_init (&self->warn_rl[i], i == WARN_LATENCY ? 1 : WARN_BURST,
-        interval > 0 ? interval : WARN_INTERVAL_US);
-  g_mutex_unlock (&self->warn_lock);
-}
-
-static guint64
-warn_suppressed (GstQmetric * self)
-{
-  guint64 n = 0;
-  guint i;
-
-  g_mutex_lock (&self->warn_lock);
-  for (i = 0; i < N_WARN; i++)
-    n += self->warn_rl[i].held_total;
-  g_mutex_unlock (&self->warn_lock);
-  return n;
-}
-
-/* Reported once, when both caps are known: different rates are paired
- * frame by frame, and the frames between pairs are unmatched. */
-static void
-check_rates (GstQmetric * self)
-{
-  const GstVideoInfo *r = &self->ref_pad->info, *d = &self->dist_pad->info;
-
-  if (self->rates_checked || !self->ref_pad->have_info ||
-      !self->dist_pad->have_info)
-    return;
-  self->rates_checked = TRUE;
-  if (GST_VIDEO_INFO_FPS_N (r) > 0 && GST_VIDEO_INFO_FPS_N (d) > 0 &&
-      gst_util_fraction_compare (GST_VIDEO_INFO_FPS_N (r),
-          GST_VIDEO_INFO_FPS_D (r), GST_VIDEO_INFO_FPS_N (d),
-          GST_VIDEO_INFO_FPS_D (d)) != 0)
-    GST_ELEMENT_WARNING (self, STREAM, FORMAT,
-        ("Frame rates differ: reference %d/%d fps, distorted %d/%d fps; each "
-            "frame is compared with the nearest frame of the other stream in "
-            "running time, and frames without one are counted as unmatched",
-            GST_VIDEO_INFO_FPS_N (r), GST_VIDEO_INFO_FPS_D (r),
-            GST_VIDEO_INFO_FPS_N (d), GST_VIDEO_INFO_FPS_D (d)), (NULL));
-}
-
-/* Without timestamps, say once per mode how frames are paired. */
-static void
-warn_mode (GstQmetric * self, const GstQmetricPairingDecision * d)
-{
-  if (d->mode == QM_PAIR_BY_TIME || (self->modes_warned & (1u << d->mode)))
-    return;
-  self->modes_warned |= 1u << d->mode;
-  if (d->mode == QM_PAIR_MIXED)
-    GST_ELEMENT_WARNING (self, STREAM, FAILED,
-        ("%s frames have no timestamps while %s frames have them: such "
-            "frames are never paired and are counted as unmatched",
-            d->action == GST_QMETRIC_PAIRING_DROP_REF ? "Reference" :
-            "Distorted", d->action == GST_QMETRIC_PAIRING_DROP_REF ?
-            "distorted" : "reference"),
-        (NULL));
-  else
-    GST_ELEMENT_WARNING (self, STREAM, FAILED,
-        ("Frames without timestamps: pairing them %s",
-            qm_pair_mode_text (d->mode)), (NULL));
-}
-
-static void
-warn_unmatched (GstQmetric * self, gboolean is_ref, GstClockTime rt,
-    QmPairReason why)
-{
-  guint64 n = is_ref ? self->unmatched_ref : self->unmatched_dist;
-  GstStructure *details;
-  gchar held[64];
-
-  if (!warn_pass (self, is_ref ? WARN_UNMATCHED_REF : WARN_UNMATCHED_DIST,
-          held))
-    return;
-  details = gst_structure_new ("qmetric-unmatched", "pad", G_TYPE_STRING,
-      is_ref ? "ref_sink" : "dist_sink", "running-time", G_TYPE_UINT64, rt,
-      "count", G_TYPE_UINT64, n, "reason", G_TYPE_STRING,
-      qm_pair_reason_text (why), NULL);
-  GST_ELEMENT_WARNING_WITH_DETAILS (self, STREAM, FAILED,
-      ("%s frame at running time %" GST_TIME_FORMAT " has no %s frame (%s): "
-          "it is not compared (%" G_GUINT64_FORMAT " such frames so far%s)",
-          is_ref ? "Reference" : "Distorted", GST_TIME_ARGS (rt),
-          is_ref ? "distorted" : "reference", qm_pair_reason_text (why), n,
-          held),
-      (NULL), ("details", GST_TYPE_STRUCTURE, details, NULL));
-  /* the message holds a copy */
-  gst_structure_free (details);
-}
-
-/* A frame taken after its partner stopped waiting (live). */
-static void
-warn_late (GstQmetric * self, gboolean is_ref, GstClockTime rt,
-    GstClockTime late)
-{
-  gchar held[64];
-
-  self->late++;
-  if (warn_pass (self, WARN_LATE, held))
-    GST_ELEMENT_WARNING (self, STREAM, FAILED,
-        ("%s frame at running time %" GST_TIME_FORMAT " arrived %"
-            GST_TIME_FORMAT " after its partner stopped waiting; raise "
-            "the latency property to pair frames this late (%"
-            G_GUINT64_FORMAT " late frames so far%s)",
-            is_ref ? "Reference" : "Distorted", GST_TIME_ARGS (rt),
-            GST_TIME_ARGS (late), self->late, held), (NULL));
-}
-
 /* A reference frame with no partner is dropped. */
 static void
 drop_ref (GstQmetric * self, GstBuffer * buf, GstClockTime rt,
@@ -1546,10 +1017,8 @@ drop_ref (GstQmetric * self, GstBuffer * buf, GstClockTime rt,
 {
   gst_buffer_unref (buf);
   /* in order when no earlier pair is still being scored */
-  qm_window_event (self->win, rt, QM_WINDOW_UNMATCHED_REF, FALSE,
+  gst_qmetric_report_unmatched (&self->report, TRUE, rt, why,
       g_queue_is_empty (&self->out));
-  self->unmatched_ref++;
-  warn_unmatched (self, TRUE, rt, why);
 }
 
 /* A distorted frame with no partner still goes downstream, unscored. */
@@ -1564,8 +1033,7 @@ pass_dist (GstQmetric * self, GstBuffer * buf, GstCaps * caps,
   p->running_time = rt;
   p->done = TRUE;
   g_queue_push_tail (&self->out, p);
-  self->unmatched_dist++;
-  warn_unmatched (self, FALSE, rt, why);
+  gst_qmetric_report_unmatched (&self->report, FALSE, rt, why, FALSE);
 }
 
 /* Live: scores that the engine can finish now (more frames in it than its
@@ -1629,24 +1097,10 @@ cuda_access (GstQmetric * self, GstBuffer * buf, gboolean gpu)
 {
   GstQmetricCudaAccess a = gst_qmetric_cuda_buffer_access (buf,
       self->cuda_ctx);
+  gboolean in_place = a == GST_QMETRIC_CUDA_IN_PLACE && gpu;
 
-  if (a == GST_QMETRIC_CUDA_IN_PLACE && gpu) {
-    self->cuda_in_place++;
-    return TRUE;
-  }
-  if (a != GST_QMETRIC_CUDA_HOST)
-    self->cuda_copied++;
-  if (a == GST_QMETRIC_CUDA_FOREIGN) {
-    if (!self->foreign_ctx_warned) {
-      self->foreign_ctx_warned = TRUE;
-      GST_ELEMENT_WARNING (self, STREAM, FAILED,
-          ("CUDA memory from another CUDA context, which this element's "
-              "context cannot access: frames are copied through system "
-              "memory (slower; share one context, e.g. the same "
-              "cuda-device-id upstream)"), (NULL));
-    }
-  }
-  return FALSE;
+  gst_qmetric_report_cuda (&self->report, a, in_place);
+  return in_place;
 }
 
 /* The pair is not compared (a buffer unreadable or out of range): its
@@ -1655,26 +1109,8 @@ static void
 skip_pair (GstQmetric * self, GstQmetricScoredPair * p, GstBuffer * rbuf,
     GstQmetricMapResult why, const gchar * side, const gchar * problem)
 {
-  gchar held[64];
-  guint64 n;
-
-  if (why == GST_QMETRIC_MAP_OUT_OF_RANGE) {
-    n = ++self->out_of_range;
-    if (warn_pass (self, WARN_OUT_OF_RANGE, held))
-      GST_ELEMENT_WARNING (self, STREAM, FORMAT,
-          ("%s frame at running time %" GST_TIME_FORMAT " has samples beyond "
-              "its bit depth: %s; it is not compared (%" G_GUINT64_FORMAT
-              " such pairs so far%s)", side, GST_TIME_ARGS (p->running_time),
-              problem, n, held), (NULL));
-  } else {
-    n = ++self->unreadable;
-    if (warn_pass (self, WARN_UNREADABLE, held))
-      GST_ELEMENT_WARNING (self, STREAM, FORMAT,
-          ("%s frame at running time %" GST_TIME_FORMAT " is unreadable: %s; "
-              "it is not compared (%" G_GUINT64_FORMAT " such pairs so "
-              "far%s)", side, GST_TIME_ARGS (p->running_time), problem, n,
-              held), (NULL));
-  }
+  gst_qmetric_report_not_compared (&self->report, why, side,
+      p->running_time, problem);
   gst_qmetric_side_unmap (&p->ref);
   gst_qmetric_side_unmap (&p->dist);
   p->unreadable = TRUE;         /* counted as unreadable in its window */
@@ -1723,7 +1159,6 @@ shed_skip (GstQmetric * self, GstQmetricScoredPair * p)
   gint64 frame_ns = -1, lag;
   QmShedChange change;
   gboolean score;
-  gchar held[64];
 
   if (self->shed.max_skip <= 1 || !GST_CLOCK_TIME_IS_VALID (self->agg_latency)
       || !GST_CLOCK_TIME_IS_VALID (p->running_time) ||
@@ -1745,19 +1180,8 @@ shed_skip (GstQmetric * self, GstQmetricScoredPair * p)
   GST_INFO_OBJECT (self, "lag %" GST_STIME_FORMAT ", latency %"
       GST_TIME_FORMAT ": scoring 1 pair in %u", GST_STIME_ARGS (lag),
       GST_TIME_ARGS (self->agg_latency), self->shed.k);
-  if (self->shed.k == 1) {
-    GST_ELEMENT_INFO (self, STREAM, FAILED,
-        ("Keeping up again: scoring every pair (%.1f pairs/s)",
-            self->shed.rate), (NULL));
-  } else if (warn_pass (self, WARN_OVERLOAD, held)) {
-    GST_ELEMENT_WARNING (self, STREAM, FAILED,
-        ("Falling behind: scoring 1 pair in %u (%.1f of %.1f pairs/s) to "
-            "stay within the latency (%" GST_TIME_FORMAT "); the other pairs "
-            "pass downstream unscored and are counted as skipped (max-skip=%u"
-            "%s)", self->shed.k, self->shed.rate / self->shed.k,
-            self->shed.rate, GST_TIME_ARGS (self->agg_latency),
-            self->shed.max_skip, held), (NULL));
-  }
+  gst_qmetric_warn_overload (&self->report.warn, &self->shed,
+      self->agg_latency);
   return !score;
 }
 
@@ -1805,29 +1229,25 @@ compare_pair (GstQmetric * self, GstBuffer * rbuf, GstBuffer * dbuf,
    * it again) and the memory belongs to a context ours can reach */
   gpu = qm_engine_backend (self->engine) == QM_BACKEND_CUDA &&
       !qm_engine_reads_host (self->engine);
-  mr = gst_qmetric_side_map (&p->ref, &self->pair_ref_info, rbuf, 
+  mr = gst_qmetric_side_map (&p->ref, &self->pair_ref_info, rbuf,
       cuda_access (self, rbuf, gpu));
   if (mr != GST_QMETRIC_MAP_OK) {
     skip_pair (self, p, rbuf, mr, "Reference", p->ref.problem);
     return GST_FLOW_OK;
   }
-  mr = gst_qmetric_side_map (&p->dist, &self->pair_dist_info, dbuf, 
+  mr = gst_qmetric_side_map (&p->dist, &self->pair_dist_info, dbuf,
       cuda_access (self, dbuf, gpu));
   if (mr != GST_QMETRIC_MAP_OK) {
     skip_pair (self, p, rbuf, mr, "Distorted", p->dist.problem);
     return GST_FLOW_OK;
   }
-  gst_buffer_unref (rbuf);       /* the mapped frame holds its own ref */
-  if (!GST_CLOCK_TIME_IS_VALID (self->first_stream_time))
-    self->first_stream_time = p->stream_time;
-  self->last_stream_time = p->stream_time;
-  p->index = self->n_pairs++;
-  g_queue_push_tail (&self->out, p);
+  gst_buffer_unref (rbuf);      /* the mapped frame holds its own ref */
   /* a skipped pair still goes through the engine, unscored, as subsample
    * leaves pairs out: motion sees every frame, so the pairs that are
    * scored get the scores of a run that scores them all */
   p->skipped = shed_skip (self, p);
-  self->skipped += p->skipped;
+  gst_qmetric_report_compared (&self->report, p);
+  g_queue_push_tail (&self->out, p);
   flags = p->skipped ? QM_SUBMIT_SKIP : 0;
 
   err = qm_engine_submit_flags (self->engine, &p->ref.pic, &p->dist.pic, p,
@@ -1870,8 +1290,12 @@ pair_queued (GstQmetric * self, gint64 deadline, gboolean done_all)
   while (ret == GST_FLOW_OK && !g_atomic_int_get (&self->seek_flushing)) {
     GstQmetricPairingDecision d;
 
-    switch (gst_qmetric_pairing_next (&self->pairing, deadline, done_all,
-            &d)) {
+    gst_qmetric_pairing_next (&self->pairing, deadline, done_all, &d);
+    /* pairing without timestamps is said once per mode, before the first
+     * decision made that way is carried out */
+    gst_qmetric_warn_mode (&self->report.warn, d.mode,
+        d.action == GST_QMETRIC_PAIRING_DROP_REF);
+    switch (d.action) {
       case GST_QMETRIC_PAIRING_WAIT:
         return ret;
       case GST_QMETRIC_PAIRING_NO_CAPS:
@@ -1881,10 +1305,10 @@ pair_queued (GstQmetric * self, gint64 deadline, gboolean done_all)
         return GST_FLOW_NOT_NEGOTIATED;
       case GST_QMETRIC_PAIRING_TAKEN:
         if (GST_CLOCK_TIME_IS_VALID (d.late))
-          warn_late (self, d.pad == QM_PAIR_REF, d.rt, d.late);
+          gst_qmetric_report_late (&self->report, d.pad == QM_PAIR_REF,
+              d.rt, d.late);
         break;
       case GST_QMETRIC_PAIRING_MATCH:
-        warn_mode (self, &d);
         self->pair_ref_info = d.ref_info;
         self->pair_dist_info = d.dist_info;
         ret = compare_pair (self, d.ref, d.dist, d.dist_caps, d.rt);
@@ -1894,11 +1318,9 @@ pair_queued (GstQmetric * self, gint64 deadline, gboolean done_all)
           ret = drain (self, FALSE);
         break;
       case GST_QMETRIC_PAIRING_DROP_REF:
-        warn_mode (self, &d);
         drop_ref (self, d.ref, d.rt, d.reason);
         break;
       case GST_QMETRIC_PAIRING_PASS_DIST:
-        warn_mode (self, &d);
         pass_dist (self, d.dist, d.dist_caps, d.rt, d.reason);
         break;
     }
@@ -1928,7 +1350,9 @@ gst_qmetric_aggregate (GstAggregator * agg, gboolean timeout)
     return GST_FLOW_OK;
   }
   self->agg_latency = latency;
-  check_rates (self);
+  if (self->ref_pad->have_info && self->dist_pad->have_info)
+    gst_qmetric_warn_rates (&self->report.warn, &self->ref_pad->info,
+        &self->dist_pad->info);
   /* (one latency query per call: while GstAggregator has no latency, each
    * one queries upstream, and may post a warning) */
   deadline = gst_qmetric_pairing_deadline (GST_ELEMENT (self), latency);
@@ -1958,63 +1382,6 @@ gst_qmetric_aggregate (GstAggregator * agg, gboolean timeout)
 }
 
 /* ---- events, queries, state ---- */
-
-/* What may differ between the pads without stopping the comparison, but
- * means the two streams are not what a user thinks they are. */
-enum
-{
-  PAD_DIFF_INTERLACE = 1 << 0,
-  PAD_DIFF_PAR = 1 << 1,
-  PAD_DIFF_RANGE = 1 << 2,
-};
-
-/* Warn (once per combination) when the pads' interlacing, pixel aspect
- * ratio or range differ: the pictures are still compared sample by
- * sample, which is what the user asked for, but they should know. */
-static void
-check_pad_differences (GstQmetric * self)
-{
-  const GstVideoInfo *r = &self->ref_pad->info, *d = &self->dist_pad->info;
-  guint diff = 0;
-  GString *what;
-
-  if (!self->ref_pad->have_info || !self->dist_pad->have_info)
-    return;
-  if (GST_VIDEO_INFO_INTERLACE_MODE (r) != GST_VIDEO_INFO_INTERLACE_MODE (d))
-    diff |= PAD_DIFF_INTERLACE;
-  if (GST_VIDEO_INFO_PAR_N (r) * (gint64) GST_VIDEO_INFO_PAR_D (d) !=
-      GST_VIDEO_INFO_PAR_N (d) * (gint64) GST_VIDEO_INFO_PAR_D (r))
-    diff |= PAD_DIFF_PAR;
-  if (r->colorimetry.range != d->colorimetry.range)
-    diff |= PAD_DIFF_RANGE;
-  if (diff == self->pad_diff_warned)
-    return;
-  self->pad_diff_warned = diff;
-  if (!diff)
-    return;
-  what = g_string_new (NULL);
-  if (diff & PAD_DIFF_INTERLACE)
-    g_string_append_printf (what, "; interlace-mode: reference %s, distorted "
-        "%s", gst_video_interlace_mode_to_string
-        (GST_VIDEO_INFO_INTERLACE_MODE (r)),
-        gst_video_interlace_mode_to_string (GST_VIDEO_INFO_INTERLACE_MODE
-            (d)));
-  if (diff & PAD_DIFF_PAR)
-    g_string_append_printf (what, "; pixel-aspect-ratio: reference %d/%d, "
-        "distorted %d/%d", GST_VIDEO_INFO_PAR_N (r), GST_VIDEO_INFO_PAR_D (r),
-        GST_VIDEO_INFO_PAR_N (d), GST_VIDEO_INFO_PAR_D (d));
-  if (diff & PAD_DIFF_RANGE)
-    g_string_append_printf (what, "; range: reference %s, distorted %s",
-        r->colorimetry.range == GST_VIDEO_COLOR_RANGE_0_255 ? "full" :
-        r->colorimetry.range == GST_VIDEO_COLOR_RANGE_16_235 ? "limited" :
-        "unknown", d->colorimetry.range == GST_VIDEO_COLOR_RANGE_0_255 ?
-        "full" : d->colorimetry.range == GST_VIDEO_COLOR_RANGE_16_235 ?
-        "limited" : "unknown");
-  GST_ELEMENT_WARNING (self, STREAM, FORMAT,
-      ("Reference and distorted video differ (%s); the samples are compared "
-          "as they are", what->str + 2), (NULL));
-  g_string_free (what, TRUE);
-}
 
 /* A size or format change re-initialises the engine; anything else in the
  * caps (colorimetry, pixel aspect ratio, frame rate, interlacing) leaves
@@ -2053,7 +1420,7 @@ gst_qmetric_sink_event (GstAggregator * agg, GstAggregatorPad * pad,
       /* the frames that follow take these caps (the src pad takes the
        * distorted ones with the first frame in them: push_pair) */
       gst_qmetric_pad_set_caps (qpad, caps, &info);
-      if (changed && self->n_features) {
+      if (changed && self->report.n_features) {
         /* frames queued before this event keep their caps; the engine is
          * re-initialised at the first pair in the new ones (compare_pair) */
         GST_INFO_OBJECT (self, "%s changes to %dx%d %s",
@@ -2061,7 +1428,9 @@ gst_qmetric_sink_event (GstAggregator * agg, GstAggregatorPad * pad,
             GST_VIDEO_INFO_HEIGHT (&info),
             gst_video_format_to_string (GST_VIDEO_INFO_FORMAT (&info)));
       }
-      check_pad_differences (self);
+      if (self->ref_pad->have_info && self->dist_pad->have_info)
+        gst_qmetric_warn_pad_differences (&self->report.warn,
+            &self->ref_pad->info, &self->dist_pad->info);
       /* The engine opens at the first pad's caps, before any frame: the
        * other pad (a decoder, say) may send its caps only with its first
        * frame.  Opened at the first pair, its set-up (some 140 ms with the
@@ -2170,51 +1539,29 @@ reset_stream (GstQmetric * self)
     gst_qmetric_scored_pair_free (g_queue_pop_head (&self->out));
 }
 
-/* Counters, pools and times of a new summary. */
-static void
-reset_counts (GstQmetric * self)
-{
-  guint i;
-
-  self->n_pairs = self->n_scored = 0;
-  self->unmatched_ref = self->unmatched_dist = 0;
-  self->unreadable = self->out_of_range = 0;
-  self->skipped = 0;
-  self->cuda_in_place = self->cuda_copied = 0;
-  self->flushes = 0;
-  self->first_stream_time = self->last_stream_time = GST_CLOCK_TIME_NONE;
-  for (i = 0; self->pools && i < self->n_features; i++) {
-    qm_pool_clear (&self->pools[i]);
-    qm_pool_init (&self->pools[i]);
-  }
-  self->finished = FALSE;
-  self->t_start = g_get_monotonic_time ();
-}
-
 static gboolean
 gst_qmetric_start (GstAggregator * agg)
 {
   GstQmetric *self = GST_QMETRIC (agg);
+  gchar *window;
+  gboolean ok;
 
   gst_qmetric_pad_forget_caps (self->ref_pad);
   gst_qmetric_pad_forget_caps (self->dist_pad);
   self->reconfigured = FALSE;
-  self->pad_diff_warned = 0;
-  self->segment = 0;
-  self->foreign_ctx_warned = FALSE;
-  self->backend_used = QM_BACKEND_CPU;
-  g_clear_pointer (&self->backend_note, g_free);
-  warn_reset (self);
+  self->finished = FALSE;
   g_atomic_int_set (&self->seek_flushing, 0);
+  GST_OBJECT_LOCK (self);
+  window = g_strdup (self->window);
+  GST_OBJECT_UNLOCK (self);
+  ok = gst_qmetric_report_start (&self->report, window);
+  g_free (window);
   /* a bad window property fails the start before the watchdog thread is
    * made: GstAggregator does not call stop() after a failed start, and the
-   * thread would outlive the element (ASan: heap-use-after-free in
-   * watchdog_loop after test_bad_window, 1 forked run in 2 or 3) */
-  if (!window_start (self))
+   * thread would outlive the element */
+  if (!ok)
     return FALSE;
   pairing_start (self);
-  free_features (self);
-  reset_counts (self);
   {
     gint dev;
     QmBackend be;
@@ -2244,17 +1591,7 @@ gst_qmetric_stop (GstAggregator * agg)
     collect (self, TRUE);
   }
   reset_stream (self);
-  qm_window_finish (self->win, "stop");
-  g_clear_pointer (&self->win, qm_window_free);
-  if (self->log) {
-    guint pool;
-    GST_OBJECT_LOCK (self);
-    pool = self->pool;
-    GST_OBJECT_UNLOCK (self);
-    qm_log_close (self->log, self->pools, pool, 0);
-    self->log = NULL;
-  }
-  free_features (self);
+  gst_qmetric_report_stop (&self->report, pool_methods (self));
   gst_clear_object (&self->cuda_ctx);
   gst_qmetric_pad_forget_caps (self->ref_pad);
   gst_qmetric_pad_forget_caps (self->dist_pad);
@@ -2317,12 +1654,8 @@ gst_qmetric_flush (GstAggregator * agg)
    * their own, so scoring resumes. */
   reset_stream (self);
   gst_qmetric_pairing_reset (&self->pairing);
-  if (self->finished) {
-    self->segment++;
-    reset_counts (self);
-  } else {
-    self->flushes++;
-  }
+  gst_qmetric_report_flush (&self->report, self->finished);
+  self->finished = FALSE;
   g_atomic_int_set (&self->seek_flushing, 0);
   return GST_FLOW_OK;
 }

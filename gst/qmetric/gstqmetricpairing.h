@@ -40,7 +40,8 @@ typedef struct
 {
   GstQmetricPairingAction action;
   guint pad;                    /* TAKEN, NO_CAPS: QM_PAIR_REF or QM_PAIR_DIST */
-  QmPairMode mode;              /* MATCH, DROP_REF, PASS_DIST */
+  QmPairMode mode;              /* MATCH, DROP_REF, PASS_DIST; else
+                                 * QM_PAIR_BY_TIME */
   QmPairReason reason;          /* DROP_REF, PASS_DIST: why unmatched */
   /* MATCH: the distorted frame's running time; DROP_REF, PASS_DIST, TAKEN:
    * the frame's (GST_CLOCK_TIME_NONE if it has none) */
