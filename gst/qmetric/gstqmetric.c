@@ -185,71 +185,6 @@ static gboolean gst_qmetric_src_query (GstAggregator * agg, GstQuery * query);
 static gboolean gst_qmetric_src_event (GstAggregator * agg, GstEvent * event);
 static GstClockTime gst_qmetric_get_next_time (GstAggregator * agg);
 
-/* ---- enums ---- */
-
-/* The GType of enum (flags NULL) or flags values (enum_values NULL) named
- * name, registered on the first call (thread-safe). */
-static GType
-register_once (GType * type, const gchar * name,
-    const GEnumValue * enum_values, const GFlagsValue * flags_values)
-{
-  if (g_once_init_enter (type)) {
-    GType t = enum_values ? g_enum_register_static (name, enum_values) :
-        g_flags_register_static (name, flags_values);
-    g_once_init_leave (type, t);
-  }
-  return *type;
-}
-
-GType
-gst_qmetric_log_format_get_type (void)
-{
-  static GType type = 0;
-  static const GEnumValue values[] = {
-    {QM_LOG_FORMAT_JSON, "libvmaf's JSON layout", "json"},
-    {QM_LOG_FORMAT_CSV, "CSV, one row per frame", "csv"},
-    {QM_LOG_FORMAT_XML, "libvmaf's XML layout", "xml"},
-    {QM_LOG_FORMAT_JSONL, "JSON lines: a header, one object per frame and "
-          "per window (see the window property) as they end, a summary at "
-          "the end", "jsonl"},
-    {0, NULL, NULL},
-  };
-
-  return register_once (&type, "GstQmetricLogFormat", values, NULL);
-}
-
-GType
-gst_qmetric_backend_get_type (void)
-{
-  static GType type = 0;
-  static const GEnumValue values[] = {
-    {QM_BACKEND_AUTO, "CUDA when a GPU works, else CPU", "auto"},
-    {QM_BACKEND_CPU, "CPU", "cpu"},
-    {QM_BACKEND_CUDA, "CUDA (an error when no GPU works)", "cuda"},
-    {0, NULL, NULL},
-  };
-
-  return register_once (&type, "GstQmetricBackend", values, NULL);
-}
-
-GType
-gst_qmetric_pool_get_type (void)
-{
-  static GType type = 0;
-  static const GFlagsValue values[] = {
-    {QM_POOL_MIN, "Minimum", "min"},
-    {QM_POOL_MAX, "Maximum", "max"},
-    {QM_POOL_MEAN, "Arithmetic mean", "mean"},
-    {QM_POOL_HARMONIC_MEAN, "Harmonic mean, n / sum(1 / (x + 1)) - 1",
-        "harmonic-mean"},
-    {QM_POOL_P1, "1st percentile", "p1"},
-    {QM_POOL_P5, "5th percentile", "p5"},
-    {0, NULL, NULL},
-  };
-
-  return register_once (&type, "GstQmetricPool", NULL, values);
-}
-
 /* GstAggregator's latency complaint, repeated at every latency query, goes
  * through the element's limiter like its own warnings (gstqmetricwarn.h) */
 static gboolean
@@ -683,7 +618,7 @@ gst_qmetric_get_property (GObject * object, guint prop_id, GValue * value,
   GST_OBJECT_UNLOCK (self);
 }
 
-/* ---- pairs ---- */
+/* ---- engine lifetime ---- */
 
 static void
 qm_engine_log_cb (void *opaque, int level, const char *msg)
@@ -710,7 +645,16 @@ qm_engine_log_cb (void *opaque, int level, const char *msg)
   }
 }
 
-/* ---- engine lifetime ---- */
+/* The engine failed (err: its return value). */
+static GstFlowReturn
+engine_failed (GstQmetric * self, int err)
+{
+  GST_ELEMENT_ERROR (self, LIBRARY, FAILED,
+      ("Computing the metrics failed: %s",
+          qm_engine_error (self->engine) ? qm_engine_error (self->engine) :
+          qm_strerror (err)), (NULL));
+  return GST_FLOW_ERROR;
+}
 
 /* Text that came from outside (paths, model files) made valid UTF-8 for a
  * GError, which must be. */
@@ -755,9 +699,9 @@ clear_settings (QmSettings * s)
 /* A frame's scores wait for the look-ahead (motion needs the next frame):
  * a live pipeline must know that the element holds that many frames, and
  * it waits that much longer for partners.  Set at the first caps with a
- * rate, before the first frame: set at the first pair, the frames before
- * the pipeline's latency was recomputed had a shorter wait than the ones
- * after (seen in qmetric-bench-probes as pairs lost in the first second). */
+ * rate, before the first frame, so that the first frames wait for their
+ * partners as long as the later ones (the pipeline's latency is recomputed
+ * when it changes, which frames already waiting do not see). */
 static void
 announce_lookahead (GstQmetric * self, const GstVideoInfo * info,
     unsigned delay)
@@ -900,13 +844,8 @@ collect (GstQmetric * self, gboolean wait)
             post) != GST_FLOW_OK)
       return GST_FLOW_ERROR;
   }
-  if (err != QM_EAGAIN && err != QM_EOF) {
-    GST_ELEMENT_ERROR (self, LIBRARY, FAILED,
-        ("Computing the metrics failed: %s",
-            qm_engine_error (self->engine) ? qm_engine_error (self->engine) :
-            qm_strerror (err)), (NULL));
-    return GST_FLOW_ERROR;
-  }
+  if (err != QM_EAGAIN && err != QM_EOF)
+    return engine_failed (self, err);
   return GST_FLOW_OK;
 }
 
@@ -985,30 +924,6 @@ finish (GstQmetric * self)
 }
 
 /* ---- pairing ---- */
-
-static void
-pairing_start (GstQmetric * self)
-{
-  GstClockTime timeout, tolerance;
-
-  gst_qmetric_pairing_reset (&self->pairing);
-  self->agg_latency = GST_CLOCK_TIME_NONE;
-  GST_OBJECT_LOCK (self);
-  timeout = self->partner_timeout;
-  tolerance = self->pairing_tolerance;
-  qm_shed_init (&self->shed, self->max_skip);
-  GST_OBJECT_UNLOCK (self);
-  gst_qmetric_pairing_set_tolerance (&self->pairing, tolerance);
-  gst_qmetric_watchdog_start (&self->watchdog, GST_AGGREGATOR (self),
-      self->ref_pad, self->dist_pad, timeout);
-}
-
-static void
-pairing_stop (GstQmetric * self)
-{
-  gst_qmetric_watchdog_stop (&self->watchdog);
-  gst_qmetric_pairing_reset (&self->pairing);
-}
 
 /* A reference frame with no partner is dropped. */
 static void
@@ -1142,8 +1057,16 @@ formats_agree (GstQmetric * self)
   return FALSE;
 }
 
-static gboolean geometry_changed (const GstVideoInfo * a,
-    const GstVideoInfo * b);
+/* A size or format change re-initialises the engine; anything else in the
+ * caps (colorimetry, pixel aspect ratio, frame rate, interlacing) leaves
+ * it, and the motion history, alone. */
+static gboolean
+geometry_changed (const GstVideoInfo * a, const GstVideoInfo * b)
+{
+  return GST_VIDEO_INFO_WIDTH (a) != GST_VIDEO_INFO_WIDTH (b) ||
+      GST_VIDEO_INFO_HEIGHT (a) != GST_VIDEO_INFO_HEIGHT (b) ||
+      GST_VIDEO_INFO_FORMAT (a) != GST_VIDEO_INFO_FORMAT (b);
+}
 
 /* Live: whether pair p is scored or skipped to keep up (qmshed.c).  Its lag
  * is how far its running time is behind the clock's; the budget, the
@@ -1258,9 +1181,9 @@ compare_pair (GstQmetric * self, GstBuffer * rbuf, GstBuffer * dbuf,
     GstFlowReturn ret = drain (self, TRUE);
     /* a push that failed (flushing: a seek is under way) ends this call,
      * as it ends aggregate(); the pair goes with the flush, unscored.
-     * Carrying on here once made the element score every frame queued
-     * before the seek reached upstream (the CUDA backend, whose ring fills
-     * with frames waiting for results, took this path on every seek) */
+     * Going on would score every frame queued before the seek reached
+     * upstream (a backend whose ring fills with frames waiting for
+     * results, such as CUDA's, comes here at every seek) */
     if (ret != GST_FLOW_OK || g_atomic_int_get (&self->seek_flushing)) {
       p->done = TRUE;
       return ret;
@@ -1268,14 +1191,7 @@ compare_pair (GstQmetric * self, GstBuffer * rbuf, GstBuffer * dbuf,
     err = qm_engine_submit_flags (self->engine, &p->ref.pic, &p->dist.pic,
         p, flags);
   }
-  if (err) {
-    GST_ELEMENT_ERROR (self, LIBRARY, FAILED,
-        ("Computing the metrics failed: %s",
-            qm_engine_error (self->engine) ? qm_engine_error (self->engine) :
-            qm_strerror (err)), (NULL));
-    return GST_FLOW_ERROR;
-  }
-  return GST_FLOW_OK;
+  return err ? engine_failed (self, err) : GST_FLOW_OK;
 }
 
 
@@ -1383,17 +1299,6 @@ gst_qmetric_aggregate (GstAggregator * agg, gboolean timeout)
 
 /* ---- events, queries, state ---- */
 
-/* A size or format change re-initialises the engine; anything else in the
- * caps (colorimetry, pixel aspect ratio, frame rate, interlacing) leaves
- * it, and the motion history, alone. */
-static gboolean
-geometry_changed (const GstVideoInfo * a, const GstVideoInfo * b)
-{
-  return GST_VIDEO_INFO_WIDTH (a) != GST_VIDEO_INFO_WIDTH (b) ||
-      GST_VIDEO_INFO_HEIGHT (a) != GST_VIDEO_INFO_HEIGHT (b) ||
-      GST_VIDEO_INFO_FORMAT (a) != GST_VIDEO_INFO_FORMAT (b);
-}
-
 static gboolean
 gst_qmetric_sink_event (GstAggregator * agg, GstAggregatorPad * pad,
     GstEvent * event)
@@ -1433,13 +1338,12 @@ gst_qmetric_sink_event (GstAggregator * agg, GstAggregatorPad * pad,
             &self->ref_pad->info, &self->dist_pad->info);
       /* The engine opens at the first pad's caps, before any frame: the
        * other pad (a decoder, say) may send its caps only with its first
-       * frame.  Opened at the first pair, its set-up (some 140 ms with the
-       * CUDA backend while seven other probes set theirs up) held this
-       * thread while frames came, and pairs whose two frames had arrived
-       * inside the latency were given up (issue 13, qmetric-bench-probes
-       * with decoders).  The look-ahead is announced with it.  Caps that
-       * differ on the other pad are refused at the first pair, as before;
-       * a later change of size or format reopens it there. */
+       * frame, and a set-up at the first pair (with the CUDA backend, about
+       * 140 ms while seven other probes set theirs up) would hold this thread
+       * while frames come, so that pairs whose two frames arrived inside
+       * the latency are given up.  The look-ahead is announced with it.
+       * Caps that differ on the other pad are refused at the first pair; a
+       * later change of size or format reopens it there. */
       if (!self->engine && gst_qmetric_format_lookup (GST_VIDEO_INFO_FORMAT
               (&info))) {
         self->pair_dist_info = info;
@@ -1499,8 +1403,8 @@ answer_allocation (GstQmetric * self, GstQuery * query)
  * both answers, so the reference branch stops until the distorted pad's
  * query is answered, and that pad's frames may be waiting for a reference
  * frame (GstAggregator, not live, calls aggregate() only when every pad
- * shows a buffer).  Queued, that stalled a pipeline for good at a caps
- * change on both pads (test_colorimetry_change_loop). */
+ * shows a buffer).  Queued, it would stall the pipeline for good at a
+ * caps change on both pads. */
 static gboolean
 gst_qmetric_sink_query_pre_queue (GstAggregator * agg, GstAggregatorPad * pad,
     GstQuery * query)
@@ -1543,17 +1447,27 @@ static gboolean
 gst_qmetric_start (GstAggregator * agg)
 {
   GstQmetric *self = GST_QMETRIC (agg);
+  GstClockTime timeout, tolerance;
   gchar *window;
+  QmBackend be;
+  gint dev;
   gboolean ok;
+
+  GST_OBJECT_LOCK (self);
+  window = g_strdup (self->window);
+  timeout = self->partner_timeout;
+  tolerance = self->pairing_tolerance;
+  be = self->backend;
+  dev = self->cuda_device_id;
+  qm_shed_init (&self->shed, self->max_skip);
+  GST_OBJECT_UNLOCK (self);
 
   gst_qmetric_pad_forget_caps (self->ref_pad);
   gst_qmetric_pad_forget_caps (self->dist_pad);
   self->reconfigured = FALSE;
   self->finished = FALSE;
+  self->agg_latency = GST_CLOCK_TIME_NONE;
   g_atomic_int_set (&self->seek_flushing, 0);
-  GST_OBJECT_LOCK (self);
-  window = g_strdup (self->window);
-  GST_OBJECT_UNLOCK (self);
   ok = gst_qmetric_report_start (&self->report, window);
   g_free (window);
   /* a bad window property fails the start before the watchdog thread is
@@ -1561,20 +1475,15 @@ gst_qmetric_start (GstAggregator * agg)
    * thread would outlive the element */
   if (!ok)
     return FALSE;
-  pairing_start (self);
-  {
-    gint dev;
-    QmBackend be;
-    GST_OBJECT_LOCK (self);
-    dev = self->cuda_device_id;
-    be = self->backend;
-    GST_OBJECT_UNLOCK (self);
-    /* share upstream's CUDA context (or make one) so that CUDA memory is
-     * read without a copy; without a driver this fails and auto means CPU */
-    if (be != QM_BACKEND_CPU && qm_have_cuda () &&
-        !gst_qmetric_cuda_ensure (GST_ELEMENT (self), dev, &self->cuda_ctx))
-      GST_INFO_OBJECT (self, "no GStreamer CUDA context");
-  }
+  gst_qmetric_pairing_reset (&self->pairing);
+  gst_qmetric_pairing_set_tolerance (&self->pairing, tolerance);
+  gst_qmetric_watchdog_start (&self->watchdog, agg, self->ref_pad,
+      self->dist_pad, timeout);
+  /* share upstream's CUDA context (or make one) so that CUDA memory is
+   * read without a copy; without a driver this fails and auto means CPU */
+  if (be != QM_BACKEND_CPU && qm_have_cuda () &&
+      !gst_qmetric_cuda_ensure (GST_ELEMENT (self), dev, &self->cuda_ctx))
+    GST_INFO_OBJECT (self, "no GStreamer CUDA context");
   return TRUE;
 }
 
@@ -1583,7 +1492,8 @@ gst_qmetric_stop (GstAggregator * agg)
 {
   GstQmetric *self = GST_QMETRIC (agg);
 
-  pairing_stop (self);
+  gst_qmetric_watchdog_stop (&self->watchdog);
+  gst_qmetric_pairing_reset (&self->pairing);
   /* stopped without EOS (an application shutting down, say): score what
    * was submitted and still leave a complete log; nothing is pushed */
   if (self->engine) {
