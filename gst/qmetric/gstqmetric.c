@@ -336,7 +336,9 @@ gst_qmetric_class_init (GstQmetricClass * klass)
 
   {
     /* system memory, and CUDA memory where GStreamer's CUDA library and our
-     * CUDA backend are built (nvh264dec ! qmetric without a copy) */
+     * CUDA backend are built (nvh264dec ! qmetric without a copy): caps
+     * known at run time, hence no static templates.  The sink pads are
+     * GstQmetricPad (each holds its frames waiting for pairing) */
     static const struct
     {
       const gchar *name;
@@ -351,7 +353,8 @@ gst_qmetric_class_init (GstQmetricClass * klass)
     for (i = 0; i < G_N_ELEMENTS (pads); i++)
       gst_element_class_add_pad_template (element_class,
           gst_pad_template_new_with_gtype (pads[i].name, pads[i].direction,
-              GST_PAD_ALWAYS, caps, GST_TYPE_QMETRIC_PAD));
+              GST_PAD_ALWAYS, caps, pads[i].direction == GST_PAD_SINK ?
+              GST_TYPE_QMETRIC_PAD : GST_TYPE_AGGREGATOR_PAD));
     gst_caps_unref (caps);
   }
 
@@ -1273,7 +1276,8 @@ gst_qmetric_aggregate (GstAggregator * agg, gboolean timeout)
    * one queries upstream, and may post a warning) */
   deadline = gst_qmetric_pairing_deadline (GST_ELEMENT (self), latency);
   GST_LOG_OBJECT (self, "aggregate (timeout %d), deadline %" G_GINT64_FORMAT
-      ", latency %" GST_TIME_FORMAT, timeout, deadline, GST_TIME_ARGS (latency));
+      ", latency %" GST_TIME_FORMAT, timeout, deadline,
+      GST_TIME_ARGS (latency));
   if (timeout && deadline == QM_PAIR_NO_DEADLINE) {
     /* live without a clock reading: what made us time out has waited */
     deadline = gst_qmetric_to_pair_time (gst_qmetric_get_next_time (agg));

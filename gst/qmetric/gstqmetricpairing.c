@@ -116,11 +116,12 @@ gst_qmetric_pairing_next (GstQmetricPairing * pr, gint64 deadline,
     return d->action = GST_QMETRIC_PAIRING_WAIT;
   }
 
-  GST_LOG_OBJECT (GST_OBJECT_PARENT (pad[0]), "decision %d (reason %d) on heads ref %" G_GINT64_FORMAT
-      " dist %" G_GINT64_FORMAT " (queued %" G_GSIZE_FORMAT "/%"
-      G_GSIZE_FORMAT ", more %d/%d), deadline %" G_GINT64_FORMAT, pd.action,
-      pd.reason, in.n[0] ? in.f[0][0].t : -1, in.n[1] ? in.f[1][0].t : -1,
-      in.n[0], in.n[1], in.more[0], in.more[1], deadline);
+  GST_LOG_OBJECT (GST_OBJECT_PARENT (pad[0]), "decision %d (reason %d) on "
+      "heads ref %" G_GINT64_FORMAT " dist %" G_GINT64_FORMAT " (queued %"
+      G_GSIZE_FORMAT "/%" G_GSIZE_FORMAT ", more %d/%d), deadline %"
+      G_GINT64_FORMAT, pd.action, pd.reason, in.n[0] ? in.f[0][0].t : -1,
+      in.n[1] ? in.f[1][0].t : -1, in.n[0], in.n[1], in.more[0], in.more[1],
+      deadline);
   qm_pair_apply (&pr->state, &in, &pd);
   d->mode = pd.mode;
   d->reason = pd.reason;
@@ -191,7 +192,8 @@ live_may_end (GstQmetricPairing * pr, gint64 deadline)
   if (GST_CLOCK_TIME_IS_VALID (other->prev_t) && (gint64) other->prev_t > end)
     return TRUE;
   if ((head = gst_aggregator_pad_peek_buffer (GST_AGGREGATOR_PAD (other)))) {
-    gint64 t = gst_qmetric_to_pair_time (gst_qmetric_pad_running_time (other, head));
+    gint64 t = gst_qmetric_to_pair_time (gst_qmetric_pad_running_time (other,
+            head));
     gst_buffer_unref (head);
     if (t > end)
       return TRUE;

@@ -39,7 +39,7 @@ typedef enum
 typedef struct
 {
   GstQmetricPairingAction action;
-  guint pad;                    /* TAKEN, NO_CAPS: QM_PAIR_REF or QM_PAIR_DIST */
+  guint pad;                    /* TAKEN, NO_CAPS: QM_PAIR_REF/QM_PAIR_DIST */
   QmPairMode mode;              /* MATCH, DROP_REF, PASS_DIST; else
                                  * QM_PAIR_BY_TIME */
   QmPairReason reason;          /* DROP_REF, PASS_DIST: why unmatched */

@@ -388,7 +388,8 @@ ensure_tag (const gchar * feature, gchar * tag, gsize len)
         "qmetric element", feature);
     /* registered once per name and never freed: tags are process-global */
     gst_tag_register (g_intern_string (tag), GST_TAG_FLAG_META, G_TYPE_DOUBLE,
-        g_intern_string (tag), g_intern_string (blurb), gst_tag_merge_use_first);
+        g_intern_string (tag), g_intern_string (blurb),
+        gst_tag_merge_use_first);
     g_free (blurb);
   }
 }
