@@ -78,6 +78,20 @@ reset_counts (GstQmetricReport * r)
 
 /* ---- windows ---- */
 
+/* The counts of frames not scored, as a window and the summary give them
+ * (after "pairs"). */
+static void
+set_counts (GstStructure * s, guint64 unmatched_ref, guint64 unmatched_dist,
+    guint64 unreadable, guint64 skipped)
+{
+  gst_structure_set (s,
+      "unmatched", G_TYPE_UINT64, unmatched_ref + unmatched_dist,
+      "unmatched-reference", G_TYPE_UINT64, unmatched_ref,
+      "unmatched-distorted", G_TYPE_UINT64, unmatched_dist,
+      "unreadable", G_TYPE_UINT64, unreadable,
+      "skipped", G_TYPE_UINT64, skipped, NULL);
+}
+
 /* The "qmetric-window" message's structure of one ended window. */
 static GstStructure *
 window_structure (GstQmetricReport * r, const QmWindowStats * st)
@@ -87,13 +101,11 @@ window_structure (GstQmetricReport * r, const QmWindowStats * st)
       "start-running-time", G_TYPE_UINT64, st->start_rt,
       "end-running-time", G_TYPE_UINT64, st->end_rt,
       "reason", G_TYPE_STRING, st->reason,
-      "pairs", G_TYPE_UINT64, st->pairs,
-      "unmatched", G_TYPE_UINT64, st->unmatched_ref + st->unmatched_dist,
-      "unmatched-reference", G_TYPE_UINT64, st->unmatched_ref,
-      "unmatched-distorted", G_TYPE_UINT64, st->unmatched_dist,
-      "unreadable", G_TYPE_UINT64, st->unreadable,
-      "skipped", G_TYPE_UINT64, st->skipped, NULL);
+      "pairs", G_TYPE_UINT64, st->pairs, NULL);
   guint i;
+
+  set_counts (s, st->unmatched_ref, st->unmatched_dist, st->unreadable,
+      st->skipped);
 
   for (i = 0; i < st->n_features && i < r->n_features; i++) {
     QmPool *p = &st->pools[i];
@@ -488,12 +500,10 @@ summary_structure (GstQmetricReport * r, guint pool)
 
   s = gst_structure_new ("qmetric-summary",
       "frames", G_TYPE_UINT64, r->n_scored,
-      "pairs", G_TYPE_UINT64, r->n_pairs,
-      "unmatched", G_TYPE_UINT64, r->unmatched_ref + r->unmatched_dist,
-      "unmatched-reference", G_TYPE_UINT64, r->unmatched_ref,
-      "unmatched-distorted", G_TYPE_UINT64, r->unmatched_dist,
-      "unreadable", G_TYPE_UINT64, r->unreadable,
-      "skipped", G_TYPE_UINT64, r->skipped,
+      "pairs", G_TYPE_UINT64, r->n_pairs, NULL);
+  set_counts (s, r->unmatched_ref, r->unmatched_dist, r->unreadable,
+      r->skipped);
+  gst_structure_set (s,
       "cuda-in-place", G_TYPE_UINT64, r->cuda_in_place,
       "cuda-copied", G_TYPE_UINT64, r->cuda_copied,
       "warnings-suppressed", G_TYPE_UINT64,
