@@ -1288,7 +1288,8 @@ gst_qmetric_aggregate (GstAggregator * agg, gboolean timeout)
    * pad still sends are each counted (partner-timeout ends a pad that
    * never does).  Live, a partner may never send EOS: it ends once the
    * other pad can bring no partner for the ended pad's frames any more
-   * (live_may_end), and the other pad's later frames get EOS upstream. */
+   * (gstqmetricpairing.c), and the other pad's later frames get EOS
+   * upstream. */
   if (ret == GST_FLOW_OK &&
       gst_qmetric_pairing_ended (&self->pairing, live, deadline)) {
     ret = pair_queued (self, deadline, TRUE);
@@ -1342,12 +1343,13 @@ gst_qmetric_sink_event (GstAggregator * agg, GstAggregatorPad * pad,
             &self->ref_pad->info, &self->dist_pad->info);
       /* The engine opens at the first pad's caps, before any frame: the
        * other pad (a decoder, say) may send its caps only with its first
-       * frame, and a set-up at the first pair (with the CUDA backend, about
-       * 140 ms while seven other probes set theirs up) would hold this thread
-       * while frames come, so that pairs whose two frames arrived inside
-       * the latency are given up.  The look-ahead is announced with it.
-       * Caps that differ on the other pad are refused at the first pair; a
-       * later change of size or format reopens it there. */
+       * frame, and a set-up at the first pair (with the CUDA backend,
+       * about 140 ms while seven other probes set theirs up) would hold
+       * this thread while frames come, so that pairs whose two frames
+       * arrived inside the latency are given up.  The look-ahead is
+       * announced with it.  Caps that differ on the other pad are refused
+       * at the first pair; a later change of size or format reopens it
+       * there. */
       if (!self->engine && gst_qmetric_format_lookup (GST_VIDEO_INFO_FORMAT
               (&info))) {
         self->pair_dist_info = info;
