@@ -5,7 +5,9 @@
  * and everything they become: the "qmetric" message of every scored pair,
  * the meta and tags of its outgoing buffer, the "qmetric-window",
  * "qmetric-reconfigured" and "qmetric-summary" messages, and the warnings
- * that carry a count (gstqmetricwarn.h, which this module owns).
+ * that carry one of its counts.  The warnings' state (`warn`,
+ * gstqmetricwarn.h) lives here, since the summary counts those held back;
+ * the element posts the notices without a count through it directly.
  *
  * The element calls it as things happen; it never calls the element.  The
  * aggregator's streaming thread only, except the warnings of `warn`. */
