@@ -72,6 +72,9 @@ enum {
                                 index into the metric's option_choices[i],
                                 keys show the name */
     QM_OPT_INT = 1 << 3,     /* a libvmaf int option: whole numbers only */
+    QM_OPT_FRAME_RATE = 1 << 4, /* defaults to the input's integer frame
+                                   rate (QmSettings.fps_n / fps_d) where
+                                   known, else to `def` */
 };
 
 typedef struct QmOptionDesc {
@@ -199,6 +202,9 @@ typedef enum QmTestContent {
     /* 577x323 and 1080p, realistic (noisy) and identical distortions too
      * (SpEED's rescalers and block grid) */
     QM_TEST_CONTENT_NATURAL,
+    /* 577x323 and sizes above 2048x1152 (2050x1152, 3840x2160): XPSNR's
+     * filters on 2x2 groups */
+    QM_TEST_CONTENT_UHD,
 } QmTestContent;
 
 typedef struct QmMetricDesc {
@@ -246,6 +252,11 @@ typedef struct QmMetricDesc {
 extern const QmMetricDesc *const qm_metrics[];
 
 const QmMetricDesc *qm_metric_find(const char *name);
+
+/* The metric that writes feature key `key` (with or without the suffixes of
+ * its options) and the feature's index in it (*f); NULL for a key no
+ * metric writes ("vmaf" included). */
+const QmMetricDesc *qm_feature_owner(const char *key, unsigned *f);
 
 /* Feature key of feature f of a metric instance with these option values:
  * libvmaf appends "_<alias>_<value>" for every option that differs from its

@@ -60,9 +60,12 @@
  * temporal features see the history a whole run gives them.  The longest
  * reach today is motion in VMAF's five-frame-window models: motion3 of
  * frame i averages motion2 of i and i - 1, whose score compares frames
- * i - 4 and i - 2.  Eight frames leave margin; tests/chunk.sh proves the
- * merge exact at every boundary of the golden clips.  Frames after the
- * chunk: the engine's look-ahead (qm_engine_delay()). */
+ * i - 4 and i - 2.  XPSNR reads frames i - 1 and i - 2 (its memory is zero
+ * before a run's first frame, which a chunk's context starting at frame 0
+ * reproduces, and overwritten after two frames otherwise).  Eight frames
+ * leave margin; tests/chunk.sh proves the merge exact at every boundary of
+ * the golden clips.  Frames after the chunk: the engine's look-ahead
+ * (qm_engine_delay()). */
 #define QM_CHUNK_CONTEXT 8
 
 #define QM_PARTIAL_VERSION 2

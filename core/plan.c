@@ -36,11 +36,17 @@ static void plan_log(const QmSettings *s, int level, const char *fmt, ...)
     va_end(ap);
 }
 
-static void opt_defaults(const QmMetricDesc *d, QmOptValues *o)
+/* Every option at its default; the input's integer frame rate for
+ * options that follow it (QM_OPT_FRAME_RATE), as FFmpeg's num / den. */
+static void opt_defaults(const QmMetricDesc *d, const QmSettings *s, QmOptValues *o)
 {
     memset(o, 0, sizeof(*o));
-    for (int i = 0; d->options && d->options[i].name; i++)
-        o->v[i] = d->options[i].def;
+    for (int i = 0; d->options && d->options[i].name; i++) {
+        const QmOptionDesc *od = &d->options[i];
+        o->v[i] = od->def;
+        if ((od->flags & QM_OPT_FRAME_RATE) && s->fps_n > 0 && s->fps_d > 0)
+            o->v[i] = QM_MIN(QM_MAX(s->fps_n / s->fps_d, od->min), od->max);
+    }
 }
 
 /* Find or add the instance of metric d with options o. */
@@ -204,7 +210,8 @@ static int setup_models(QmPlan *p, const QmSettings *s)
 }
 
 /* Instances for every model input, with the options the model asks for. */
-static int add_model_inputs(QmPlan *p, QmPlanModel *mo, QmPlanInst **insts)
+static int add_model_inputs(QmPlan *p, const QmSettings *s, QmPlanModel *mo,
+                            QmPlanInst **insts)
 {
     for (unsigned i = 0; i < qm_model_n_inputs(mo->m); i++) {
         const QmModelInput *mi = qm_model_input(mo->m, i);
@@ -215,7 +222,7 @@ static int add_model_inputs(QmPlan *p, QmPlanModel *mo, QmPlanInst **insts)
             return QM_EMODEL;
         }
         QmOptValues o;
-        opt_defaults(d, &o);
+        opt_defaults(d, s, &o);
         for (unsigned k = 0; k < mi->n_opts; k++) {
             int found = 0;
             for (int j = 0; d->options && d->options[j].name; j++) {
@@ -268,7 +275,7 @@ static int add_feature_options(QmPlan *p, const QmSettings *s)
             return QM_EINVAL;
         }
         QmOptValues o;
-        opt_defaults(d, &o);
+        opt_defaults(d, s, &o);
         for (char *tok = opts, *next; tok && *tok; tok = next) {
             next = strchr(tok, ':');
             if (next)
@@ -325,7 +332,7 @@ static const char *cannot_run(const QmSettings *s, const QmMetricDesc *d, char *
         return why;
     }
     QmOptValues o;
-    opt_defaults(d, &o);
+    opt_defaults(d, s, &o);
     QmMetricConfig cfg = { s->w, s->h, s->bpc, s->chroma, &o };
     void *priv = calloc(1, d->cpu.priv_size ? d->cpu.priv_size : 1);
     if (!priv)
@@ -471,7 +478,7 @@ static int plan(QmPlan *p, const QmSettings *s)
             return QM_ENOTSUP;
         }
         QmOptValues o;
-        opt_defaults(d, &o);
+        opt_defaults(d, s, &o);
         QmPlanInst *in;
         if ((err = add_inst(p, d, &o, true, &in)))
             return err;
@@ -499,7 +506,7 @@ static int plan(QmPlan *p, const QmSettings *s)
             p->nmodels = 0;
         }
         for (int m = 0; m < p->nmodels; m++)
-            if ((err = add_model_inputs(p, &p->models[m], model_insts[m])))
+            if ((err = add_model_inputs(p, s, &p->models[m], model_insts[m])))
                 return err;
     }
     if ((err = lay_out(p, model_insts)))

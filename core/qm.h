@@ -44,8 +44,11 @@ typedef enum QmChroma {
 /**
  * One picture, planar.  Samples are uint8_t when bpc == 8 and little-endian
  * uint16_t holding values 0 .. 2^bpc - 1 otherwise.  Strides are in bytes.
- * Chroma planes are (w >> ss_x) x (h >> ss_y): like libvmaf, an odd-sized
- * picture's last chroma column/row is not part of the picture.
+ * Chroma planes hold ceil(w / 2) (x ceil(h / 2)) samples, as GStreamer and
+ * FFmpeg lay them out (qm_plane_size_full()); libvmaf's metrics read the
+ * (w >> ss_x) x (h >> ss_y) part (qm_plane_size()), leaving out an
+ * odd-sized picture's last chroma column/row as libvmaf does, and XPSNR
+ * the whole plane as FFmpeg's filter does.
  */
 typedef struct QmPicture {
     int w, h;               /* luma size */
@@ -64,8 +67,11 @@ typedef struct QmPicture {
 
 enum { QM_PICTURE_DEVICE = 1 << 0 };
 
-/** Plane p's size in samples for a picture of this geometry. */
+/** Plane p's size in samples for a picture of this geometry, as libvmaf
+ *  sizes it (chroma: floor). */
 void qm_plane_size(int w, int h, QmChroma chroma, int p, int *pw, int *ph);
+/** Plane p's size as stored (chroma: ceil), what a picture must hold. */
+void qm_plane_size_full(int w, int h, QmChroma chroma, int p, int *pw, int *ph);
 /** 1 for QM_CHROMA_400, else 3. */
 int qm_n_planes(QmChroma chroma);
 
@@ -126,6 +132,11 @@ typedef struct QmSettings {
     /* Directories searched for built-in model names, ':'-separated; NULL
      * uses the QMETRIC_MODEL_PATH environment variable and the install dir. */
     const char *model_path;
+    /* The frame rate of the compared sequence (the element: the distorted
+     * input's caps, as FFmpeg's xpsnr reads its second input's; the tools:
+     * --fps), 0/0 when unknown: the default of options flagged
+     * QM_OPT_FRAME_RATE (XPSNR's temporal term). */
+    int fps_n, fps_d;
     bool disable_clip;      /* do not clip VMAF to the model's range */
     bool enable_transform;  /* apply the model's score transform */
     int n_threads;          /* CPU workers; 0 = number of CPUs */
@@ -246,6 +257,13 @@ typedef struct QmAggregates QmAggregates;
 /** For the results of engine e (empty when none of its metrics has such a
  *  value); NULL when out of memory or a metric's pooling fails to start. */
 QmAggregates *qm_aggregates_new(const QmEngine *e);
+/** The same for rows known only by their feature keys (names[0 .. n-1]:
+ *  qmetric-merge's chunks) of pictures of this geometry: an instance for
+ *  each run of a pooling metric's features, with its options at their
+ *  defaults (keys with option suffixes are not recognised); NULL when out
+ *  of memory. */
+QmAggregates *qm_aggregates_for_keys(unsigned n, const char *const *names, int w, int h,
+                                     int bpc, QmChroma chroma);
 /** Add one result row (QmResult.value and .present, as qm_engine_receive()
  *  returned them: value also carries the aux values some metrics need,
  *  behind the features).  Add every result reported, computed or skipped

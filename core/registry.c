@@ -56,6 +56,27 @@ bool qm_metric_has_cuda(const char *name)
     return d && d->cuda;
 }
 
+const QmMetricDesc *qm_feature_owner(const char *key, unsigned *f)
+{
+    /* the longest feature that is the key, or the key without option
+     * suffixes ("_<alias>..." follow the feature's own name) */
+    const QmMetricDesc *best = NULL;
+    size_t best_len = 0;
+    for (int i = 0; qm_metrics[i]; i++) {
+        const QmMetricDesc *d = qm_metrics[i];
+        for (unsigned k = 0; d->features[k]; k++) {
+            const size_t l = strlen(d->features[k]);
+            if (l > best_len && !strncmp(key, d->features[k], l) &&
+                (key[l] == 0 || key[l] == '_')) {
+                best = d;
+                best_len = l;
+                *f = k;
+            }
+        }
+    }
+    return best;
+}
+
 bool qm_feature_info(const char *key, QmFeatureInfo *info)
 {
     /* a model's score: "vmaf", or the model's name with several models */
@@ -63,21 +84,8 @@ bool qm_feature_info(const char *key, QmFeatureInfo *info)
         *info = (QmFeatureInfo){ "vmaf", "VMAF", "score", +1, 0, 100 };
         return true;
     }
-    /* the longest feature that is the key, or the key without option
-     * suffixes ("_<alias>..." follow the feature's own name) */
-    const QmMetricDesc *best = NULL;
-    size_t best_len = 0;
-    for (int i = 0; qm_metrics[i]; i++) {
-        const QmMetricDesc *d = qm_metrics[i];
-        for (int f = 0; d->features[f]; f++) {
-            const size_t l = strlen(d->features[f]);
-            if (l > best_len && !strncmp(key, d->features[f], l) &&
-                (key[l] == 0 || key[l] == '_')) {
-                best = d;
-                best_len = l;
-            }
-        }
-    }
+    unsigned f;
+    const QmMetricDesc *best = qm_feature_owner(key, &f);
     if (!best)
         return false;
     *info = (QmFeatureInfo){ best->name, best->display, best->scale.unit,

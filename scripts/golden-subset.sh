@@ -23,16 +23,20 @@ for c in m["cases"]:
         shutil.copy(os.path.join(src, r["result"]), os.path.join(".golden", r["result"]))
 json.dump(m, open(".golden/manifest.json", "w"), indent=1)
 print("golden subset: %d cases" % len(m["cases"]))
-# the presets' runs of the same cases (tests/check/golden_ctc.c)
-ctc = os.path.join(src, "ctc", "manifest.json")
-if os.path.exists(ctc):
-    mc = json.load(open(ctc))
-    mc["cases"] = [c for c in mc["cases"] if any(w in c["name"] for w in want)]
-    os.makedirs(".golden/ctc/results", exist_ok=True)
-    for c in mc["cases"]:
-        for r in c["runs"]:
-            shutil.copy(os.path.join(src, "ctc", r["result"]), os.path.join(".golden/ctc", r["result"]))
-    json.dump(mc, open(".golden/ctc/manifest.json", "w"), indent=1)
-    print("golden subset: %d preset cases" % len(mc["cases"]))
+# the manifests beside the main one, for the same cases (their clips are the
+# main one's): the presets' runs (tests/check/golden_ctc.c), FFmpeg's XPSNR
+# (golden_xpsnr.c)
+for sub in ("ctc", "xpsnr"):
+    path = os.path.join(src, sub, "manifest.json")
+    if not os.path.exists(path):
+        continue
+    ms = json.load(open(path))
+    ms["cases"] = [c for c in ms["cases"] if any(w in c["name"] for w in want)]
+    os.makedirs(os.path.join(".golden", sub, "results"), exist_ok=True)
+    for c in ms["cases"]:
+        for r in c.get("runs", [c]):
+            shutil.copy(os.path.join(src, sub, r["result"]), os.path.join(".golden", sub, r["result"]))
+    json.dump(ms, open(os.path.join(".golden", sub, "manifest.json"), "w"), indent=1)
+    print("golden subset: %d %s cases" % (len(ms["cases"]), sub))
 PY
 du -sh .golden

@@ -37,13 +37,15 @@ if [[ $what == *golden* ]] && [ -f .golden/manifest.json ]; then
     QMETRIC_GOLDEN_FEATURES=${GOLDEN_FEATURES:-} ./build-gpu/tests/check/golden >"$OUT/golden-cuda.log" 2>&1
   echo "golden cuda rc=$?" | tee -a "$OUT/summary.txt"
   tail -25 "$OUT/golden-cuda.log" | tee -a "$OUT/summary.txt"
-  if [ -f .golden/ctc/manifest.json ]; then
-    log "golden presets (--aom_ctc, --nflx_ctc), backend=cuda"
+  # the gates over the manifests beside the main one (presets, XPSNR)
+  for gate in ctc xpsnr; do
+    [ -f .golden/$gate/manifest.json ] || continue
+    log "golden $gate, backend=cuda"
     QMETRIC_GOLDEN_DIR=$PWD/.golden QMETRIC_GOLDEN_CACHE=/tmp/gc QMETRIC_GOLDEN_EXTRA="backend=cuda ${GOLDEN_EXTRA:-}" \
-      ./build-gpu/tests/check/golden_ctc >"$OUT/golden-ctc-cuda.log" 2>&1
-    echo "golden ctc cuda rc=$?" | tee -a "$OUT/summary.txt"
-    tail -45 "$OUT/golden-ctc-cuda.log" | tee -a "$OUT/summary.txt"
-  fi
+      ./build-gpu/tests/check/golden_$gate >"$OUT/golden-$gate-cuda.log" 2>&1
+    echo "golden $gate cuda rc=$?" | tee -a "$OUT/summary.txt"
+    tail -45 "$OUT/golden-$gate-cuda.log" | tee -a "$OUT/summary.txt"
+  done
 fi
 if [[ $what == *pipeline* ]]; then
   log "pipeline: nvh264dec on both pads (CUDA memory) vs system memory"

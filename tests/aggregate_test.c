@@ -8,7 +8,8 @@
  * rows added (frames without the feature left out), their keys with the
  * option suffix, the end of the list, init() seeing the geometry, the
  * JSON, XML and JSON-lines logs, a log without such values written as
- * before, and an engine of real metrics (none of them has one).
+ * before, and an engine of real metrics (none of them has one); XPSNR's
+ * pooling (FFmpeg's formula, its minimum, the inf branch).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 #include "aggregate.h"
 #include "qmlog.h"
 #include "unit.h"
+#include "xpsnr.h"
 
 typedef struct FakeState {
     int w;
@@ -104,6 +106,95 @@ static char *write_log(QmLogFormat fmt, unsigned n_agg)
     return s;
 }
 
+/* An engine of these metrics on 64x48 4:2:0 pictures, or NULL (a failed
+ * check). */
+static QmEngine *open_engine(const char *metrics, int bpc)
+{
+    QmSettings st;
+    qm_settings_default(&st, 64, 48, bpc, QM_CHROMA_420);
+    st.metrics = metrics;
+    QmEngine *e = NULL;
+    char *msg = NULL;
+    CHECK(qm_engine_open(&e, &st, &msg) == 0, "engine %s: %s", metrics, msg ? msg : "?");
+    free(msg);
+    return e;
+}
+
+/* Wc Hc peak^2 of plane p of a 64x48 10-bit 4:2:0 picture */
+static uint64_t xnum(int p)
+{
+    return (p ? 32ull * 24 : 64ull * 48) * 1023ull * 1023ull;
+}
+
+/* XPSNR's pooled values over frames of these weighted SSE (wsse[f][p]),
+ * through an engine's QmAggregates: key by key, in order */
+static void xpsnr_pooled(int nfr, const uint64_t (*wsse)[3], double got[4], char keys[4][16])
+{
+    QmEngine *e = open_engine("xpsnr", 10);
+    QmAggregates *a = e ? qm_aggregates_new(e) : NULL;
+    for (int f = 0; a && f < nfr; f++) {
+        double v[3];
+        const uint8_t set[3] = { 1, 1, 1 };
+        for (int p = 0; p < 3; p++)
+            v[p] = qm_xpsnr_db(wsse[f][p], xnum(p));
+        qm_aggregates_add(a, v, set);
+    }
+    for (unsigned i = 0; i < 4; i++) {
+        const char *k = qm_aggregates_get(a, i, &got[i]);
+        snprintf(keys[i], sizeof(keys[i]), "%s", k ? k : "(none)");
+    }
+    double x;
+    CHECK(!qm_aggregates_get(a, 4, &x), "four pooled values");
+    qm_aggregates_free(a);
+    qm_engine_close(&e);
+}
+
+/* FFmpeg's closing value of plane p: 10 log10(num / (S / N)^2), S the sum
+ * of sqrt(WSSE) */
+static double ffmpeg_pooled(int nfr, const uint64_t (*wsse)[3], int p)
+{
+    double s = 0;
+    for (int f = 0; f < nfr; f++)
+        s += sqrt((double)wsse[f][p]);
+    const double d = s / nfr;
+    return 10.0 * log10((double)xnum(p) / (d * d));
+}
+
+/* XPSNR (cpu/xpsnr.c): its pooling equals FFmpeg's formula, not the mean
+ * of the dB values; the minimum plane; the mean of the values (inf) where
+ * the roots sum to less than the frame count */
+static void check_xpsnr(void)
+{
+    static const char *const want_keys[] = { "xpsnr_y", "xpsnr_u", "xpsnr_v", "xpsnr_min" };
+    static const uint64_t wsse[3][3] = {
+        { 1334334582ull, 9, 123456789ull },
+        { 4, 1000000ull, 2 },
+        { 77777ull, 1, 0 },
+    };
+    double got[4];
+    char keys[4][16];
+    xpsnr_pooled(3, wsse, got, keys);
+    double lowest = INFINITY;
+    for (int p = 0; p < 3; p++) {
+        const double want = ffmpeg_pooled(3, wsse, p);
+        double mean_db = 0;
+        for (int f = 0; f < 3; f++)
+            mean_db += qm_xpsnr_db(wsse[f][p], xnum(p)) / 3;
+        CHECK(!strcmp(keys[p], want_keys[p]) && fabs(got[p] - want) < 1e-9 &&
+                  !(fabs(mean_db - want) < 1),
+              "%s: %.17g, FFmpeg's %.17g (mean of dB %g)", keys[p], got[p], want, mean_db);
+        lowest = want < lowest ? want : lowest;
+    }
+    CHECK(!strcmp(keys[3], "xpsnr_min") && fabs(got[3] - lowest) < 1e-9, "%s %g, lowest %g",
+          keys[3], got[3], lowest);
+    /* identical planes (WSSE 0), and roots summing to less than the frame
+     * count (0 and 1 over two frames): inf */
+    static const uint64_t few[2][3] = { { 0, 0, 9 }, { 0, 1, 16 } };
+    xpsnr_pooled(2, few, got, keys);
+    CHECK(isinf(got[0]) && isinf(got[1]) && fabs(got[2] - ffmpeg_pooled(2, few, 2)) < 1e-9,
+          "inf, inf, %g: %g %g %g", ffmpeg_pooled(2, few, 2), got[0], got[1], got[2]);
+}
+
 int main(void)
 {
     /* the fake instance at features 3 and 4 of a six-feature row */
@@ -164,19 +255,14 @@ int main(void)
     free(s);
 
     /* an engine of real metrics: none pools on its own */
-    QmSettings st;
-    qm_settings_default(&st, 64, 48, 8, QM_CHROMA_420);
-    st.metrics = "psnr,float_ssim";
-    QmEngine *e = NULL;
-    char *msg = NULL;
-    CHECK(qm_engine_open(&e, &st, &msg) == 0, "engine: %s", msg ? msg : "?");
-    free(msg);
+    QmEngine *e = open_engine("psnr,float_ssim", 8);
     if (e) {
         QmAggregates *none = qm_aggregates_new(e);
         CHECK(none && !qm_aggregates_get(none, 0, &x), "no pooled value of their own");
         qm_aggregates_free(none);
         qm_engine_close(&e);
     }
+    check_xpsnr();
     if (failures)
         return 1;
     printf("aggregate: ok\n");

@@ -3,7 +3,8 @@
 # possible boundary b (chunks 0..b-1 and b..n-1, scored on their own by
 # qmetric-yuv --start/--frames --partial) and qmetric-merge's log must equal
 # the whole-title run's log frame by frame and pooled (every line but the
-# speed).  Also: three uneven chunks with subsample, and the merge's refusals
+# speed), aggregate_metrics included.  Also: three uneven chunks with
+# subsample, and the merge's refusals
 # (gap, overlap, missing end, parts of other runs: tests/merge.sh checks
 # each field of a chunk's identity).
 #   tests/chunk.sh BUILD_DIR [GOLDEN_DIR]
@@ -38,9 +39,9 @@ expect_refusal() {  # name, expected text, parts...
   fi
 }
 
-# case, pixel format, bit depth, metrics, models
+# case, pixel format, bit depth, metrics, models[, more qmetric-yuv options]
 run_case() {
-  local name=$1 pf=$2 bd=$3 metrics=$4 model=$5
+  local name=$1 pf=$2 bd=$3 metrics=$4 model=$5 more=(${6:-})
   local ref dis w h
   read -r ref dis w h < <(python3 - "$G" "$name" <<'PY'
 import json, sys, os
@@ -60,7 +61,7 @@ PY
   done
   local R=$T/$(basename "$ref" .xz) D=$T/$(basename "$dis" .xz)
   local args=(-r "$R" -d "$D" --width "$w" --height "$h" --pixel_format "$pf" --bitdepth "$bd"
-              --metrics "$metrics" --model "$model" --threads 1)
+              --metrics "$metrics" --model "$model" --threads 1 "${more[@]}")
   local n
   n=$("$YUV" "${args[@]}" --count-frames) || { fail=$((fail + 1)); return; }
   "$YUV" "${args[@]}" -o "$T/whole.json" 2>/dev/null || { fail=$((fail + 1)); echo "FAIL: $name whole run"; return; }
@@ -74,7 +75,7 @@ PY
     "$MERGE" -o "$T/merged.json" "$T/suf$b.json" "$T/pre$b.json" 2>/dev/null
     check "$name ($model) split at frame $b of $n" "$T/whole.json" "$T/merged.json"
   done
-  echo "$name ($model, $metrics): $((n - 1)) boundaries checked"
+  echo "$name ($model, $metrics${6:+, $6}): $((n - 1)) boundaries checked"
   # three uneven chunks with subsample 3 (chunk starts not on the step)
   "$YUV" "${args[@]}" --subsample 3 -o "$T/whole3.json" 2>/dev/null
   local c1=$((n / 3 + 1)) c2=$((n / 3 + 2))
@@ -94,6 +95,11 @@ PY
 
 run_case ladybird_576x324_yuv420p_x264crf35 420 8 vmaf,psnr,float_ssim,cambi vmaf_v0.6.1
 run_case aqua_576x324_yuv420p10le_x264crf30 420 10 vmaf,psnr vmaf_v0.6.1neg
+# XPSNR remembers two reference frames (from zero at a run's start) and
+# pools from its frames' weighted SSE (aggregate_metrics): first-order at
+# 24 fps, second-order at 60
+run_case garden_576x324_yuv420p_x264crf30 420 8 xpsnr,psnr vmaf_v0.6.1
+run_case aqua_576x324_yuv420p10le_x264crf30 420 10 xpsnr vmaf_v0.6.1 "--fps 60"
 # the five-frame-window motion of the _hfr models reaches furthest back
 if "$YUV" --list >/dev/null && [ -n "$(ls "$(dirname "$0")/../data/models/" | grep hfr_3d0h)" ]; then
   run_case mandelbrot_576x324_yuv420p_x264crf35 420 8 vmaf vmaf_v1.0.16_hfr_3d0h

@@ -233,6 +233,7 @@ int main(void)
             { "float_ms_ssim", xs, flat, SHORT, NAN },
             { "psnr_y", xs, psnr, SHORT, NAN },
             { "psnr_hvs", xs, psnr, SHORT, NAN },
+            { "xpsnr_y", xs, psnr, SHORT, NAN },
             { "integer_vif_scale0_egl_1", xs, flat, SHORT, NAN },
             { "integer_adm2", xs, flat, SHORT, NAN },
             { "speed_chroma_u", xs, cambi, SHORT, NAN },
@@ -246,7 +247,8 @@ int main(void)
         CHECK(count(svg, "id=\"panel-") == 5, "SSIM, dB, ratio, SpEED, unknown: %d panels",
               count(svg, "id=\"panel-"));
         CHECK(strstr(svg, ">SSIM / MS-SSIM [index]<") != NULL, "SSIM and MS-SSIM share a panel");
-        CHECK(strstr(svg, ">PSNR / PSNR-HVS [dB]<") != NULL, "PSNR and PSNR-HVS share a panel");
+        CHECK(strstr(svg, ">PSNR / PSNR-HVS / XPSNR [dB]<") != NULL,
+              "PSNR, PSNR-HVS and XPSNR share a panel");
         CHECK(strstr(svg, ">VIF / ADM [ratio]<") != NULL, "a key with option suffixes");
         CHECK(strstr(svg, ">SpEED [bits] (lower is better)<") != NULL,
               "SpEED's features in one panel, lower is better");

@@ -51,6 +51,26 @@ static void differs(const QmPartial *b, const QmPartial *a, const char *what)
             part_name(a, y, sizeof(y)), what);
 }
 
+/* The pooled values the metrics provide themselves (XPSNR's), over the
+ * parts' rows as a whole run pools them: the pictures' depth and chroma
+ * are in the parts' engine settings. */
+static QmAggregates *part_aggregates(const QmPartial *p)
+{
+    static const char *const chroma[] = { "400", "420", "422", "444" };
+    const char *bd = NULL, *pf = NULL;
+    for (unsigned i = 0; i < p->n_settings; i++) {
+        if (!strcmp(p->set_key[i], "bitdepth"))
+            bd = p->set_value[i];
+        else if (!strcmp(p->set_key[i], "pixel_format"))
+            pf = p->set_value[i];
+    }
+    for (int c = 0; bd && pf && c < 4; c++)
+        if (!strcmp(pf, chroma[c]))
+            return qm_aggregates_for_keys(p->n_features, (const char *const *)p->features,
+                                          p->w, p->h, atoi(bd), (QmChroma)c);
+    return NULL;
+}
+
 static int by_start(const void *a, const void *b)
 {
     const QmPartial *x = a, *y = b;
@@ -168,6 +188,7 @@ int main(int argc, char **argv)
     char *msg = NULL;
     QmLog *log = qm_log_open(out_path ? out_path : "/dev/stdout", (QmLogFormat)fmt, nf,
                              (const char *const *)p0->features, p0->w, p0->h, &msg);
+    QmAggregates *aggs = part_aggregates(p0);
     if (!pools || !log) {
         fprintf(stderr, "qmetric-merge: %s\n", msg ? msg : "out of memory");
         free(msg);
@@ -186,9 +207,16 @@ int main(int argc, char **argv)
             for (unsigned f = 0; f < nf; f++)
                 if (set[f])
                     qm_pool_add(&pools[f], v[f]);
+            qm_aggregates_add(aggs, v, set);
         }
         seconds += p->seconds;
     }
+    const char *key;
+    double agg;
+    for (unsigned i = 0; (key = qm_aggregates_get(aggs, i, &agg)); i++)
+        if (qm_log_aggregate(log, key, agg))
+            rc = 1;
+    qm_aggregates_free(aggs);
     /* the log's "fps": frames over the chunks' summed compute time */
     if (qm_log_close(log, pools, QM_POOL_LIBVMAF, seconds > 0 ? total / seconds : 0) < 0)
         rc = 1;

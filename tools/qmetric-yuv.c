@@ -5,9 +5,10 @@
  *   qmetric-yuv -r REF.yuv -d DIS.yuv --width W --height H \
  *       [--pixel_format 420|422|444|400] [--bitdepth 8] [--metrics LIST] \
  *       [--model NAME|PATH[,..]] [--threads N] [--subsample N] \
- *       [--frames N] [--backend cpu|cuda|auto] [-o OUT] [--format json|csv|xml]
- *       [--start N] [--partial FILE] [--count-frames] [--allow-cut-tail]
- *       [--feature NAME=OPT=VAL:...] [--aom_ctc VERSION] [--nflx_ctc VERSION]
+ *       [--frames N] [--fps N[/D]] [--backend cpu|cuda|auto] [-o OUT]
+ *       [--format json|csv|xml] [--start N] [--partial FILE] [--count-frames]
+ *       [--allow-cut-tail] [--feature NAME=OPT=VAL:...] [--aom_ctc VERSION]
+ *       [--nflx_ctc VERSION]
  *
  * Chunked scoring: --start N --frames M scores frames N .. N+M-1 of a
  * longer title exactly as a whole run scores them (the engine also sees up
@@ -17,7 +18,8 @@
  *
  * Files hold frames back to back in the standard planar layout: chroma
  * planes ceil(w/2) wide (4:2:0 and 4:2:2) and ceil(h/2) high (4:2:0), rows
- * tightly packed; the engine reads the floor-sized part, as libvmaf does.
+ * tightly packed; libvmaf's metrics read the floor-sized part, as libvmaf
+ * does, XPSNR the whole planes, as FFmpeg does.
  * What is not such a file is refused before anything runs: a size that is
  * not a whole number of frames (wrong --width/--height/--pixel_format/
  * --bitdepth; --allow-cut-tail accepts a last frame cut short), the
@@ -61,6 +63,8 @@ static void usage(FILE *f)
         "  --threads N                      (default 1; with --backend cuda, one per\n"
         "                                   core: up to 8 of them copy frames to the GPU)\n"
         "  --subsample N  --frames N\n"
+        "  --fps N[/D]                      frame rate of the inputs (default 24): XPSNR's\n"
+        "                                   temporal term is second-order from 32 fps\n"
         "  --backend cpu|cuda|auto          (default cpu)\n"
         "  -o FILE  --format json|csv|xml   (default: JSON on stdout)\n"
         "  --start N                        first frame to score (with --frames: a chunk)\n"
@@ -271,6 +275,28 @@ static int option_value(const NameValue *t, const char *option, const char *name
     return -1;
 }
 
+/* A frame rate as N, N/D or a decimal (29.97 is 29970/1000): 0, or -1. */
+static int parse_fps(const char *t, int *n, int *d)
+{
+    char *end;
+    errno = 0;
+    const long a = strtol(t, &end, 10);
+    if (!errno && *end == '/' && a > 0) {
+        const long b = strtol(end + 1, &end, 10);
+        if (errno || *end || b <= 0 || a > 1000000 || b > 1000000)
+            return -1;
+        *n = (int)a;
+        *d = (int)b;
+        return 0;
+    }
+    const double v = strtod(t, &end);
+    if (end == t || *end || !(v > 0) || v > 1000)
+        return -1;
+    *n = (int)(v * 1000 + 0.5);
+    *d = 1000;
+    return 0;
+}
+
 static double now_s(void)
 {
     struct timespec ts;
@@ -294,9 +320,13 @@ int main(int argc, char **argv)
      * input is left out with a warning */
     s.metrics = QM_DEFAULT_METRICS;
     s.metrics_are_default = true;
+    /* FFmpeg's raw input is read at -r 24 in the XPSNR reference values */
+    s.fps_n = 24;
+    s.fps_d = 1;
 
     enum { O_W = 256, O_H, O_PF, O_BD, O_MET, O_MOD, O_THR, O_SUB, O_FR, O_BE,
-           O_FMT, O_LIST, O_START, O_PARTIAL, O_COUNT, O_CUT, O_FEAT, O_AOM, O_NFLX };
+           O_FMT, O_LIST, O_START, O_PARTIAL, O_COUNT, O_CUT, O_FEAT, O_AOM, O_NFLX,
+           O_FPS };
     static const struct option opts[] = {
         { "reference", required_argument, 0, 'r' },
         { "distorted", required_argument, 0, 'd' },
@@ -310,6 +340,7 @@ int main(int argc, char **argv)
         { "threads", required_argument, 0, O_THR },
         { "subsample", required_argument, 0, O_SUB },
         { "frames", required_argument, 0, O_FR },
+        { "fps", required_argument, 0, O_FPS },
         { "backend", required_argument, 0, O_BE },
         { "format", required_argument, 0, O_FMT },
         { "list", no_argument, 0, O_LIST },
@@ -348,6 +379,13 @@ int main(int argc, char **argv)
         case O_THR: s.n_threads = atoi(optarg); threads_set = true; break;
         case O_SUB: s.subsample = (unsigned)atoi(optarg); break;
         case O_FR: max_frames = atol(optarg); break;
+        case O_FPS:
+            if (parse_fps(optarg, &s.fps_n, &s.fps_d)) {
+                fprintf(stderr, "qmetric-yuv: bad --fps %s (a rate such as 24, 29.97 or "
+                        "30000/1001)\n", optarg);
+                return 2;
+            }
+            break;
         case O_BE: {
             static const NameValue be[] = { { "cpu", QM_BACKEND_CPU }, { "cuda", QM_BACKEND_CUDA },
                                             { "auto", QM_BACKEND_AUTO }, { NULL, 0 } };

@@ -40,8 +40,6 @@
 #include "config.h"
 #endif
 
-#include <errno.h>
-#include <math.h>
 #include <string.h>
 
 #include <gst/video/video.h>
@@ -50,14 +48,14 @@
 #include "gstqmetriccuda.h"
 #include "gstqmetricframe.h"
 #include "gstqmetricmeta.h"
-#include "pair.h"
-#include "partial.h"
+#include "gstqmetricpad.h"
+#include "gstqmetricpairing.h"
+#include "gstqmetricreport.h"
+#include "gstqmetricscoredpair.h"
+#include "gstqmetricwatchdog.h"
 #include "qm.h"
 #include "qmlog.h"
-#include "gstqmetricwindow.h"
-#include "qmratelimit.h"
 #include "qmshed.h"
-#include "qmframetimes.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_qmetric_debug);
 #define GST_CAT_DEFAULT gst_qmetric_debug
@@ -81,33 +79,9 @@ GST_DEBUG_CATEGORY_STATIC (gst_qmetric_debug);
 #define DEFAULT_PAIRING_TOLERANCE GST_CLOCK_TIME_NONE
 #define DEFAULT_PARTNER_TIMEOUT (5 * GST_SECOND)
 
-/* frames held per sink pad while their partners are looked for.  They are
- * taken only as the decision needs them, so a queue rarely holds more than
- * two; the rest is room for reordered timestamps, and a full queue ends the
- * wait (core/pair.h) */
-#define PAIR_QUEUE_MAX 8
 #define DEFAULT_WINDOW "none"
 /* live, behind: score at least one pair in 100 (docs/element.md, Overload) */
 #define DEFAULT_MAX_SKIP 100
-
-/* Warnings that can repeat, rate-limited per cause (qmratelimit.h): the
- * first WARN_BURST of a per-frame cause pass (GstAggregator's latency
- * complaint, the same text every time: the first only), then one per
- * WARN_INTERVAL_US, which says how many were held back. */
-enum
-{
-  WARN_LATE,
-  WARN_UNMATCHED_REF,
-  WARN_UNMATCHED_DIST,
-  WARN_UNREADABLE,
-  WARN_OUT_OF_RANGE,
-  WARN_LATENCY,                 /* GstAggregator: "Impossible to configure
-                                 * latency", at every latency query */
-  WARN_OVERLOAD,
-  N_WARN
-};
-#define WARN_BURST 20
-#define WARN_INTERVAL_US (10 * G_USEC_PER_SEC)
 
 enum
 {
@@ -132,46 +106,11 @@ enum
   PROP_PRESET,
 };
 
-/* One compared pair, from submission to the push of its distorted frame. */
-typedef struct
-{
-  guint64 index;
-  GstQmetricSide ref, dist;
-  GstBuffer *dist_buf;          /* NULL once pushed */
-  GstCaps *caps;                /* dist_buf's caps (the src pad's for it) */
-  GstClockTime pts, duration, running_time, stream_time;
-  gboolean matched;             /* FALSE: a distorted frame with no reference */
-  gboolean done;                /* scores known (or none due) */
-  gboolean has_scores;
-  gboolean unreadable;          /* matched but not mapped: not compared */
-  gboolean skipped;             /* not scored to keep up (Overload) */
-  gdouble *values;
-  guint8 *present;
-  QmFrameTimes times;           /* stage stamps (qmframetimes.h) */
-} QmPair;
-
-/* Frames taken off one sink pad, waiting for the pairing decision
- * (GstAggregatorPad shows only its head buffer). */
-typedef struct
-{
-  GstBuffer *buf[PAIR_QUEUE_MAX];
-  QmPairFrame f[PAIR_QUEUE_MAX];
-  /* each frame's caps when it was taken: a caps change may come (and
-   * change the pad's info) while earlier frames still wait here */
-  GstVideoInfo info[PAIR_QUEUE_MAX];
-  GstCaps *caps[PAIR_QUEUE_MAX];        /* distorted pad: the frame's caps */
-  guint n;
-  gint n_shared;                /* n, for the watchdog thread (atomic) */
-  GstClockTime prev_t;          /* last timed frame's running time */
-  gint64 last_dur;              /* and its duration, or -1 (live end of
-                                 * comparison) */
-} QmPadQueue;
-
 struct _GstQmetric
 {
   GstAggregator parent;
 
-  GstAggregatorPad *ref_pad, *dist_pad;
+  GstQmetricPad *ref_pad, *dist_pad;
 
   /* properties, under the object lock */
   gchar *metrics;
@@ -199,74 +138,27 @@ struct _GstQmetric
   GstObject *cuda_ctx;
 
   /* streaming state */
-  GstVideoInfo ref_info, dist_info;   /* the pads' latest caps */
-  /* the distorted pad's latest caps, in stream order (the pad's current
-   * caps are set when the event arrives, ahead of the frames queued
-   * before it), and the caps last set on the src pad */
-  GstCaps *dist_caps, *src_caps;
+  GstCaps *src_caps;            /* the caps last set on the src pad */
   /* the caps of the pair being compared (its frames' own, from the pairing
    * queue) and those the engine was opened for */
   GstVideoInfo pair_ref_info, pair_dist_info, engine_info;
-  gboolean have_ref_info, have_dist_info;
   QmEngine *engine;
   gboolean opening;             /* in qm_engine_open() (its log callback) */
-  QmBackend backend_used;       /* of the last engine opened */
-  gchar *backend_note;          /* why (backend=auto), as last posted */
-  QmAggregates *aggs;           /* pooled values metrics provide themselves
-                                   (apsnr_y...): the engine's, while it lives */
-  guint n_features;
-  const gchar **names;          /* interned */
-  GQuark *quarks;
-  QmPool *pools;
-  QmLog *log;
-  GQueue out;                   /* QmPair, in output order */
-  guint64 n_pairs;              /* pairs submitted since start */
-  guint64 n_scored;             /* pairs with scores */
-  guint64 unmatched_ref, unmatched_dist, unreadable, out_of_range;
-  guint64 skipped;              /* pairs not scored to keep up (live) */
+  GQueue out;                   /* GstQmetricScoredPair, in output order */
   QmShed shed;                  /* which pairs, when behind (qmshed.c) */
-  /* buffers of CUDA memory read in place by the CUDA backend, and those
-   * mapped for the CPU instead (a download; see compare_pair) */
-  guint64 cuda_in_place, cuda_copied;
-  gboolean foreign_ctx_warned;
-  /* pairing (core/pair.h); [0] reference, [1] distorted */
-  QmPadQueue pq[2];
-  QmPairState pair_state;
-  guint modes_warned;           /* 1 << QmPairMode of the warnings posted */
-  gboolean rates_checked;
-  guint64 late;                 /* live: frames that arrived past deadline */
+  GstQmetricPairing pairing;    /* which frames are compared */
+  GstQmetricReport report;      /* scores, logs, counters, warnings */
   GstClockTime agg_latency;     /* live: the latency aggregate() last saw,
                                  * for get_next_time() (see there) */
 
-  /* partner-timeout watchdog (non-live) */
-  GThread *watchdog;
-  GMutex wd_lock;
-  GCond wd_cond;
-  gboolean wd_running;
-  gint64 last_data_us[2];       /* monotonic time of each pad's last buffer */
+  GstQmetricWatchdog watchdog;  /* partner-timeout (not live) */
   gboolean finished;
   /* a flushing seek sent upstream and not yet flushed through (atomic):
    * between the flush-start downstream (which lets our pushes return at
    * once) and the flush upstream, the frames still queued are on their way
    * out and are dropped, not scored */
   gint seek_flushing;
-  /* the summary's segment: which one (0 = the first since start, +1 for
-   * each flush after a summary), the flushes inside it, and the stream
-   * times of its first and last compared pairs */
-  guint segment, flushes;
-  GstClockTime first_stream_time, last_stream_time;
   gboolean reconfigured;        /* engine closed by a size/format change */
-  guint pad_diff_warned;        /* PAD_DIFF_* last warned about */
-  gint64 t_start;               /* monotonic us, for the log's fps */
-  gboolean frame_times;         /* QMETRIC_FRAME_TIMES=1: stamps in messages */
-  QmWindow *win;                /* qmetric-window messages (qmwindow.c) */
-  /* what the engine computes, as a chunk of a title records it
-   * (core/partial.h): the summary's "identity" */
-  gchar *identity;
-
-  /* warnings of each cause, rate-limited; any thread may post one */
-  GMutex warn_lock;
-  QmRateLimit warn_rl[N_WARN];
 };
 
 #define gst_qmetric_parent_class parent_class
@@ -288,9 +180,6 @@ static gboolean gst_qmetric_sink_query (GstAggregator * agg,
     GstAggregatorPad * pad, GstQuery * query);
 static gboolean gst_qmetric_sink_query_pre_queue (GstAggregator * agg,
     GstAggregatorPad * pad, GstQuery * query);
-static gboolean live_may_end (GstQmetric * self, gint64 deadline);
-static void close_engine (GstQmetric * self);
-static gint64 live_end_time (GstQmetric * self, guint i);
 static GstFlowReturn gst_qmetric_aggregate (GstAggregator * agg,
     gboolean timeout);
 static void gst_qmetric_set_context (GstElement * element,
@@ -298,116 +187,13 @@ static void gst_qmetric_set_context (GstElement * element,
 static gboolean gst_qmetric_src_query (GstAggregator * agg, GstQuery * query);
 static gboolean gst_qmetric_src_event (GstAggregator * agg, GstEvent * event);
 static GstClockTime gst_qmetric_get_next_time (GstAggregator * agg);
-static GstPadProbeReturn data_probe (GstPad * pad, GstPadProbeInfo * info,
-    gpointer user);
-static void pairing_start (GstQmetric * self);
-static void pairing_stop (GstQmetric * self);
-static void pairing_reset (GstQmetric * self);
-static gboolean warn_pass (GstQmetric * self, guint cause, gchar held[64]);
-static guint64 warn_suppressed (GstQmetric * self);
 
-/* ---- enums ---- */
-
-/* The GType of enum (flags NULL) or flags values (enum_values NULL) named
- * name, registered on the first call (thread-safe). */
-static GType
-register_once (GType * type, const gchar * name,
-    const GEnumValue * enum_values, const GFlagsValue * flags_values)
-{
-  if (g_once_init_enter (type)) {
-    GType t = enum_values ? g_enum_register_static (name, enum_values) :
-        g_flags_register_static (name, flags_values);
-    g_once_init_leave (type, t);
-  }
-  return *type;
-}
-
-GType
-gst_qmetric_log_format_get_type (void)
-{
-  static GType type = 0;
-  static const GEnumValue values[] = {
-    {QM_LOG_FORMAT_JSON, "libvmaf's JSON layout", "json"},
-    {QM_LOG_FORMAT_CSV, "CSV, one row per frame", "csv"},
-    {QM_LOG_FORMAT_XML, "libvmaf's XML layout", "xml"},
-    {QM_LOG_FORMAT_JSONL, "JSON lines: a header, one object per frame and "
-          "per window (see the window property) as they end, a summary at "
-          "the end", "jsonl"},
-    {0, NULL, NULL},
-  };
-
-  return register_once (&type, "GstQmetricLogFormat", values, NULL);
-}
-
-GType
-gst_qmetric_backend_get_type (void)
-{
-  static GType type = 0;
-  static const GEnumValue values[] = {
-    {QM_BACKEND_AUTO, "CUDA when a GPU works, else CPU", "auto"},
-    {QM_BACKEND_CPU, "CPU", "cpu"},
-    {QM_BACKEND_CUDA, "CUDA (an error when no GPU works)", "cuda"},
-    {0, NULL, NULL},
-  };
-
-  return register_once (&type, "GstQmetricBackend", values, NULL);
-}
-
-GType
-gst_qmetric_pool_get_type (void)
-{
-  static GType type = 0;
-  static const GFlagsValue values[] = {
-    {QM_POOL_MIN, "Minimum", "min"},
-    {QM_POOL_MAX, "Maximum", "max"},
-    {QM_POOL_MEAN, "Arithmetic mean", "mean"},
-    {QM_POOL_HARMONIC_MEAN, "Harmonic mean, n / sum(1 / (x + 1)) - 1",
-        "harmonic-mean"},
-    {QM_POOL_P1, "1st percentile", "p1"},
-    {QM_POOL_P5, "5th percentile", "p5"},
-    {0, NULL, NULL},
-  };
-
-  return register_once (&type, "GstQmetricPool", NULL, values);
-}
-
-/* ---- warnings the base class repeats ---- */
-
-/* GstAggregator posts "Impossible to configure latency" (CORE, CLOCK) at
- * every latency query that finds max < min, and queries at every wake-up
- * while it has no latency: with a live pad that has no data, about 56 a
- * second.  They go through the element's limiter like its own. */
+/* GstAggregator's latency complaint, repeated at every latency query, goes
+ * through the element's limiter like its own warnings (gstqmetricwarn.h) */
 static gboolean
 gst_qmetric_post_message (GstElement * element, GstMessage * msg)
 {
-  GstQmetric *self = GST_QMETRIC (element);
-  GError *err = NULL;
-  gchar *dbg = NULL, held[64];
-
-  if (GST_MESSAGE_TYPE (msg) != GST_MESSAGE_WARNING ||
-      GST_MESSAGE_SRC (msg) != GST_OBJECT (element))
-    return GST_ELEMENT_CLASS (parent_class)->post_message (element, msg);
-  gst_message_parse_warning (msg, &err, &dbg);
-  if (err->domain == GST_CORE_ERROR && err->code == GST_CORE_ERROR_CLOCK) {
-    if (!warn_pass (self, WARN_LATENCY, held)) {
-      gst_message_unref (msg);
-      msg = NULL;
-    } else {
-      /* its text is the generic "clock problem": the reason is the last
-       * line of the debug text; and how many like it were held back */
-      const gchar *why = dbg ? strrchr (dbg, '\n') : NULL;
-      GError *e = g_error_new (err->domain, err->code, "%s%s%s%s%s",
-          why ? "Clock problem: " : err->message, why ? why + 1 : "",
-          held[0] ? " (" : "", held[0] ? held + 2 : "", held[0] ? ")" : "");
-      GstMessage *m = gst_message_new_warning (GST_MESSAGE_SRC (msg), e, dbg);
-      gst_message_set_seqnum (m, gst_message_get_seqnum (msg));
-      gst_message_unref (msg);
-      msg = m;
-      g_error_free (e);
-    }
-  }
-  g_error_free (err);
-  g_free (dbg);
+  msg = gst_qmetric_warn_filter (&GST_QMETRIC (element)->report.warn, msg);
   return msg ? GST_ELEMENT_CLASS (parent_class)->post_message (element,
       msg) : FALSE;
 }
@@ -561,7 +347,9 @@ gst_qmetric_class_init (GstQmetricClass * klass)
 
   {
     /* system memory, and CUDA memory where GStreamer's CUDA library and our
-     * CUDA backend are built (nvh264dec ! qmetric without a copy) */
+     * CUDA backend are built (nvh264dec ! qmetric without a copy): caps
+     * known at run time, hence no static templates.  The sink pads are
+     * GstQmetricPad (each holds its frames waiting for pairing) */
     static const struct
     {
       const gchar *name;
@@ -576,7 +364,8 @@ gst_qmetric_class_init (GstQmetricClass * klass)
     for (i = 0; i < G_N_ELEMENTS (pads); i++)
       gst_element_class_add_pad_template (element_class,
           gst_pad_template_new_with_gtype (pads[i].name, pads[i].direction,
-              GST_PAD_ALWAYS, caps, GST_TYPE_AGGREGATOR_PAD));
+              GST_PAD_ALWAYS, caps, pads[i].direction == GST_PAD_SINK ?
+              GST_TYPE_QMETRIC_PAD : GST_TYPE_AGGREGATOR_PAD));
     gst_caps_unref (caps);
   }
 
@@ -611,7 +400,7 @@ gst_qmetric_class_init (GstQmetricClass * klass)
 }
 
 /* The ALWAYS sink pad of template `name`, added to the element. */
-static GstAggregatorPad *
+static GstQmetricPad *
 add_sink_pad (GstQmetric * self, const gchar * name)
 {
   GstPadTemplate *templ =
@@ -619,22 +408,17 @@ add_sink_pad (GstQmetric * self, const gchar * name)
   GstPad *pad = gst_pad_new_from_template (templ, name);
 
   gst_element_add_pad (GST_ELEMENT (self), pad);
-  return GST_AGGREGATOR_PAD (pad);
+  return GST_QMETRIC_PAD (pad);
 }
 
 static void
 gst_qmetric_init (GstQmetric * self)
 {
+  gst_qmetric_report_init (&self->report, GST_ELEMENT (self));
   self->ref_pad = add_sink_pad (self, "ref_sink");
   self->dist_pad = add_sink_pad (self, "dist_sink");
-  g_mutex_init (&self->wd_lock);
-  g_cond_init (&self->wd_cond);
-  g_mutex_init (&self->warn_lock);
-  /* the partner-timeout watchdog needs to know when data last came */
-  gst_pad_add_probe (GST_PAD (self->ref_pad), GST_PAD_PROBE_TYPE_BUFFER |
-      GST_PAD_PROBE_TYPE_BUFFER_LIST, data_probe, self, NULL);
-  gst_pad_add_probe (GST_PAD (self->dist_pad), GST_PAD_PROBE_TYPE_BUFFER |
-      GST_PAD_PROBE_TYPE_BUFFER_LIST, data_probe, self, NULL);
+  gst_qmetric_pairing_init (&self->pairing, self->ref_pad, self->dist_pad);
+  gst_qmetric_watchdog_init (&self->watchdog);
 
   self->metrics = g_strdup (DEFAULT_METRICS);
   self->model = g_strdup (DEFAULT_MODEL);
@@ -665,12 +449,9 @@ gst_qmetric_finalize (GObject * object)
   g_free (self->features);
   g_free (self->preset);
   g_free (self->log_location);
-  g_mutex_clear (&self->wd_lock);
-  g_cond_clear (&self->wd_cond);
-  g_mutex_clear (&self->warn_lock);
+  gst_qmetric_watchdog_clear (&self->watchdog);
+  gst_qmetric_report_clear (&self->report);
   g_free (self->window);
-  g_free (self->identity);
-  g_free (self->backend_note);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
@@ -771,10 +552,6 @@ gst_qmetric_set_property (GObject * object, guint prop_id,
     case PROP_PARTNER_TIMEOUT:
       self->partner_timeout = g_value_get_uint64 (value);
       break;
-    case PROP_PRESET:
-      g_free (self->preset);
-      self->preset = g_value_dup_string (value);
-      break;
     case PROP_WINDOW:
       g_free (self->window);
       self->window = g_value_dup_string (value);
@@ -783,6 +560,10 @@ gst_qmetric_set_property (GObject * object, guint prop_id,
       break;
     case PROP_MAX_SKIP:
       self->max_skip = g_value_get_uint (value);
+      break;
+    case PROP_PRESET:
+      g_free (self->preset);
+      self->preset = g_value_dup_string (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -849,6 +630,7 @@ gst_qmetric_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_MAX_SKIP:
       g_value_set_uint (value, self->max_skip);
+      break;
     case PROP_PRESET:
       g_value_set_string (value, self->preset);
       break;
@@ -859,29 +641,7 @@ gst_qmetric_get_property (GObject * object, guint prop_id, GValue * value,
   GST_OBJECT_UNLOCK (self);
 }
 
-/* ---- pairs ---- */
-
-static void
-qm_pair_free (QmPair * p)
-{
-  gst_qmetric_side_unmap (&p->ref);
-  gst_qmetric_side_unmap (&p->dist);
-  gst_clear_buffer (&p->dist_buf);
-  gst_clear_caps (&p->caps);
-  g_free (p->values);
-  g_free (p->present);
-  g_free (p);
-}
-
-/* Engine callback, possibly from a worker thread: the pictures are read. */
-static void
-qm_pair_release (void *opaque, void *frame_user)
-{
-  QmPair *p = frame_user;
-
-  gst_qmetric_side_unmap (&p->ref);
-  gst_qmetric_side_unmap (&p->dist);
-}
+/* ---- engine lifetime ---- */
 
 static void
 qm_engine_log_cb (void *opaque, int level, const char *msg)
@@ -908,19 +668,15 @@ qm_engine_log_cb (void *opaque, int level, const char *msg)
   }
 }
 
-/* ---- engine lifetime ---- */
-
-static void
-free_features (GstQmetric * self)
+/* The engine failed (err: its return value). */
+static GstFlowReturn
+engine_failed (GstQmetric * self, int err)
 {
-  guint i;
-
-  for (i = 0; self->pools && i < self->n_features; i++)
-    qm_pool_clear (&self->pools[i]);
-  g_clear_pointer (&self->pools, g_free);
-  g_clear_pointer (&self->names, g_free);
-  g_clear_pointer (&self->quarks, g_free);
-  self->n_features = 0;
+  GST_ELEMENT_ERROR (self, LIBRARY, FAILED,
+      ("Computing the metrics failed: %s",
+          qm_engine_error (self->engine) ? qm_engine_error (self->engine) :
+          qm_strerror (err)), (NULL));
+  return GST_FLOW_ERROR;
 }
 
 /* Text that came from outside (paths, model files) made valid UTF-8 for a
@@ -941,6 +697,9 @@ fill_settings (GstQmetric * self, QmSettings * s, const GstVideoInfo * info)
 
   qm_settings_default (s, GST_VIDEO_INFO_WIDTH (info),
       GST_VIDEO_INFO_HEIGHT (info), f->bpc, f->chroma);
+  /* the distorted input's rate, as FFmpeg's xpsnr reads its second input's */
+  s->fps_n = GST_VIDEO_INFO_FPS_N (info);
+  s->fps_d = GST_VIDEO_INFO_FPS_D (info);
   GST_OBJECT_LOCK (self);
   s->metrics = g_strdup (self->metrics);
   s->metrics_are_default = !self->metrics_set;
@@ -969,9 +728,9 @@ clear_settings (QmSettings * s)
 /* A frame's scores wait for the look-ahead (motion needs the next frame):
  * a live pipeline must know that the element holds that many frames, and
  * it waits that much longer for partners.  Set at the first caps with a
- * rate, before the first frame: set at the first pair, the frames before
- * the pipeline's latency was recomputed had a shorter wait than the ones
- * after (seen in qmetric-bench-probes as pairs lost in the first second). */
+ * rate, before the first frame, so that the first frames wait for their
+ * partners as long as the later ones (the pipeline's latency is recomputed
+ * when it changes, which frames already waiting do not see). */
 static void
 announce_lookahead (GstQmetric * self, const GstVideoInfo * info,
     unsigned delay)
@@ -992,7 +751,7 @@ open_engine (GstQmetric * self, GstClockTime rt)
   gchar *log_location;
   QmLogFormat log_format;
   char *err = NULL;
-  guint i;
+  gboolean ok;
   int ret;
 
   fill_settings (self, &s, &self->pair_dist_info);
@@ -1003,7 +762,7 @@ open_engine (GstQmetric * self, GstClockTime rt)
   GST_OBJECT_UNLOCK (self);
   s.log = qm_engine_log_cb;
   s.log_opaque = self;
-  s.release = qm_pair_release;
+  s.release = gst_qmetric_scored_pair_release;
   s.release_opaque = self;
 
   self->opening = TRUE;
@@ -1022,39 +781,9 @@ open_engine (GstQmetric * self, GstClockTime rt)
     g_free (log_location);
     return FALSE;
   }
-  self->backend_used = qm_engine_backend (self->engine);
-  if (s.backend == QM_BACKEND_AUTO &&
-      g_strcmp0 (self->backend_note, qm_engine_backend_note (self->engine))) {
-    /* backend=auto chose: one line says where and why (once, and again
-     * only if a reopened engine chose otherwise) */
-    g_free (self->backend_note);
-    self->backend_note = g_strdup (qm_engine_backend_note (self->engine));
-    GST_ELEMENT_INFO (self, RESOURCE, SETTINGS,
-        ("backend=auto: the metrics run on the %s (%s)",
-            self->backend_used == QM_BACKEND_CUDA ? "GPU" : "CPU",
-            self->backend_note), (NULL));
-  }
-  qm_aggregates_free (self->aggs);
-  self->aggs = qm_aggregates_new (self->engine);
-  if (!self->aggs) {
-    GST_ELEMENT_ERROR (self, RESOURCE, FAILED, ("Out of memory"), (NULL));
-    qm_engine_close (&self->engine);
-    g_free (log_location);
-    return FALSE;
-  }
-  {
-    /* kept for the summary: the engine is closed before it is posted */
-    char *id = qm_partial_engine_settings (self->engine, &s);
-    g_free (self->identity);
-    self->identity = g_strdup (id);
-    free (id);
-  }
-  GST_INFO_OBJECT (self, "metrics run on the %s, %u features, %u frame(s) "
-      "of look-ahead", qm_engine_backend (self->engine) == QM_BACKEND_CUDA ?
-      "GPU (CUDA)" : "CPU", qm_engine_n_features (self->engine),
-      qm_engine_delay (self->engine));
+  gst_qmetric_report_backend (&self->report, self->engine, &s);
   GST_INFO_OBJECT (self, "metrics run on the %s (%s), %u features, %u "
-      "frame(s) of look-ahead", self->backend_used == QM_BACKEND_CUDA ?
+      "frame(s) of look-ahead", self->report.backend == QM_BACKEND_CUDA ?
       "GPU" : "CPU", qm_engine_backend_note (self->engine),
       qm_engine_n_features (self->engine), qm_engine_delay (self->engine));
 
@@ -1062,141 +791,45 @@ open_engine (GstQmetric * self, GstClockTime rt)
   announce_lookahead (self, &self->pair_dist_info,
       qm_engine_delay (self->engine));
 
-  if (self->n_features == 0) {
-    self->n_features = qm_engine_n_features (self->engine);
-    self->names = g_new0 (const gchar *, self->n_features);
-    self->quarks = g_new0 (GQuark, self->n_features);
-    self->pools = g_new0 (QmPool, self->n_features);
-    for (i = 0; i < self->n_features; i++) {
-      self->names[i] =
-          g_intern_string (qm_engine_feature_name (self->engine, i));
-      self->quarks[i] = g_quark_from_string (self->names[i]);
-      qm_pool_init (&self->pools[i]);
-    }
+  if (!gst_qmetric_report_features (&self->report, self->engine)) {
+    GST_ELEMENT_ERROR (self, STREAM, FORMAT,
+        ("The new input format changes the set of scores; this is not "
+            "supported mid-stream"), (NULL));
+    ok = FALSE;
+  } else if (!gst_qmetric_report_aggregates (&self->report, self->engine,
+          self->reconfigured)) {
+    GST_ELEMENT_ERROR (self, RESOURCE, FAILED, ("Out of memory"), (NULL));
+    ok = FALSE;
   } else {
-    /* a new engine after a caps change must report the same features */
-    gboolean same = self->n_features == qm_engine_n_features (self->engine);
-    for (i = 0; same && i < self->n_features; i++)
-      same = !strcmp (self->names[i], qm_engine_feature_name (self->engine,
-              i));
-    if (!same) {
-      GST_ELEMENT_ERROR (self, STREAM, FORMAT,
-          ("The new input format changes the set of scores; this is not "
-              "supported mid-stream"), (NULL));
-      close_engine (self);
-      g_free (log_location);
-      return FALSE;
-    }
-  }
-
-  if (log_location && !self->log) {
-    self->log = qm_log_open (log_location, log_format, self->n_features,
-        self->names, s.w, s.h, &err);
-    if (!self->log) {
-      gchar *why = valid_utf8 (err);
-      gchar *loc = valid_utf8 (log_location);
-      GST_ELEMENT_ERROR (self, RESOURCE, OPEN_WRITE,
-          ("%s", why), ("log-location=%s", loc));
-      g_free (loc);
-      g_free (why);
-      free (err);
-      g_free (log_location);
-      close_engine (self);
-      return FALSE;
-    }
+    ok = gst_qmetric_report_open_log (&self->report, log_location,
+        log_format, s.w, s.h);
   }
   g_free (log_location);
-
+  if (!ok) {
+    qm_engine_close (&self->engine);
+    return FALSE;
+  }
   if (self->reconfigured) {
-    /* a size or format change: motion and the other temporal features
-     * start afresh with the new engine, at this pair */
     self->reconfigured = FALSE;
-    gst_element_post_message (GST_ELEMENT (self),
-        gst_message_new_element (GST_OBJECT (self),
-            gst_structure_new ("qmetric-reconfigured",
-                "index", G_TYPE_UINT64, self->n_pairs,
-                "running-time", G_TYPE_UINT64, rt,
-                "width", G_TYPE_INT, s.w, "height", G_TYPE_INT, s.h,
-                "format", G_TYPE_STRING, gst_video_format_to_string
-                (GST_VIDEO_INFO_FORMAT (&self->pair_dist_info)), NULL)));
+    gst_qmetric_report_reconfigured (&self->report, rt,
+        &self->pair_dist_info);
   }
   return TRUE;
 }
 
 /* ---- output ---- */
 
-static GstStructure *
-scores_structure (GstQmetric * self, const gchar * name, QmPair * p)
-{
-  GstStructure *s = gst_structure_new (name,
-      "index", G_TYPE_UINT64, p->index,
-      "timestamp", G_TYPE_UINT64, p->pts,
-      "stream-time", G_TYPE_UINT64, p->stream_time,
-      "running-time", G_TYPE_UINT64, p->running_time,
-      "duration", G_TYPE_UINT64, p->duration, NULL);
-  guint i;
-
-  for (i = 0; i < self->n_features; i++) {
-    if (p->present[i])
-      gst_structure_id_set (s, self->quarks[i], G_TYPE_DOUBLE, p->values[i],
-          NULL);
-  }
-  if (self->frame_times)
-    qm_frame_times_add (s, &p->times);
-  return s;
-}
-
-static void
-ensure_tag (const gchar * feature, gchar * tag, gsize len)
-{
-  g_snprintf (tag, len, "qmetric-%s", feature);
-  if (!gst_tag_exists (tag)) {
-    gchar *blurb = g_strdup_printf ("%s score of the frame, computed by the "
-        "qmetric element", feature);
-    /* registered once per name and never freed: tags are process-global */
-    gst_tag_register (g_intern_string (tag), GST_TAG_FLAG_META, G_TYPE_DOUBLE,
-        g_intern_string (tag), g_intern_string (blurb), gst_tag_merge_use_first);
-    g_free (blurb);
-  }
-}
-
 static GstFlowReturn
-push_pair (GstQmetric * self, QmPair * p)
+push_pair (GstQmetric * self, GstQmetricScoredPair * p)
 {
   GstAggregator *agg = GST_AGGREGATOR (self);
   GstBuffer *buf = p->dist_buf;
-  GstTagList *tags = NULL;
+  GstTagList *tags;
   GstEvent *segment;
   GstFlowReturn ret;
-  guint i;
 
   p->dist_buf = NULL;
-  if (p->has_scores) {
-    gchar tag[256];
-
-    buf = gst_buffer_make_writable (buf);
-    tags = gst_tag_list_new_empty ();
-    gst_tag_list_set_scope (tags, GST_TAG_SCOPE_STREAM);
-    for (i = 0; i < self->n_features; i++) {
-      if (!p->present[i])
-        continue;
-      ensure_tag (self->names[i], tag, sizeof (tag));
-      gst_tag_list_add (tags, GST_TAG_MERGE_REPLACE, tag, p->values[i], NULL);
-    }
-    {
-      /* the meta carries the present scores only */
-      const gchar **names = g_newa (const gchar *, self->n_features);
-      gdouble *values = g_newa (gdouble, self->n_features);
-      guint n = 0;
-      for (i = 0; i < self->n_features; i++) {
-        if (p->present[i]) {
-          names[n] = self->names[i];
-          values[n++] = p->values[i];
-        }
-      }
-      gst_buffer_add_qmetric_meta (buf, p->index, n, names, values);
-    }
-  }
+  tags = gst_qmetric_report_decorate (&self->report, p, &buf);
 
   /* GstAggregator (1.22) sends stream-start/caps/segment with the first
    * buffer only; before that a tag event would be out of order, so the first
@@ -1220,56 +853,6 @@ push_pair (GstQmetric * self, QmPair * p)
   return ret;
 }
 
-/* A log that cannot be written (disk full, say) is an error: a probe whose
- * record silently stops is worse than one that stops.  The log is closed
- * (what can still be written, is) and not touched again. */
-static void
-log_write_error (GstQmetric * self, const gchar * what)
-{
-  const int e = errno;          /* of the failed write, before anything */
-  gchar *loc, *where;
-
-  GST_OBJECT_LOCK (self);
-  loc = g_strdup (self->log_location);
-  GST_OBJECT_UNLOCK (self);
-  where = valid_utf8 (loc);
-  GST_ELEMENT_ERROR (self, RESOURCE, WRITE,
-      ("%s \"%s\": %s", what, where, g_strerror (e)),
-      ("log-location=%s", where));
-  g_free (where);
-  g_free (loc);
-  if (self->log) {
-    qm_log_close (self->log, NULL, 0, 0);
-    self->log = NULL;
-  }
-}
-
-/* The pooled values the metrics provide themselves (apsnr_y...) into the
- * log, before the engine they belong to closes; then they are gone, so
- * that a later call writes nothing twice. */
-static void
-log_aggregates (GstQmetric * self)
-{
-  const char *key;
-  double v;
-  unsigned i;
-
-  for (i = 0; self->log && self->aggs &&
-      (key = qm_aggregates_get (self->aggs, i, &v)); i++)
-    if (qm_log_aggregate (self->log, key, v) < 0)
-      GST_WARNING_OBJECT (self, "no memory for the log's aggregate values");
-  qm_aggregates_free (self->aggs);
-  self->aggs = NULL;
-}
-
-/* The engine closes: what the log keeps of it first. */
-static void
-close_engine (GstQmetric * self)
-{
-  log_aggregates (self);
-  qm_engine_close (&self->engine);
-}
-
 /* Take every finished result from the engine: pools, log, messages. */
 static GstFlowReturn
 collect (GstQmetric * self, gboolean wait)
@@ -1286,106 +869,13 @@ collect (GstQmetric * self, gboolean wait)
   post = self->post_messages;
   GST_OBJECT_UNLOCK (self);
   while ((err = qm_engine_receive (self->engine, &r, wait)) == 0) {
-    QmPair *p = r.frame_user;
-    guint i;
-
-    p->done = TRUE;
-    p->has_scores = r.computed;
-    /* every frame: a metric's own pooled values may count skipped ones */
-    qm_aggregates_add (self->aggs, r.value, r.present);
-    if (!r.computed)
-      continue;
-    qm_frame_times_stamp (&p->times, QM_FT_SCORED);
-    p->values = g_memdup2 (r.value, self->n_features * sizeof (gdouble));
-    p->present = g_memdup2 (r.present, self->n_features);
-    for (i = 0; i < self->n_features; i++)
-      if (r.present[i])
-        qm_pool_add (&self->pools[i], r.value[i]);
-    self->n_scored++;
-    if (self->log && qm_log_frame (self->log, p->index, p->values,
-            p->present) < 0) {
-      log_write_error (self, "Could not write to the log file");
+    if (gst_qmetric_report_scores (&self->report, r.frame_user, &r,
+            post) != GST_FLOW_OK)
       return GST_FLOW_ERROR;
-    }
-    if (post)
-      gst_element_post_message (GST_ELEMENT (self),
-          gst_message_new_element (GST_OBJECT (self),
-              scores_structure (self, "qmetric", p)));
   }
-  if (err != QM_EAGAIN && err != QM_EOF) {
-    GST_ELEMENT_ERROR (self, LIBRARY, FAILED,
-        ("Computing the metrics failed: %s",
-            qm_engine_error (self->engine) ? qm_engine_error (self->engine) :
-            qm_strerror (err)), (NULL));
-    return GST_FLOW_ERROR;
-  }
+  if (err != QM_EAGAIN && err != QM_EOF)
+    return engine_failed (self, err);
   return GST_FLOW_OK;
-}
-
-/* ---- reporting windows ---- */
-
-/* qmwindow.c's callback: one window ended. */
-static void
-window_emit (void *opaque, QmWindowStats * st)
-{
-  GstQmetric *self = opaque;
-
-  if (self->log) {
-    QmLogWindow lw = { st->index, st->start_rt, st->end_rt, st->reason,
-      st->pairs, st->unmatched_ref, st->unmatched_dist, st->unreadable,
-      st->skipped, MIN (st->n_features, self->n_features), st->pools,
-      QM_POOL_LIBVMAF | QM_POOL_P1 | QM_POOL_P5
-    };
-    if (qm_log_window (self->log, &lw) < 0)
-      GST_ELEMENT_WARNING (self, RESOURCE, WRITE,
-          ("Could not write to the log file"), (NULL));
-  }
-  gst_element_post_message (GST_ELEMENT (self),
-      gst_message_new_element (GST_OBJECT (self),
-          gst_qmetric_window_structure (st, self->quarks,
-              self->n_features)));
-}
-
-/* From start(): the window property, parsed. */
-static gboolean
-window_start (GstQmetric * self)
-{
-  QmWindowSpec spec;
-  gchar *str, err[256];
-  gboolean ok;
-
-  g_clear_pointer (&self->win, qm_window_free);
-  GST_OBJECT_LOCK (self);
-  str = g_strdup (self->window);
-  GST_OBJECT_UNLOCK (self);
-  ok = qm_window_parse (str, &spec, err, sizeof (err)) == 0;
-  if (!ok)
-    GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS, ("%s", err), (NULL));
-  else if (spec.kind != QM_WINDOW_OFF)
-    self->win = qm_window_new (&spec, window_emit, self);
-  g_free (str);
-  return ok;
-}
-
-/* A pair leaving the element, in output order, into the current window. */
-static void
-window_add (GstQmetric * self, QmPair * p)
-{
-  GstClockTime rt = p->running_time;
-  gboolean key;
-
-  if (!self->win)
-    return;
-  key = p->dist_buf &&
-      !GST_BUFFER_FLAG_IS_SET (p->dist_buf, GST_BUFFER_FLAG_DELTA_UNIT);
-  if (!p->matched)
-    qm_window_event (self->win, rt, QM_WINDOW_UNMATCHED_DIST, key, TRUE);
-  else if (p->unreadable)
-    qm_window_event (self->win, rt, QM_WINDOW_UNREADABLE, key, TRUE);
-  else
-    qm_window_pair (self->win, rt, p->duration, (key ? QM_WINDOW_PAIR_KEY :
-            0) | (p->skipped ? QM_WINDOW_PAIR_SKIPPED : 0), self->n_features,
-        p->has_scores ? p->values : NULL, p->present);
 }
 
 /* Push the distorted frames whose scores are known, in order. */
@@ -1395,13 +885,13 @@ push_ready (GstQmetric * self)
   GstFlowReturn ret = GST_FLOW_OK;
 
   while (ret == GST_FLOW_OK && !g_queue_is_empty (&self->out)) {
-    QmPair *p = g_queue_peek_head (&self->out);
+    GstQmetricScoredPair *p = g_queue_peek_head (&self->out);
     if (!p->done)
       break;
     g_queue_pop_head (&self->out);
-    window_add (self, p);
+    gst_qmetric_report_leaving (&self->report, p);
     ret = push_pair (self, p);
-    qm_pair_free (p);
+    gst_qmetric_scored_pair_free (p);
   }
   return ret;
 }
@@ -1423,561 +913,71 @@ drain_all (GstQmetric * self)
   if (self->engine)
     qm_engine_flush (self->engine);
   ret = drain (self, TRUE);
-  close_engine (self);
+  qm_engine_close (&self->engine);
   /* anything left (engine failure) is pushed without scores */
   while (!g_queue_is_empty (&self->out)) {
-    QmPair *p = g_queue_pop_head (&self->out);
+    GstQmetricScoredPair *p = g_queue_pop_head (&self->out);
     if (ret == GST_FLOW_OK && p->dist_buf) {
       p->has_scores = FALSE;
       ret = push_pair (self, p);
     }
-    qm_pair_free (p);
+    gst_qmetric_scored_pair_free (p);
   }
   return ret;
 }
 
-static GstStructure *
-summary_structure (GstQmetric * self)
+/* The pool property (read at the end; GST_PARAM_MUTABLE_READY). */
+static guint
+pool_methods (GstQmetric * self)
 {
-  GstStructure *s;
-  guint i, m, pool;
+  guint pool;
 
   GST_OBJECT_LOCK (self);
   pool = self->pool;
   GST_OBJECT_UNLOCK (self);
-
-  s = gst_structure_new ("qmetric-summary",
-      "frames", G_TYPE_UINT64, self->n_scored,
-      "pairs", G_TYPE_UINT64, self->n_pairs,
-      "unmatched", G_TYPE_UINT64, self->unmatched_ref + self->unmatched_dist,
-      "unmatched-reference", G_TYPE_UINT64, self->unmatched_ref,
-      "unmatched-distorted", G_TYPE_UINT64, self->unmatched_dist,
-      "unreadable", G_TYPE_UINT64, self->unreadable,
-      "skipped", G_TYPE_UINT64, self->skipped,
-      "cuda-in-place", G_TYPE_UINT64, self->cuda_in_place,
-      "cuda-copied", G_TYPE_UINT64, self->cuda_copied,
-      "warnings-suppressed", G_TYPE_UINT64, warn_suppressed (self),
-      "backend", G_TYPE_STRING, self->backend_used == QM_BACKEND_CUDA ?
-      "cuda" : "cpu",
-      "out-of-range", G_TYPE_UINT64, self->out_of_range,
-      "segment", G_TYPE_UINT, self->segment,
-      "flushes", G_TYPE_UINT, self->flushes,
-      "first-stream-time", G_TYPE_UINT64, self->first_stream_time,
-      "last-stream-time", G_TYPE_UINT64, self->last_stream_time, NULL);
-  if (self->identity)
-    gst_structure_set (s, "identity", G_TYPE_STRING, self->identity, NULL);
-  for (i = 0; i < self->n_features; i++) {
-    GstStructure *f;
-    if (!self->pools[i].n)
-      continue;
-    f = gst_structure_new_empty ("pooled");
-    for (m = 1; m <= QM_POOL_P5; m <<= 1) {
-      if (pool & m) {
-        gchar *field = g_strdelimit (g_strdup (qm_pool_method_name (m)), "_",
-            '-');
-        gst_structure_set (f, field, G_TYPE_DOUBLE,
-            qm_pool_value (&self->pools[i], m), NULL);
-        g_free (field);
-      }
-    }
-    gst_structure_id_set (s, self->quarks[i], GST_TYPE_STRUCTURE, f, NULL);
-    gst_structure_free (f);
-  }
-  return s;
+  return pool;
 }
 
 /* End of the comparison: scores out, log complete, summary posted. */
 static GstFlowReturn
 finish (GstQmetric * self)
 {
-  GstFlowReturn ret;
-  guint pool;
-  double secs;
+  GstFlowReturn ret, rr;
 
   if (self->finished)
     return GST_FLOW_OK;
   self->finished = TRUE;
   ret = drain_all (self);
-  qm_window_finish (self->win, "eos");
-
-  GST_OBJECT_LOCK (self);
-  pool = self->pool;
-  GST_OBJECT_UNLOCK (self);
-  secs = (g_get_monotonic_time () - self->t_start) / 1e6;
-  if (self->log) {
-    int err = qm_log_close (self->log, self->pools, pool,
-        secs > 0 ? self->n_scored / secs : 0);
-    self->log = NULL;
-    if (err < 0) {
-      log_write_error (self, "Could not complete the log file");
-      if (ret == GST_FLOW_OK)
-        ret = GST_FLOW_ERROR;
-    }
-  }
-  gst_element_post_message (GST_ELEMENT (self),
-      gst_message_new_element (GST_OBJECT (self), summary_structure (self)));
-  GST_INFO_OBJECT (self, "compared %" G_GUINT64_FORMAT " pairs, %"
-      G_GUINT64_FORMAT " reference and %" G_GUINT64_FORMAT
-      " distorted frames unmatched", self->n_pairs, self->unmatched_ref,
-      self->unmatched_dist);
-  return ret;
+  rr = gst_qmetric_report_finish (&self->report, pool_methods (self));
+  return ret == GST_FLOW_OK ? rr : ret;
 }
 
 /* ---- pairing ---- */
 
-static GstClockTime
-buffer_running_time (GstAggregatorPad * pad, GstBuffer * buf)
-{
-  GstClockTime ts = GST_BUFFER_PTS (buf);
-
-  if (!GST_CLOCK_TIME_IS_VALID (ts))
-    ts = GST_BUFFER_DTS (buf);
-  if (!GST_CLOCK_TIME_IS_VALID (ts) || pad->segment.format != GST_FORMAT_TIME)
-    return GST_CLOCK_TIME_NONE;
-  return gst_segment_to_running_time (&pad->segment, GST_FORMAT_TIME, ts);
-}
-
-static const gchar *const pad_names[2] = { "ref_sink", "dist_sink" };
-
-static GstAggregatorPad *
-pad_of (GstQmetric * self, guint i)
-{
-  return i == QM_PAIR_REF ? self->ref_pad : self->dist_pad;
-}
-
-static gint64
-to_pair_time (GstClockTime t)
-{
-  return GST_CLOCK_TIME_IS_VALID (t) && t <= G_MAXINT64 ? (gint64) t :
-      QM_PAIR_NO_TIME;
-}
-
-static GstClockTime
-from_pair_time (gint64 t)
-{
-  return t >= 0 ? (GstClockTime) t : GST_CLOCK_TIME_NONE;
-}
-
-/* Live (latency: the aggregator's, GST_CLOCK_TIME_NONE when not live):
- * frames whose running time is at or before the returned one have waited
- * the whole latency for a partner.  Not live: nothing expires. */
-static gint64
-live_deadline (GstQmetric * self, GstClockTime latency)
-{
-  GstClockTime now, base;
-  GstClock *clock;
-
-  if (!GST_CLOCK_TIME_IS_VALID (latency))
-    return QM_PAIR_NO_DEADLINE;
-  clock = gst_element_get_clock (GST_ELEMENT (self));
-  if (!clock)
-    return QM_PAIR_NO_DEADLINE;
-  now = gst_clock_get_time (clock);
-  base = gst_element_get_base_time (GST_ELEMENT (self));
-  gst_object_unref (clock);
-  if (now < base + latency)
-    return -1;                  /* nothing has waited that long yet */
-  return to_pair_time (now - base - latency);
-}
-
-/* ---- partner-timeout watchdog (not live) ---- */
-
-static GstPadProbeReturn
-data_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user)
-{
-  GstQmetric *self = user;
-
-  g_mutex_lock (&self->wd_lock);
-  self->last_data_us[GST_AGGREGATOR_PAD (pad) == self->dist_pad] =
-      g_get_monotonic_time ();
-  g_mutex_unlock (&self->wd_lock);
-  return GST_PAD_PROBE_OK;
-}
-
-/* Pad i has nothing: no buffer queued here or in the aggregator, no EOS. */
-static gboolean
-pad_starved (GstQmetric * self, guint i)
-{
-  GstAggregatorPad *pad = pad_of (self, i);
-
-  return !gst_aggregator_pad_is_eos (pad) &&
-      !gst_aggregator_pad_has_buffer (pad) &&
-      g_atomic_int_get (&self->pq[i].n_shared) == 0;
-}
-
-/* Pad i holds frames waiting for a partner, or has ended. */
-static gboolean
-pad_waiting (GstQmetric * self, guint i)
-{
-  GstAggregatorPad *pad = pad_of (self, i);
-
-  return gst_aggregator_pad_is_eos (pad) ||
-      gst_aggregator_pad_has_buffer (pad) ||
-      g_atomic_int_get (&self->pq[i].n_shared) > 0;
-}
-
-/* A non-live GstAggregator waits for data on every pad without a timeout:
- * a pad whose upstream never sends anything would hold the pipeline
- * forever.  This thread notices a pad silent for partner-timeout while the
- * other waits, and ends the silent pad with an EOS of our own, so that
- * aggregate() counts the waiting frames as unmatched and finishes. */
-static gpointer
-watchdog_loop (gpointer data)
-{
-  GstQmetric *self = data;
-  gint64 timeout_us;
-
-  GST_OBJECT_LOCK (self);
-  timeout_us = MIN (self->partner_timeout / GST_USECOND, G_MAXINT64 / 4);
-  GST_OBJECT_UNLOCK (self);
-
-  g_mutex_lock (&self->wd_lock);
-  while (self->wd_running) {
-    gint64 now = g_get_monotonic_time (), wake = now + timeout_us;
-    gint silent_pad = -1;
-    guint i;
-
-    for (i = 0; i < 2; i++) {
-      gint64 due = self->last_data_us[i] + timeout_us;
-      if (due > now) {
-        wake = MIN (wake, due);
-        continue;
-      }
-      if (pad_starved (self, i) && pad_waiting (self, !i) &&
-          !GST_CLOCK_TIME_IS_VALID (gst_aggregator_get_latency
-              (GST_AGGREGATOR (self)))) {
-        silent_pad = i;
-        break;
-      }
-    }
-    if (silent_pad >= 0) {
-      gdouble secs = (now - self->last_data_us[silent_pad]) / 1e6;
-      /* once per pad: its EOS stands until the next start or flush */
-      self->last_data_us[silent_pad] = G_MAXINT64 / 2;
-      g_mutex_unlock (&self->wd_lock);
-      GST_ELEMENT_WARNING (self, STREAM, FAILED,
-          ("No data on %s for %.1f s while %s waits for it "
-              "(partner-timeout): %s is treated as ended and the waiting "
-              "frames are counted as unmatched", pad_names[silent_pad], secs,
-              pad_names[!silent_pad], pad_names[silent_pad]), (NULL));
-      gst_pad_send_event (GST_PAD (pad_of (self, silent_pad)),
-          gst_event_new_eos ());
-      g_mutex_lock (&self->wd_lock);
-      continue;
-    }
-    g_cond_wait_until (&self->wd_cond, &self->wd_lock, wake);
-  }
-  g_mutex_unlock (&self->wd_lock);
-  return NULL;
-}
-
-/* ---- the frames held for pairing ---- */
-
-static void
-queue_clear (QmPadQueue * q)
-{
-  guint i;
-
-  for (i = 0; i < q->n; i++) {
-    gst_buffer_unref (q->buf[i]);
-    gst_clear_caps (&q->caps[i]);
-  }
-  q->n = 0;
-  g_atomic_int_set (&q->n_shared, 0);
-  q->prev_t = GST_CLOCK_TIME_NONE;
-  q->last_dur = -1;
-}
-
-/* Remove the head of pad i's queue; the caller owns the buffer, and its
- * caps if it asks for them (else they are released). */
-static GstBuffer *
-queue_pop (GstQmetric * self, guint i, GstCaps ** caps)
-{
-  QmPadQueue *q = &self->pq[i];
-  GstBuffer *buf = q->buf[0];
-
-  if (caps)
-    *caps = q->caps[0];
-  else
-    gst_clear_caps (&q->caps[0]);
-  q->n--;
-  memmove (q->buf, q->buf + 1, q->n * sizeof (q->buf[0]));
-  memmove (q->caps, q->caps + 1, q->n * sizeof (q->caps[0]));
-  memmove (q->f, q->f + 1, q->n * sizeof (q->f[0]));
-  memmove (q->info, q->info + 1, q->n * sizeof (q->info[0]));
-  g_atomic_int_set (&q->n_shared, q->n);
-  return buf;
-}
-
-static void
-pairing_reset (GstQmetric * self)
-{
-  guint i;
-
-  for (i = 0; i < 2; i++)
-    queue_clear (&self->pq[i]);
-  qm_pair_reset (&self->pair_state);
-  g_mutex_lock (&self->wd_lock);
-  self->last_data_us[0] = self->last_data_us[1] = g_get_monotonic_time ();
-  g_mutex_unlock (&self->wd_lock);
-}
-
-static void
-pairing_start (GstQmetric * self)
-{
-  GstClockTime timeout;
-
-  pairing_reset (self);
-  self->modes_warned = 0;
-  self->rates_checked = FALSE;
-  self->late = 0;
-  self->agg_latency = GST_CLOCK_TIME_NONE;
-  GST_OBJECT_LOCK (self);
-  timeout = self->partner_timeout;
-  qm_shed_init (&self->shed, self->max_skip);
-  GST_OBJECT_UNLOCK (self);
-  if (timeout > 0) {
-    self->wd_running = TRUE;
-    self->watchdog = g_thread_new ("qmetric-watchdog", watchdog_loop, self);
-  }
-}
-
-static void
-pairing_stop (GstQmetric * self)
-{
-  if (self->watchdog) {
-    g_mutex_lock (&self->wd_lock);
-    self->wd_running = FALSE;
-    g_cond_signal (&self->wd_cond);
-    g_mutex_unlock (&self->wd_lock);
-    g_thread_join (self->watchdog);
-    self->watchdog = NULL;
-  }
-  pairing_reset (self);
-}
-
-/* The duration of a frame: its own, else the caps' frame rate, else the
- * distance from the previous frame of its pad. */
-static gint64
-frame_duration (GstQmetric * self, guint i, GstBuffer * buf, gint64 t)
-{
-  const GstVideoInfo *info = i == QM_PAIR_REF ? &self->ref_info :
-      &self->dist_info;
-  GstClockTime prev = self->pq[i].prev_t;
-
-  if (GST_BUFFER_DURATION_IS_VALID (buf))
-    return to_pair_time (GST_BUFFER_DURATION (buf));
-  if (GST_VIDEO_INFO_FPS_N (info) > 0 && GST_VIDEO_INFO_FPS_D (info) > 0)
-    return to_pair_time (gst_util_uint64_scale_int (GST_SECOND,
-            GST_VIDEO_INFO_FPS_D (info), GST_VIDEO_INFO_FPS_N (info)));
-  if (t >= 0 && GST_CLOCK_TIME_IS_VALID (prev) && (GstClockTime) t > prev)
-    return t - (gint64) prev;
-  return QM_PAIR_NO_TIME;
-}
-
-/* Whether a warning of `cause` may be posted now; if so, held[] is "" or
- * "; N similar warnings suppressed", for its text. */
-static gboolean
-warn_pass (GstQmetric * self, guint cause, gchar held[64])
-{
-  guint64 n = 0;
-  gboolean pass;
-
-  g_mutex_lock (&self->warn_lock);
-  pass = qm_rate_pass (&self->warn_rl[cause], g_get_monotonic_time (), &n);
-  g_mutex_unlock (&self->warn_lock);
-  held[0] = 0;
-  if (pass && n)
-    g_snprintf (held, 64, "; %" G_GUINT64_FORMAT " similar warning%s "
-        "suppressed", n, n == 1 ? "" : "s");
-  return pass;
-}
-
-static void
-warn_reset (GstQmetric * self)
-{
-  /* QMETRIC_WARN_INTERVAL_MS: a shorter interval for tests */
-  const gchar *env = g_getenv ("QMETRIC_WARN_INTERVAL_MS");
-  gint64 interval = env ? g_ascii_strtoll (env, NULL, 10) * 1000 :
-      WARN_INTERVAL_US;
-  guint i;
-
-  g_mutex_lock (&self->warn_lock);
-  for (i = 0; i < N_WARN; i++)
-    qm_rate_init (&self->warn_rl[i], i == WARN_LATENCY ? 1 : WARN_BURST,
-        interval > 0 ? interval : WARN_INTERVAL_US);
-  g_mutex_unlock (&self->warn_lock);
-}
-
-static guint64
-warn_suppressed (GstQmetric * self)
-{
-  guint64 n = 0;
-  guint i;
-
-  g_mutex_lock (&self->warn_lock);
-  for (i = 0; i < N_WARN; i++)
-    n += self->warn_rl[i].held_total;
-  g_mutex_unlock (&self->warn_lock);
-  return n;
-}
-
-/* Take the head buffer of sink pad i into our queue.  FALSE: nothing to
- * take (or no room); *error: data came before caps (an error is posted). */
-static gboolean
-pull_frame (GstQmetric * self, guint i, gint64 deadline, gboolean * error)
-{
-  GstAggregatorPad *pad = pad_of (self, i);
-  QmPadQueue *q = &self->pq[i];
-  gboolean have_info = i == QM_PAIR_REF ? self->have_ref_info :
-      self->have_dist_info;
-  QmPairFrame *f = &q->f[q->n];
-  GstBuffer *buf;
-
-  if (q->n >= PAIR_QUEUE_MAX || !gst_aggregator_pad_has_buffer (pad))
-    return FALSE;
-  /* the pad's upstream may have been blocked on the full pad: its silence
-   * counts from now, not from its last buffer (partner-timeout); set before
-   * the pop so that the watchdog never sees the pad empty and silent */
-  g_mutex_lock (&self->wd_lock);
-  self->last_data_us[i] = g_get_monotonic_time ();
-  g_mutex_unlock (&self->wd_lock);
-  /* only this thread takes buffers: has_buffer stays true until the pop */
-  if (!(buf = gst_aggregator_pad_pop_buffer (pad)))
-    return FALSE;
-  if (!have_info) {
-    gst_buffer_unref (buf);
-    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
-        ("Data arrived before caps on %s", pad_names[i]), (NULL));
-    *error = TRUE;
-    return FALSE;
-  }
-  f->t = to_pair_time (buffer_running_time (pad, buf));
-  f->dur = frame_duration (self, i, buf, f->t);
-  f->offset = GST_BUFFER_OFFSET_IS_VALID (buf) ? GST_BUFFER_OFFSET (buf) :
-      QM_PAIR_NO_OFFSET;
-  f->discont = GST_BUFFER_IS_DISCONT (buf);
-  if (f->t >= 0) {
-    q->prev_t = f->t;
-    q->last_dur = f->dur;
-  }
-  GST_LOG_OBJECT (self, "took %s frame %" G_GINT64_FORMAT ", deadline %"
-      G_GINT64_FORMAT, pad_names[i], f->t, deadline);
-  q->info[q->n] = i == QM_PAIR_REF ? self->ref_info : self->dist_info;
-  q->caps[q->n] = i == QM_PAIR_DIST && self->dist_caps ?
-      gst_caps_ref (self->dist_caps) : NULL;
-  q->buf[q->n++] = buf;
-  g_atomic_int_set (&q->n_shared, q->n);
-
-  if (f->t >= 0 && deadline != QM_PAIR_NO_DEADLINE && f->t <= deadline) {
-    /* it came after the time its partner was allowed to wait */
-    gchar held[64];
-    self->late++;
-    if (warn_pass (self, WARN_LATE, held))
-      GST_ELEMENT_WARNING (self, STREAM, FAILED,
-          ("%s frame at running time %" GST_TIME_FORMAT " arrived %"
-              GST_TIME_FORMAT " after its partner stopped waiting; raise "
-              "the latency property to pair frames this late (%"
-              G_GUINT64_FORMAT " late frames so far%s)",
-              i == QM_PAIR_REF ? "Reference" : "Distorted",
-              GST_TIME_ARGS (f->t), GST_TIME_ARGS (deadline - f->t),
-              self->late, held), (NULL));
-  }
-  return TRUE;
-}
-
-/* Reported once, when both caps are known: different rates are paired
- * frame by frame, and the frames between pairs are unmatched. */
-static void
-check_rates (GstQmetric * self)
-{
-  const GstVideoInfo *r = &self->ref_info, *d = &self->dist_info;
-
-  if (self->rates_checked || !self->have_ref_info || !self->have_dist_info)
-    return;
-  self->rates_checked = TRUE;
-  if (GST_VIDEO_INFO_FPS_N (r) > 0 && GST_VIDEO_INFO_FPS_N (d) > 0 &&
-      gst_util_fraction_compare (GST_VIDEO_INFO_FPS_N (r),
-          GST_VIDEO_INFO_FPS_D (r), GST_VIDEO_INFO_FPS_N (d),
-          GST_VIDEO_INFO_FPS_D (d)) != 0)
-    GST_ELEMENT_WARNING (self, STREAM, FORMAT,
-        ("Frame rates differ: reference %d/%d fps, distorted %d/%d fps; each "
-            "frame is compared with the nearest frame of the other stream in "
-            "running time, and frames without one are counted as unmatched",
-            GST_VIDEO_INFO_FPS_N (r), GST_VIDEO_INFO_FPS_D (r),
-            GST_VIDEO_INFO_FPS_N (d), GST_VIDEO_INFO_FPS_D (d)), (NULL));
-}
-
-/* Without timestamps, say once per mode how frames are paired. */
-static void
-warn_mode (GstQmetric * self, const QmPairDecision * d)
-{
-  if (d->mode == QM_PAIR_BY_TIME || (self->modes_warned & (1u << d->mode)))
-    return;
-  self->modes_warned |= 1u << d->mode;
-  if (d->mode == QM_PAIR_MIXED)
-    GST_ELEMENT_WARNING (self, STREAM, FAILED,
-        ("%s frames have no timestamps while %s frames have them: such "
-            "frames are never paired and are counted as unmatched",
-            d->action == QM_PAIR_DROP_REF ? "Reference" : "Distorted",
-            d->action == QM_PAIR_DROP_REF ? "distorted" : "reference"),
-        (NULL));
-  else
-    GST_ELEMENT_WARNING (self, STREAM, FAILED,
-        ("Frames without timestamps: pairing them %s",
-            qm_pair_mode_text (d->mode)), (NULL));
-}
-
-static void
-warn_unmatched (GstQmetric * self, gboolean is_ref, GstClockTime rt,
-    QmPairReason why)
-{
-  guint64 n = is_ref ? self->unmatched_ref : self->unmatched_dist;
-  GstStructure *details;
-  gchar held[64];
-
-  if (!warn_pass (self, is_ref ? WARN_UNMATCHED_REF : WARN_UNMATCHED_DIST,
-          held))
-    return;
-  details = gst_structure_new ("qmetric-unmatched", "pad", G_TYPE_STRING,
-      is_ref ? "ref_sink" : "dist_sink", "running-time", G_TYPE_UINT64, rt,
-      "count", G_TYPE_UINT64, n, "reason", G_TYPE_STRING,
-      qm_pair_reason_text (why), NULL);
-  GST_ELEMENT_WARNING_WITH_DETAILS (self, STREAM, FAILED,
-      ("%s frame at running time %" GST_TIME_FORMAT " has no %s frame (%s): "
-          "it is not compared (%" G_GUINT64_FORMAT " such frames so far%s)",
-          is_ref ? "Reference" : "Distorted", GST_TIME_ARGS (rt),
-          is_ref ? "distorted" : "reference", qm_pair_reason_text (why), n,
-          held),
-      (NULL), ("details", GST_TYPE_STRUCTURE, details, NULL));
-  /* the message holds a copy */
-  gst_structure_free (details);
-}
-
 /* A reference frame with no partner is dropped. */
 static void
-drop_ref (GstQmetric * self, GstClockTime rt, QmPairReason why)
+drop_ref (GstQmetric * self, GstBuffer * buf, GstClockTime rt,
+    QmPairReason why)
 {
-  gst_buffer_unref (queue_pop (self, QM_PAIR_REF, NULL));
+  gst_buffer_unref (buf);
   /* in order when no earlier pair is still being scored */
-  qm_window_event (self->win, rt, QM_WINDOW_UNMATCHED_REF, FALSE,
+  gst_qmetric_report_unmatched (&self->report, TRUE, rt, why,
       g_queue_is_empty (&self->out));
-  self->unmatched_ref++;
-  warn_unmatched (self, TRUE, rt, why);
 }
 
 /* A distorted frame with no partner still goes downstream, unscored. */
 static void
-pass_dist (GstQmetric * self, GstClockTime rt, QmPairReason why)
+pass_dist (GstQmetric * self, GstBuffer * buf, GstCaps * caps,
+    GstClockTime rt, QmPairReason why)
 {
-  QmPair *p = g_new0 (QmPair, 1);
+  GstQmetricScoredPair *p = g_new0 (GstQmetricScoredPair, 1);
 
-  p->dist_buf = queue_pop (self, QM_PAIR_DIST, &p->caps);
+  p->dist_buf = buf;
+  p->caps = caps;
   p->running_time = rt;
   p->done = TRUE;
   g_queue_push_tail (&self->out, p);
-  self->unmatched_dist++;
-  warn_unmatched (self, FALSE, rt, why);
+  gst_qmetric_report_unmatched (&self->report, FALSE, rt, why, FALSE);
 }
 
 /* Live: scores that the engine can finish now (more frames in it than its
@@ -2002,7 +1002,7 @@ result_poll_time (GstQmetric * self)
   if (!self->engine || !GST_CLOCK_TIME_IS_VALID (self->agg_latency))
     return GST_CLOCK_TIME_NONE;
   for (l = self->out.head; l; l = l->next)
-    pending += !((QmPair *) l->data)->done;
+    pending += !((GstQmetricScoredPair *) l->data)->done;
   if (pending <= qm_engine_delay (self->engine))
     return GST_CLOCK_TIME_NONE;
   if (!(clock = gst_element_get_clock (GST_ELEMENT (self))))
@@ -2028,47 +1028,9 @@ static GstClockTime
 gst_qmetric_get_next_time (GstAggregator * agg)
 {
   GstQmetric *self = GST_QMETRIC (agg);
-  GstClockTime next = GST_CLOCK_TIME_NONE;
-  guint i, k;
 
-  next = result_poll_time (self);
-  for (i = 0; i < 2; i++) {
-    GstAggregatorPad *pad = pad_of (self, i);
-    GstBuffer *buf = gst_aggregator_pad_peek_buffer (pad);
-    GstClockTime rt = GST_CLOCK_TIME_NONE;
-
-    /* a pad at EOS ends the comparison once the other pad can bring no
-     * more partners (live_may_end): time out at once when that is so
-     * (a live partner may never send EOS), else when the clock passes the
-     * last time a partner could have (plus the latency) */
-    if (!buf && gst_aggregator_pad_is_eos (pad)) {
-      gint64 end;
-
-      /* (no live_deadline() here: GstAggregator calls us holding the lock
-       * that gst_aggregator_get_latency() takes; a time in the past makes
-       * it time out at once, and aggregate() compares with the clock) */
-      if (self->pq[i].n > 0 || live_may_end (self, QM_PAIR_NO_DEADLINE) ||
-          (end = live_end_time (self, i)) < 0)
-        return 0;
-      if (!GST_CLOCK_TIME_IS_VALID (next) || (GstClockTime) end < next)
-        next = (GstClockTime) end;
-      continue;
-    }
-    if (buf) {
-      rt = buffer_running_time (pad, buf);
-      gst_buffer_unref (buf);
-    }
-    for (k = 0; k < self->pq[i].n; k++) {
-      GstClockTime t = from_pair_time (self->pq[i].f[k].t);
-      if (GST_CLOCK_TIME_IS_VALID (t) && (!GST_CLOCK_TIME_IS_VALID (rt)
-              || t < rt))
-        rt = t;
-    }
-    if (GST_CLOCK_TIME_IS_VALID (rt) && (!GST_CLOCK_TIME_IS_VALID (next)
-            || rt < next))
-      next = rt;
-  }
-  return next;
+  return gst_qmetric_pairing_next_time (&self->pairing,
+      result_poll_time (self));
 }
 
 /* Whether a buffer is read in place by the CUDA backend (gpu: every metric
@@ -2079,52 +1041,20 @@ cuda_access (GstQmetric * self, GstBuffer * buf, gboolean gpu)
 {
   GstQmetricCudaAccess a = gst_qmetric_cuda_buffer_access (buf,
       self->cuda_ctx);
+  gboolean in_place = a == GST_QMETRIC_CUDA_IN_PLACE && gpu;
 
-  if (a == GST_QMETRIC_CUDA_IN_PLACE && gpu) {
-    self->cuda_in_place++;
-    return TRUE;
-  }
-  if (a != GST_QMETRIC_CUDA_HOST)
-    self->cuda_copied++;
-  if (a == GST_QMETRIC_CUDA_FOREIGN) {
-    if (!self->foreign_ctx_warned) {
-      self->foreign_ctx_warned = TRUE;
-      GST_ELEMENT_WARNING (self, STREAM, FAILED,
-          ("CUDA memory from another CUDA context, which this element's "
-              "context cannot access: frames are copied through system "
-              "memory (slower; share one context, e.g. the same "
-              "cuda-device-id upstream)"), (NULL));
-    }
-  }
-  return FALSE;
+  gst_qmetric_report_cuda (&self->report, a, in_place);
+  return in_place;
 }
 
 /* The pair is not compared (a buffer unreadable or out of range): its
  * distorted frame still goes downstream, unscored, in order. */
 static void
-skip_pair (GstQmetric * self, QmPair * p, GstBuffer * rbuf,
+skip_pair (GstQmetric * self, GstQmetricScoredPair * p, GstBuffer * rbuf,
     GstQmetricMapResult why, const gchar * side, const gchar * problem)
 {
-  gchar held[64];
-  guint64 n;
-
-  if (why == GST_QMETRIC_MAP_OUT_OF_RANGE) {
-    n = ++self->out_of_range;
-    if (warn_pass (self, WARN_OUT_OF_RANGE, held))
-      GST_ELEMENT_WARNING (self, STREAM, FORMAT,
-          ("%s frame at running time %" GST_TIME_FORMAT " has samples beyond "
-              "its bit depth: %s; it is not compared (%" G_GUINT64_FORMAT
-              " such pairs so far%s)", side, GST_TIME_ARGS (p->running_time),
-              problem, n, held), (NULL));
-  } else {
-    n = ++self->unreadable;
-    if (warn_pass (self, WARN_UNREADABLE, held))
-      GST_ELEMENT_WARNING (self, STREAM, FORMAT,
-          ("%s frame at running time %" GST_TIME_FORMAT " is unreadable: %s; "
-              "it is not compared (%" G_GUINT64_FORMAT " such pairs so "
-              "far%s)", side, GST_TIME_ARGS (p->running_time), problem, n,
-              held), (NULL));
-  }
+  gst_qmetric_report_not_compared (&self->report, why, side,
+      p->running_time, problem);
   gst_qmetric_side_unmap (&p->ref);
   gst_qmetric_side_unmap (&p->dist);
   p->unreadable = TRUE;         /* counted as unreadable in its window */
@@ -2156,8 +1086,16 @@ formats_agree (GstQmetric * self)
   return FALSE;
 }
 
-static gboolean geometry_changed (const GstVideoInfo * a,
-    const GstVideoInfo * b);
+/* A size or format change re-initialises the engine; anything else in the
+ * caps (colorimetry, pixel aspect ratio, frame rate, interlacing) leaves
+ * it, and the motion history, alone. */
+static gboolean
+geometry_changed (const GstVideoInfo * a, const GstVideoInfo * b)
+{
+  return GST_VIDEO_INFO_WIDTH (a) != GST_VIDEO_INFO_WIDTH (b) ||
+      GST_VIDEO_INFO_HEIGHT (a) != GST_VIDEO_INFO_HEIGHT (b) ||
+      GST_VIDEO_INFO_FORMAT (a) != GST_VIDEO_INFO_FORMAT (b);
+}
 
 /* Live: whether pair p is scored or skipped to keep up (qmshed.c).  Its lag
  * is how far its running time is behind the clock's; the budget, the
@@ -2165,7 +1103,7 @@ static gboolean geometry_changed (const GstVideoInfo * a,
  * while pairs are skipped, an info message once every pair is scored
  * again. */
 static gboolean
-shed_skip (GstQmetric * self, QmPair * p)
+shed_skip (GstQmetric * self, GstQmetricScoredPair * p)
 {
   GstClock *clock;
   GstClockTime now, base;
@@ -2173,7 +1111,6 @@ shed_skip (GstQmetric * self, QmPair * p)
   gint64 frame_ns = -1, lag;
   QmShedChange change;
   gboolean score;
-  gchar held[64];
 
   if (self->shed.max_skip <= 1 || !GST_CLOCK_TIME_IS_VALID (self->agg_latency)
       || !GST_CLOCK_TIME_IS_VALID (p->running_time) ||
@@ -2195,19 +1132,8 @@ shed_skip (GstQmetric * self, QmPair * p)
   GST_INFO_OBJECT (self, "lag %" GST_STIME_FORMAT ", latency %"
       GST_TIME_FORMAT ": scoring 1 pair in %u", GST_STIME_ARGS (lag),
       GST_TIME_ARGS (self->agg_latency), self->shed.k);
-  if (self->shed.k == 1) {
-    GST_ELEMENT_INFO (self, STREAM, FAILED,
-        ("Keeping up again: scoring every pair (%.1f pairs/s)",
-            self->shed.rate), (NULL));
-  } else if (warn_pass (self, WARN_OVERLOAD, held)) {
-    GST_ELEMENT_WARNING (self, STREAM, FAILED,
-        ("Falling behind: scoring 1 pair in %u (%.1f of %.1f pairs/s) to "
-            "stay within the latency (%" GST_TIME_FORMAT "); the other pairs "
-            "pass downstream unscored and are counted as skipped (max-skip=%u"
-            "%s)", self->shed.k, self->shed.rate / self->shed.k,
-            self->shed.rate, GST_TIME_ARGS (self->agg_latency),
-            self->shed.max_skip, held), (NULL));
-  }
+  gst_qmetric_warn_overload (&self->report.warn, &self->shed,
+      self->agg_latency);
   return !score;
 }
 
@@ -2216,8 +1142,8 @@ static GstFlowReturn
 compare_pair (GstQmetric * self, GstBuffer * rbuf, GstBuffer * dbuf,
     GstCaps * dcaps, GstClockTime rt)
 {
-  QmPair *p;
-  GstSegment *seg = &self->dist_pad->segment;
+  GstQmetricScoredPair *p;
+  GstSegment *seg = &GST_AGGREGATOR_PAD (self->dist_pad)->segment;
   GstQmetricMapResult mr;
   gboolean gpu;
   unsigned flags;
@@ -2240,7 +1166,7 @@ compare_pair (GstQmetric * self, GstBuffer * rbuf, GstBuffer * dbuf,
     return GST_FLOW_ERROR;
   }
   self->engine_info = self->pair_dist_info;
-  p = g_new0 (QmPair, 1);
+  p = g_new0 (GstQmetricScoredPair, 1);
   p->times.t[QM_FT_TAKEN] = taken;
   p->dist_buf = dbuf;
   p->caps = dcaps;
@@ -2257,30 +1183,26 @@ compare_pair (GstQmetric * self, GstBuffer * rbuf, GstBuffer * dbuf,
    * it again) and the memory belongs to a context ours can reach */
   gpu = qm_engine_backend (self->engine) == QM_BACKEND_CUDA &&
       !qm_engine_reads_host (self->engine);
-  mr = gst_qmetric_side_map (&p->ref, &self->pair_ref_info, rbuf, 
+  mr = gst_qmetric_side_map (&p->ref, &self->pair_ref_info, rbuf,
       cuda_access (self, rbuf, gpu));
   if (mr != GST_QMETRIC_MAP_OK) {
     skip_pair (self, p, rbuf, mr, "Reference", p->ref.problem);
     return GST_FLOW_OK;
   }
-  mr = gst_qmetric_side_map (&p->dist, &self->pair_dist_info, dbuf, 
+  mr = gst_qmetric_side_map (&p->dist, &self->pair_dist_info, dbuf,
       cuda_access (self, dbuf, gpu));
   if (mr != GST_QMETRIC_MAP_OK) {
     skip_pair (self, p, rbuf, mr, "Distorted", p->dist.problem);
     return GST_FLOW_OK;
   }
-  gst_buffer_unref (rbuf);       /* the mapped frame holds its own ref */
+  gst_buffer_unref (rbuf);      /* the mapped frame holds its own ref */
   qm_frame_times_stamp (&p->times, QM_FT_MAPPED);
-  if (!GST_CLOCK_TIME_IS_VALID (self->first_stream_time))
-    self->first_stream_time = p->stream_time;
-  self->last_stream_time = p->stream_time;
-  p->index = self->n_pairs++;
-  g_queue_push_tail (&self->out, p);
   /* a skipped pair still goes through the engine, unscored, as subsample
    * leaves pairs out: motion sees every frame, so the pairs that are
    * scored get the scores of a run that scores them all */
   p->skipped = shed_skip (self, p);
-  self->skipped += p->skipped;
+  gst_qmetric_report_compared (&self->report, p);
+  g_queue_push_tail (&self->out, p);
   flags = p->skipped ? QM_SUBMIT_SKIP : 0;
 
   err = qm_engine_submit_flags (self->engine, &p->ref.pic, &p->dist.pic, p,
@@ -2291,9 +1213,9 @@ compare_pair (GstQmetric * self, GstBuffer * rbuf, GstBuffer * dbuf,
     GstFlowReturn ret = drain (self, TRUE);
     /* a push that failed (flushing: a seek is under way) ends this call,
      * as it ends aggregate(); the pair goes with the flush, unscored.
-     * Carrying on here once made the element score every frame queued
-     * before the seek reached upstream (the CUDA backend, whose ring fills
-     * with frames waiting for results, took this path on every seek) */
+     * Going on would score every frame queued before the seek reached
+     * upstream (a backend whose ring fills with frames waiting for
+     * results, such as CUDA's, comes here at every seek) */
     if (ret != GST_FLOW_OK || g_atomic_int_get (&self->seek_flushing)) {
       p->done = TRUE;
       return ret;
@@ -2301,173 +1223,60 @@ compare_pair (GstQmetric * self, GstBuffer * rbuf, GstBuffer * dbuf,
     err = qm_engine_submit_flags (self->engine, &p->ref.pic, &p->dist.pic,
         p, flags);
   }
-  if (err) {
-    GST_ELEMENT_ERROR (self, LIBRARY, FAILED,
-        ("Computing the metrics failed: %s",
-            qm_engine_error (self->engine) ? qm_engine_error (self->engine) :
-            qm_strerror (err)), (NULL));
-    return GST_FLOW_ERROR;
-  }
+  if (err)
+    return engine_failed (self, err);
   qm_frame_times_stamp (&p->times, QM_FT_SUBMITTED);
   return GST_FLOW_OK;
 }
 
 
-/* Decide about the queued heads, taking frames off the aggregator pads only
- * as the decision needs them: a pad's head left in GstAggregatorPad keeps
- * the pad "ready", so that a non-live aggregator calls us again when the
- * other pad's data or EOS comes.  Stops when the needed frame is not there.
- * done_all: both pads are over (end of the comparison). */
+/* Carry out the pairing's decisions about the queued frames until it
+ * waits (gstqmetricpairing.h).  done_all: both pads are over (end of the
+ * comparison). */
 static GstFlowReturn
 pair_queued (GstQmetric * self, gint64 deadline, gboolean done_all)
 {
   GstFlowReturn ret = GST_FLOW_OK;
-  gint64 tol;
-
-  GST_OBJECT_LOCK (self);
-  tol = GST_CLOCK_TIME_IS_VALID (self->pairing_tolerance) ?
-      (gint64) MIN (self->pairing_tolerance, G_MAXINT64) : -1;
-  GST_OBJECT_UNLOCK (self);
 
   while (ret == GST_FLOW_OK && !g_atomic_int_get (&self->seek_flushing)) {
-    QmPairInput in;
-    QmPairDecision d;
-    gboolean error = FALSE, pulled;
-    guint i;
+    GstQmetricPairingDecision d;
 
-    for (i = 0; i < 2; i++) {
-      GstAggregatorPad *pad = pad_of (self, i);
-      in.f[i] = self->pq[i].f;
-      in.n[i] = self->pq[i].n;
-      /* nothing more will be looked at: ended, or our queue is full */
-      in.done[i] = done_all || self->pq[i].n >= PAIR_QUEUE_MAX ||
-          (gst_aggregator_pad_is_eos (pad) &&
-          !gst_aggregator_pad_has_buffer (pad));
-      in.more[i] = !in.done[i] && gst_aggregator_pad_has_buffer (pad);
-    }
-    in.deadline = deadline;
-    in.tolerance = tol;
-    d = qm_pair_decide (&self->pair_state, &in);
-    if (d.action == QM_PAIR_WAIT) {
-      if (done_all || (self->pq[0].n == 0 && self->pq[1].n == 0)) {
-        /* Not live, a frame is taken only with one of the other pad (or
-         * its end) in sight: a pad whose frame waits here looks empty to
-         * GstAggregator, which then calls aggregate() only once that pad
-         * brings another frame, even when the other pad's frame is there */
-        if (!done_all && deadline == QM_PAIR_NO_DEADLINE &&
-            !((in.more[0] || in.done[0]) && (in.more[1] || in.done[1])))
-          break;
-        pulled = pull_frame (self, QM_PAIR_REF, deadline, &error) ||
-            (!error && pull_frame (self, QM_PAIR_DIST, deadline, &error));
-      } else
-        pulled = pull_frame (self, d.need, deadline, &error);
-      if (error)
-        return GST_FLOW_NOT_NEGOTIATED;
-      if (!pulled)
-        break;
-      continue;
-    }
-    GST_LOG_OBJECT (self, "decision %d (reason %d) on heads ref %" G_GINT64_FORMAT
-        " dist %" G_GINT64_FORMAT " (queued %" G_GSIZE_FORMAT "/%" G_GSIZE_FORMAT
-        ", more %d/%d), deadline %"
-        G_GINT64_FORMAT, d.action, d.reason, in.n[0] ? in.f[0][0].t : -1,
-        in.n[1] ? in.f[1][0].t : -1, in.n[0], in.n[1], in.more[0], in.more[1],
-        deadline);
-    warn_mode (self, &d);
-    qm_pair_apply (&self->pair_state, &in, &d);
+    gst_qmetric_pairing_next (&self->pairing, deadline, done_all, &d);
+    /* pairing without timestamps is said once per mode, before the first
+     * decision made that way is carried out */
+    gst_qmetric_warn_mode (&self->report.warn, d.mode,
+        d.action == GST_QMETRIC_PAIRING_DROP_REF);
     switch (d.action) {
-      case QM_PAIR_MATCH:{
-        GstClockTime rt = from_pair_time (self->pq[QM_PAIR_DIST].f[0].t);
-        GstBuffer *rbuf, *dbuf;
-        GstCaps *dcaps;
-        self->pair_ref_info = self->pq[QM_PAIR_REF].info[0];
-        self->pair_dist_info = self->pq[QM_PAIR_DIST].info[0];
-        rbuf = queue_pop (self, QM_PAIR_REF, NULL);
-        dbuf = queue_pop (self, QM_PAIR_DIST, &dcaps);
-        ret = compare_pair (self, rbuf, dbuf, dcaps, rt);
+      case GST_QMETRIC_PAIRING_WAIT:
+        return ret;
+      case GST_QMETRIC_PAIRING_NO_CAPS:
+        GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
+            ("Data arrived before caps on %s",
+                GST_PAD_NAME (self->pairing.pad[d.pad])), (NULL));
+        return GST_FLOW_NOT_NEGOTIATED;
+      case GST_QMETRIC_PAIRING_TAKEN:
+        if (GST_CLOCK_TIME_IS_VALID (d.late))
+          gst_qmetric_report_late (&self->report, d.pad == QM_PAIR_REF,
+              d.rt, d.late);
+        break;
+      case GST_QMETRIC_PAIRING_MATCH:
+        self->pair_ref_info = d.ref_info;
+        self->pair_dist_info = d.dist_info;
+        ret = compare_pair (self, d.ref, d.dist, d.dist_caps, d.rt);
         /* what is scored leaves now, not when this loop ends: with frames
          * always waiting (behind, live), that is much later */
         if (ret == GST_FLOW_OK)
           ret = drain (self, FALSE);
         break;
-      }
-      case QM_PAIR_DROP_REF:
-        drop_ref (self, from_pair_time (self->pq[QM_PAIR_REF].f[0].t),
-            d.reason);
+      case GST_QMETRIC_PAIRING_DROP_REF:
+        drop_ref (self, d.ref, d.rt, d.reason);
         break;
-      default:
-        pass_dist (self, from_pair_time (self->pq[QM_PAIR_DIST].f[0].t),
-            d.reason);
+      case GST_QMETRIC_PAIRING_PASS_DIST:
+        pass_dist (self, d.dist, d.dist_caps, d.rt, d.reason);
         break;
     }
   }
   return ret;
-}
-
-/* Pad i has ended and everything it sent is decided. */
-static gboolean
-pad_over (GstQmetric * self, guint i)
-{
-  GstAggregatorPad *pad = pad_of (self, i);
-
-  return gst_aggregator_pad_is_eos (pad) &&
-      !gst_aggregator_pad_has_buffer (pad) && self->pq[i].n == 0;
-}
-
-/* Live: the latest running time at which a frame of the other pad could
- * still pair with the last frame of pad i (its start plus its duration or
- * the explicit tolerance, whichever is longer), or -1 when pad i had no
- * timed frame. */
-static gint64
-live_end_time (GstQmetric * self, guint i)
-{
-  const QmPadQueue *q = &self->pq[i];
-  gint64 span = q->last_dur > 0 ? q->last_dur : 0;
-
-  if (!GST_CLOCK_TIME_IS_VALID (q->prev_t))
-    return -1;
-  GST_OBJECT_LOCK (self);
-  if (GST_CLOCK_TIME_IS_VALID (self->pairing_tolerance)
-      && self->pairing_tolerance < G_MAXINT64
-      && (gint64) self->pairing_tolerance > span)
-    span = (gint64) self->pairing_tolerance;
-  GST_OBJECT_UNLOCK (self);
-  return (gint64) q->prev_t + span;
-}
-
-/* Live, once one pad has ended: whether the other pad can still bring a
- * partner for the ended pad's frames.  It cannot when it has ended too,
- * when it has already sent a frame later than live_end_time(), or when
- * the deadline (the clock less the latency) has passed that time: its
- * partners would be late.  Ending at the first EOS without this wait
- * counted the other pad's last frames, still upstream within the latency,
- * as unmatched although their partners had been scored on time. */
-static gboolean
-live_may_end (GstQmetric * self, gint64 deadline)
-{
-  gboolean over_r = pad_over (self, QM_PAIR_REF);
-  gboolean over_d = pad_over (self, QM_PAIR_DIST);
-  guint ended, other;
-  gint64 end;
-  GstBuffer *head;
-
-  if (over_r == over_d)
-    return over_r;
-  ended = over_r ? QM_PAIR_REF : QM_PAIR_DIST;
-  other = 1 - ended;
-  end = live_end_time (self, ended);
-  if (end < 0 || (deadline != QM_PAIR_NO_DEADLINE && deadline >= end))
-    return TRUE;
-  if (GST_CLOCK_TIME_IS_VALID (self->pq[other].prev_t) &&
-      (gint64) self->pq[other].prev_t > end)
-    return TRUE;
-  if ((head = gst_aggregator_pad_peek_buffer (pad_of (self, other)))) {
-    gint64 t = to_pair_time (buffer_running_time (pad_of (self, other), head));
-    gst_buffer_unref (head);
-    if (t > end)
-      return TRUE;
-  }
-  return FALSE;
 }
 
 static GstFlowReturn
@@ -2487,20 +1296,23 @@ gst_qmetric_aggregate (GstAggregator * agg, gboolean timeout)
      * upstream would be scored as fast as they come, into the summary */
     guint i;
     for (i = 0; i < 2; i++)
-      while (gst_aggregator_pad_drop_buffer (i ? self->dist_pad :
-              self->ref_pad));
+      while (gst_aggregator_pad_drop_buffer (GST_AGGREGATOR_PAD
+              (self->pairing.pad[i])));
     return GST_FLOW_OK;
   }
   self->agg_latency = latency;
-  check_rates (self);
+  if (self->ref_pad->have_info && self->dist_pad->have_info)
+    gst_qmetric_warn_rates (&self->report.warn, &self->ref_pad->info,
+        &self->dist_pad->info);
   /* (one latency query per call: while GstAggregator has no latency, each
    * one queries upstream, and may post a warning) */
-  deadline = live_deadline (self, latency);
+  deadline = gst_qmetric_pairing_deadline (GST_ELEMENT (self), latency);
   GST_LOG_OBJECT (self, "aggregate (timeout %d), deadline %" G_GINT64_FORMAT
-      ", latency %" GST_TIME_FORMAT, timeout, deadline, GST_TIME_ARGS (latency));
+      ", latency %" GST_TIME_FORMAT, timeout, deadline,
+      GST_TIME_ARGS (latency));
   if (timeout && deadline == QM_PAIR_NO_DEADLINE) {
     /* live without a clock reading: what made us time out has waited */
-    deadline = to_pair_time (gst_qmetric_get_next_time (agg));
+    deadline = gst_qmetric_to_pair_time (gst_qmetric_get_next_time (agg));
   }
 
   ret = pair_queued (self, deadline, FALSE);
@@ -2508,9 +1320,10 @@ gst_qmetric_aggregate (GstAggregator * agg, gboolean timeout)
    * pad still sends are each counted (partner-timeout ends a pad that
    * never does).  Live, a partner may never send EOS: it ends once the
    * other pad can bring no partner for the ended pad's frames any more
-   * (live_may_end), and the other pad's later frames get EOS upstream. */
-  if (ret == GST_FLOW_OK && (!live ? pad_over (self, QM_PAIR_REF) && pad_over (self, QM_PAIR_DIST) :
-          live_may_end (self, deadline))) {
+   * (gstqmetricpairing.c), and the other pad's later frames get EOS
+   * upstream. */
+  if (ret == GST_FLOW_OK &&
+      gst_qmetric_pairing_ended (&self->pairing, live, deadline)) {
     ret = pair_queued (self, deadline, TRUE);
     if (ret == GST_FLOW_OK)
       ret = finish (self);
@@ -2523,86 +1336,18 @@ gst_qmetric_aggregate (GstAggregator * agg, gboolean timeout)
 
 /* ---- events, queries, state ---- */
 
-/* What may differ between the pads without stopping the comparison, but
- * means the two streams are not what a user thinks they are. */
-enum
-{
-  PAD_DIFF_INTERLACE = 1 << 0,
-  PAD_DIFF_PAR = 1 << 1,
-  PAD_DIFF_RANGE = 1 << 2,
-};
-
-/* Warn (once per combination) when the pads' interlacing, pixel aspect
- * ratio or range differ: the pictures are still compared sample by
- * sample, which is what the user asked for, but they should know. */
-static void
-check_pad_differences (GstQmetric * self)
-{
-  const GstVideoInfo *r = &self->ref_info, *d = &self->dist_info;
-  guint diff = 0;
-  GString *what;
-
-  if (!self->have_ref_info || !self->have_dist_info)
-    return;
-  if (GST_VIDEO_INFO_INTERLACE_MODE (r) != GST_VIDEO_INFO_INTERLACE_MODE (d))
-    diff |= PAD_DIFF_INTERLACE;
-  if (GST_VIDEO_INFO_PAR_N (r) * (gint64) GST_VIDEO_INFO_PAR_D (d) !=
-      GST_VIDEO_INFO_PAR_N (d) * (gint64) GST_VIDEO_INFO_PAR_D (r))
-    diff |= PAD_DIFF_PAR;
-  if (r->colorimetry.range != d->colorimetry.range)
-    diff |= PAD_DIFF_RANGE;
-  if (diff == self->pad_diff_warned)
-    return;
-  self->pad_diff_warned = diff;
-  if (!diff)
-    return;
-  what = g_string_new (NULL);
-  if (diff & PAD_DIFF_INTERLACE)
-    g_string_append_printf (what, "; interlace-mode: reference %s, distorted "
-        "%s", gst_video_interlace_mode_to_string
-        (GST_VIDEO_INFO_INTERLACE_MODE (r)),
-        gst_video_interlace_mode_to_string (GST_VIDEO_INFO_INTERLACE_MODE
-            (d)));
-  if (diff & PAD_DIFF_PAR)
-    g_string_append_printf (what, "; pixel-aspect-ratio: reference %d/%d, "
-        "distorted %d/%d", GST_VIDEO_INFO_PAR_N (r), GST_VIDEO_INFO_PAR_D (r),
-        GST_VIDEO_INFO_PAR_N (d), GST_VIDEO_INFO_PAR_D (d));
-  if (diff & PAD_DIFF_RANGE)
-    g_string_append_printf (what, "; range: reference %s, distorted %s",
-        r->colorimetry.range == GST_VIDEO_COLOR_RANGE_0_255 ? "full" :
-        r->colorimetry.range == GST_VIDEO_COLOR_RANGE_16_235 ? "limited" :
-        "unknown", d->colorimetry.range == GST_VIDEO_COLOR_RANGE_0_255 ?
-        "full" : d->colorimetry.range == GST_VIDEO_COLOR_RANGE_16_235 ?
-        "limited" : "unknown");
-  GST_ELEMENT_WARNING (self, STREAM, FORMAT,
-      ("Reference and distorted video differ (%s); the samples are compared "
-          "as they are", what->str + 2), (NULL));
-  g_string_free (what, TRUE);
-}
-
-/* A size or format change re-initialises the engine; anything else in the
- * caps (colorimetry, pixel aspect ratio, frame rate, interlacing) leaves
- * it, and the motion history, alone. */
-static gboolean
-geometry_changed (const GstVideoInfo * a, const GstVideoInfo * b)
-{
-  return GST_VIDEO_INFO_WIDTH (a) != GST_VIDEO_INFO_WIDTH (b) ||
-      GST_VIDEO_INFO_HEIGHT (a) != GST_VIDEO_INFO_HEIGHT (b) ||
-      GST_VIDEO_INFO_FORMAT (a) != GST_VIDEO_INFO_FORMAT (b);
-}
-
 static gboolean
 gst_qmetric_sink_event (GstAggregator * agg, GstAggregatorPad * pad,
     GstEvent * event)
 {
   GstQmetric *self = GST_QMETRIC (agg);
-  gboolean is_dist = pad == self->dist_pad;
+  GstQmetricPad *qpad = GST_QMETRIC_PAD (pad);
+  gboolean is_dist = qpad == self->dist_pad;
 
   switch (GST_EVENT_TYPE (event)) {
     case GST_EVENT_CAPS:{
       GstCaps *caps;
-      GstVideoInfo info, *cur = is_dist ? &self->dist_info : &self->ref_info;
-      gboolean *have = is_dist ? &self->have_dist_info : &self->have_ref_info;
+      GstVideoInfo info;
       gboolean changed;
 
       gst_event_parse_caps (event, &caps);
@@ -2613,10 +1358,11 @@ gst_qmetric_sink_event (GstAggregator * agg, GstAggregatorPad * pad,
         gst_event_unref (event);
         return FALSE;
       }
-      changed = *have && geometry_changed (&info, cur);
-      *cur = info;
-      *have = TRUE;
-      if (changed && self->n_features) {
+      changed = qpad->have_info && geometry_changed (&info, &qpad->info);
+      /* the frames that follow take these caps (the src pad takes the
+       * distorted ones with the first frame in them: push_pair) */
+      gst_qmetric_pad_set_caps (qpad, caps, &info);
+      if (changed && self->report.n_features) {
         /* frames queued before this event keep their caps; the engine is
          * re-initialised at the first pair in the new ones (compare_pair) */
         GST_INFO_OBJECT (self, "%s changes to %dx%d %s",
@@ -2624,18 +1370,31 @@ gst_qmetric_sink_event (GstAggregator * agg, GstAggregatorPad * pad,
             GST_VIDEO_INFO_HEIGHT (&info),
             gst_video_format_to_string (GST_VIDEO_INFO_FORMAT (&info)));
       }
-      check_pad_differences (self);
+      if (self->ref_pad->have_info && self->dist_pad->have_info)
+        gst_qmetric_warn_pad_differences (&self->report.warn,
+            &self->ref_pad->info, &self->dist_pad->info);
       /* The engine opens at the first pad's caps, before any frame: the
        * other pad (a decoder, say) may send its caps only with its first
-       * frame.  Opened at the first pair, its set-up (some 140 ms with the
-       * CUDA backend while seven other probes set theirs up) held this
-       * thread while frames came, and pairs whose two frames had arrived
-       * inside the latency were given up (issue 13, qmetric-bench-probes
-       * with decoders).  The look-ahead is announced with it.  Caps that
-       * differ on the other pad are refused at the first pair, as before;
-       * a later change of size or format reopens it there. */
-      if (!self->engine && gst_qmetric_format_lookup (GST_VIDEO_INFO_FORMAT
-              (&info))) {
+       * frame, and a set-up at the first pair (with the CUDA backend,
+       * about 140 ms while seven other probes set theirs up) would hold
+       * this thread while frames come, so that pairs whose two frames
+       * arrived inside the latency are given up.  The look-ahead is
+       * announced with it.  Caps that differ on the other pad are refused
+       * at the first pair; a later change of size or format reopens it
+       * there. */
+      /* XPSNR's temporal order follows the distorted input's integer rate
+       * (FFmpeg reads its second input's): an engine opened at the
+       * reference's caps with another one, before any pair, opens again at
+       * the first pair */
+      if (is_dist && self->engine && self->report.n_pairs == 0 &&
+          GST_VIDEO_INFO_FPS_D (&info) > 0 &&
+          GST_VIDEO_INFO_FPS_D (&self->engine_info) > 0 &&
+          GST_VIDEO_INFO_FPS_N (&info) / GST_VIDEO_INFO_FPS_D (&info) !=
+          GST_VIDEO_INFO_FPS_N (&self->engine_info) /
+          GST_VIDEO_INFO_FPS_D (&self->engine_info))
+        qm_engine_close (&self->engine);
+      else if (!self->engine &&
+          gst_qmetric_format_lookup (GST_VIDEO_INFO_FORMAT (&info))) {
         self->pair_dist_info = info;
         if (!open_engine (self, GST_CLOCK_TIME_NONE)) {
           gst_event_unref (event);
@@ -2643,9 +1402,6 @@ gst_qmetric_sink_event (GstAggregator * agg, GstAggregatorPad * pad,
         }
         self->engine_info = info;
       }
-      /* the src pad takes them with the first frame in them (push_pair) */
-      if (is_dist)
-        gst_caps_replace (&self->dist_caps, caps);
       gst_event_unref (event);
       return TRUE;
     }
@@ -2696,8 +1452,8 @@ answer_allocation (GstQmetric * self, GstQuery * query)
  * both answers, so the reference branch stops until the distorted pad's
  * query is answered, and that pad's frames may be waiting for a reference
  * frame (GstAggregator, not live, calls aggregate() only when every pad
- * shows a buffer).  Queued, that stalled a pipeline for good at a caps
- * change on both pads (test_colorimetry_change_loop). */
+ * shows a buffer).  Queued, it would stall the pipeline for good at a
+ * caps change on both pads. */
 static gboolean
 gst_qmetric_sink_query_pre_queue (GstAggregator * agg, GstAggregatorPad * pad,
     GstQuery * query)
@@ -2731,69 +1487,52 @@ gst_qmetric_sink_query (GstAggregator * agg, GstAggregatorPad * pad,
 static void
 reset_stream (GstQmetric * self)
 {
-  close_engine (self);
+  qm_engine_close (&self->engine);
   while (!g_queue_is_empty (&self->out))
-    qm_pair_free (g_queue_pop_head (&self->out));
-}
-
-/* Counters, pools and times of a new summary. */
-static void
-reset_counts (GstQmetric * self)
-{
-  guint i;
-
-  self->n_pairs = self->n_scored = 0;
-  self->unmatched_ref = self->unmatched_dist = 0;
-  self->unreadable = self->out_of_range = 0;
-  self->skipped = 0;
-  self->cuda_in_place = self->cuda_copied = 0;
-  self->flushes = 0;
-  self->first_stream_time = self->last_stream_time = GST_CLOCK_TIME_NONE;
-  for (i = 0; self->pools && i < self->n_features; i++) {
-    qm_pool_clear (&self->pools[i]);
-    qm_pool_init (&self->pools[i]);
-  }
-  self->finished = FALSE;
-  self->t_start = g_get_monotonic_time ();
+    gst_qmetric_scored_pair_free (g_queue_pop_head (&self->out));
 }
 
 static gboolean
 gst_qmetric_start (GstAggregator * agg)
 {
   GstQmetric *self = GST_QMETRIC (agg);
+  GstClockTime timeout, tolerance;
+  gchar *window;
+  QmBackend be;
+  gint dev;
+  gboolean ok;
 
-  self->have_ref_info = self->have_dist_info = FALSE;
+  GST_OBJECT_LOCK (self);
+  window = g_strdup (self->window);
+  timeout = self->partner_timeout;
+  tolerance = self->pairing_tolerance;
+  be = self->backend;
+  dev = self->cuda_device_id;
+  qm_shed_init (&self->shed, self->max_skip);
+  GST_OBJECT_UNLOCK (self);
+
+  gst_qmetric_pad_forget_caps (self->ref_pad);
+  gst_qmetric_pad_forget_caps (self->dist_pad);
   self->reconfigured = FALSE;
-  self->pad_diff_warned = 0;
-  self->segment = 0;
-  self->foreign_ctx_warned = FALSE;
-  self->frame_times = qm_frame_times_wanted ();
-  self->backend_used = QM_BACKEND_CPU;
-  g_clear_pointer (&self->backend_note, g_free);
-  warn_reset (self);
+  self->finished = FALSE;
+  self->agg_latency = GST_CLOCK_TIME_NONE;
   g_atomic_int_set (&self->seek_flushing, 0);
+  ok = gst_qmetric_report_start (&self->report, window);
+  g_free (window);
   /* a bad window property fails the start before the watchdog thread is
    * made: GstAggregator does not call stop() after a failed start, and the
-   * thread would outlive the element (ASan: heap-use-after-free in
-   * watchdog_loop after test_bad_window, 1 forked run in 2 or 3) */
-  if (!window_start (self))
+   * thread would outlive the element */
+  if (!ok)
     return FALSE;
-  pairing_start (self);
-  free_features (self);
-  reset_counts (self);
-  {
-    gint dev;
-    QmBackend be;
-    GST_OBJECT_LOCK (self);
-    dev = self->cuda_device_id;
-    be = self->backend;
-    GST_OBJECT_UNLOCK (self);
-    /* share upstream's CUDA context (or make one) so that CUDA memory is
-     * read without a copy; without a driver this fails and auto means CPU */
-    if (be != QM_BACKEND_CPU && qm_have_cuda () &&
-        !gst_qmetric_cuda_ensure (GST_ELEMENT (self), dev, &self->cuda_ctx))
-      GST_INFO_OBJECT (self, "no GStreamer CUDA context");
-  }
+  gst_qmetric_pairing_reset (&self->pairing);
+  gst_qmetric_pairing_set_tolerance (&self->pairing, tolerance);
+  gst_qmetric_watchdog_start (&self->watchdog, agg, self->ref_pad,
+      self->dist_pad, timeout);
+  /* share upstream's CUDA context (or make one) so that CUDA memory is
+   * read without a copy; without a driver this fails and auto means CPU */
+  if (be != QM_BACKEND_CPU && qm_have_cuda () &&
+      !gst_qmetric_cuda_ensure (GST_ELEMENT (self), dev, &self->cuda_ctx))
+    GST_INFO_OBJECT (self, "no GStreamer CUDA context");
   return TRUE;
 }
 
@@ -2802,7 +1541,8 @@ gst_qmetric_stop (GstAggregator * agg)
 {
   GstQmetric *self = GST_QMETRIC (agg);
 
-  pairing_stop (self);
+  gst_qmetric_watchdog_stop (&self->watchdog);
+  gst_qmetric_pairing_reset (&self->pairing);
   /* stopped without EOS (an application shutting down, say): score what
    * was submitted and still leave a complete log; nothing is pushed */
   if (self->engine) {
@@ -2810,19 +1550,10 @@ gst_qmetric_stop (GstAggregator * agg)
     collect (self, TRUE);
   }
   reset_stream (self);
-  qm_window_finish (self->win, "stop");
-  g_clear_pointer (&self->win, qm_window_free);
-  if (self->log) {
-    guint pool;
-    GST_OBJECT_LOCK (self);
-    pool = self->pool;
-    GST_OBJECT_UNLOCK (self);
-    qm_log_close (self->log, self->pools, pool, 0);
-    self->log = NULL;
-  }
-  free_features (self);
+  gst_qmetric_report_stop (&self->report, pool_methods (self));
   gst_clear_object (&self->cuda_ctx);
-  gst_clear_caps (&self->dist_caps);
+  gst_qmetric_pad_forget_caps (self->ref_pad);
+  gst_qmetric_pad_forget_caps (self->dist_pad);
   gst_clear_caps (&self->src_caps);
   return TRUE;
 }
@@ -2881,13 +1612,9 @@ gst_qmetric_flush (GstAggregator * agg)
    * frames that follow are a new segment with a summary (and log) of
    * their own, so scoring resumes. */
   reset_stream (self);
-  pairing_reset (self);
-  if (self->finished) {
-    self->segment++;
-    reset_counts (self);
-  } else {
-    self->flushes++;
-  }
+  gst_qmetric_pairing_reset (&self->pairing);
+  gst_qmetric_report_flush (&self->report, self->finished);
+  self->finished = FALSE;
   g_atomic_int_set (&self->seek_flushing, 0);
   return GST_FLOW_OK;
 }

@@ -179,7 +179,7 @@ check_range (GstQmetricSide * side)
   for (pl = 0; pl < qm_n_planes (p->chroma); pl++) {
     guint16 acc = 0;
 
-    qm_plane_size (p->w, p->h, p->chroma, pl, &w, &h);
+    qm_plane_size_full (p->w, p->h, p->chroma, pl, &w, &h);
     for (y = 0; y < h; y++) {
       const guint16 *s = (const guint16 *) ((const guint8 *) p->data[pl] +
           (gsize) y * p->stride[pl]);
@@ -279,7 +279,8 @@ gst_qmetric_side_map (GstQmetricSide * side, const GstVideoInfo * info,
   if (!check_extent (side))
     return GST_QMETRIC_MAP_UNREADABLE;
 
-  qm_plane_size (w, h, f->chroma, 1, &cw, &ch);
+  /* whole chroma planes: XPSNR reads an odd size's last column/row */
+  qm_plane_size_full (w, h, f->chroma, 1, &cw, &ch);
 
   if (!f->semi && f->shift == 0) {
     for (pl = 0; pl < qm_n_planes (f->chroma); pl++) {

@@ -37,29 +37,6 @@ is_exempt (const char *cas, const char *key)
       !strcmp (key, "ciede2000");
 }
 
-/* The parent manifest's case of this name (its clips' layout). */
-static const QmJson *
-parent_case (const char *golden, const char *name)
-{
-  static QmJson *parent;
-  const QmJson *list;
-  size_t i;
-
-  if (!parent) {
-    gchar *path = g_build_filename (golden, "manifest.json", NULL);
-    char err[256];
-    parent = qm_json_load (path, err, sizeof (err));
-    if (!parent)
-      g_print ("FAIL: %s\n", err);
-    g_free (path);
-  }
-  list = parent ? qm_json_get (parent, "cases") : NULL;
-  for (i = 0; list && i < list->n; i++)
-    if (!g_strcmp0 (qm_json_str (list->items[i], "name"), name))
-      return list->items[i];
-  return NULL;
-}
-
 /* Whether key is a feature of a metric the run's "left_out" names. */
 static gboolean
 left_out (const char *key, const QmJson * run)
@@ -121,31 +98,6 @@ check_keys (const QmJson * c, const QmJson * run, const char *preset,
   return ok;
 }
 
-/* One value against the reference's, counted in the key's statistics. */
-static gboolean
-check_value (GPtrArray * stats, const char *cname, const char *preset,
-    const char *key, const char *where, gboolean have, double v,
-    const QmJson * g)
-{
-  FeatStat *st = stat_for (stats, key);
-
-  st->checked++;
-  if (!have) {
-    if (st->fails++ == 0)
-      g_print ("  %s [%s]: %s missing (%s)\n", cname, preset, key, where);
-    return FALSE;
-  }
-  if (isfinite (v) && isfinite (gval (g)))
-    st->worst = MAX (st->worst, fabs (v - gval (g)));
-  if (!close_enough (v, gval (g))) {
-    if (st->fails++ < 3)
-      g_print ("  %s [%s]: %s %s: ours %.9g, reference %.9g\n", cname, preset,
-          key, where, v, gval (g));
-    return FALSE;
-  }
-  return TRUE;
-}
-
 /* Frames (the element's messages), pooled values and aggregates (its log)
  * against the reference run. */
 static gboolean
@@ -157,6 +109,7 @@ check_run (const char *cname, const char *preset, const QmJson * gold,
   const QmJson *mpooled = qm_json_get (log, "pooled_metrics");
   const QmJson *gagg = qm_json_get (gold, "aggregate_metrics");
   const QmJson *magg = qm_json_get (log, "aggregate_metrics");
+  gchar *label = g_strdup_printf ("%s [%s]", cname, preset);
   gboolean ok = TRUE;
   size_t i, k, j;
 
@@ -176,7 +129,7 @@ check_run (const char *cname, const char *preset, const QmJson * gold,
       if (!key_selected (g->key) || is_exempt (cname, g->key))
         continue;
       have = s && gst_structure_get_double (s, g->key, &v);
-      ok &= check_value (stats, cname, preset, g->key, where, have, v, g);
+      ok &= golden_check_value (stats, label, g->key, where, have, v, g);
     }
   }
   for (k = 0; gpooled && k < gpooled->n; k++) {
@@ -188,7 +141,7 @@ check_run (const char *cname, const char *preset, const QmJson * gold,
     for (j = 0; j < gp->n; j++) {
       const QmJson *mv = qm_json_get (mp, gp->items[j]->key);
       gchar *where = g_strdup_printf ("pooled %s", gp->items[j]->key);
-      ok &= check_value (stats, cname, preset, gp->key, where, mv != NULL,
+      ok &= golden_check_value (stats, label, gp->key, where, mv != NULL,
           mv ? gval (mv) : NAN, gp->items[j]);
       g_free (where);
     }
@@ -199,9 +152,10 @@ check_run (const char *cname, const char *preset, const QmJson * gold,
 
     if (!key_selected (ga->key))
       continue;
-    ok &= check_value (stats, cname, preset, ga->key, "aggregate", mv != NULL,
+    ok &= golden_check_value (stats, label, ga->key, "aggregate", mv != NULL,
         mv ? gval (mv) : NAN, ga);
   }
+  g_free (label);
   return ok;
 }
 
@@ -211,7 +165,7 @@ run_case (const char *golden, const char *cache, const QmJson * c,
 {
   const char *cname = qm_json_str (c, "name");
   const QmJson *runs = qm_json_get (c, "runs");
-  const QmJson *pc = parent_case (golden, cname);
+  const QmJson *pc = golden_parent_case (golden, cname);
   gchar *ref, *dis, *parse;
   gboolean ok = TRUE;
   char err[256];

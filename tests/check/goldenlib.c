@@ -179,6 +179,51 @@ feat_stat_free (FeatStat * f)
   g_free (f);
 }
 
+gboolean
+golden_check_value (GPtrArray * stats, const char *label, const char *key,
+    const char *where, gboolean have, double v, const QmJson * g)
+{
+  FeatStat *st = stat_for (stats, key);
+
+  st->checked++;
+  if (!have || !g) {
+    if (st->fails++ == 0)
+      g_print ("  %s: %s missing (%s)\n", label, key, where);
+    return FALSE;
+  }
+  if (isfinite (v) && isfinite (gval (g)))
+    st->worst = MAX (st->worst, fabs (v - gval (g)));
+  if (!close_enough (v, gval (g))) {
+    if (st->fails++ < 3)
+      g_print ("  %s: %s %s: ours %.17g, reference %.17g\n", label, key,
+          where, v, gval (g));
+    return FALSE;
+  }
+  return TRUE;
+}
+
+const QmJson *
+golden_parent_case (const char *golden, const char *name)
+{
+  static QmJson *parent;
+  const QmJson *list;
+  size_t i;
+
+  if (!parent) {
+    gchar *path = g_build_filename (golden, "manifest.json", NULL);
+    char err[256];
+    parent = qm_json_load (path, err, sizeof (err));
+    if (!parent)
+      g_print ("FAIL: %s\n", err);
+    g_free (path);
+  }
+  list = parent ? qm_json_get (parent, "cases") : NULL;
+  for (i = 0; list && i < list->n; i++)
+    if (!g_strcmp0 (qm_json_str (list->items[i], "name"), name))
+      return list->items[i];
+  return NULL;
+}
+
 
 static const struct {
   const char *pix_fmt, *gst;
@@ -209,9 +254,10 @@ golden_rawparse (const QmJson * c)
   }
   parse = g_string_new (NULL);
   g_string_append_printf (parse, "rawvideoparse width=%d height=%d "
-      "format=%s framerate=24/1 frame-size=%d plane-strides=\"<",
+      "format=%s framerate=%d/1 frame-size=%d plane-strides=\"<",
       (int) qm_json_num (c, "width", 0), (int) qm_json_num (c, "height", 0),
-      gfmt, (int) qm_json_num (c, "frame_bytes", 0));
+      gfmt, (int) qm_json_num (c, "fps", 24),
+      (int) qm_json_num (c, "frame_bytes", 0));
   for (i = 0; i < strides->n; i++)
     g_string_append_printf (parse, "%s%d", i ? "," : "",
         (int) strides->items[i]->num);

@@ -1,8 +1,9 @@
 /* gst-qmetric: what the golden gates share (tests/check/golden.c: the
  * libvmaf runs of ../shared/golden/manifest.json; golden_ctc.c: the CLI
- * presets of ctc/manifest.json): the clips decompressed into a cache, the
- * element run in a pipeline with its messages kept, the comparison rule
- * and the per-feature statistics. */
+ * presets of ctc/manifest.json; golden_xpsnr.c: FFmpeg's xpsnr filter,
+ * xpsnr/manifest.json): the clips decompressed into a cache, the element
+ * run in a pipeline with its messages kept, the comparison rule and the
+ * per-feature statistics. */
 #ifndef QM_GOLDENLIB_H
 #define QM_GOLDENLIB_H
 
@@ -49,8 +50,17 @@ double gval (const QmJson * v);
 gboolean close_enough (double ours, double ref);
 FeatStat *stat_for (GPtrArray * stats, const char *key);
 void feat_stat_free (FeatStat * f);
+/* One value of key (have: whether ours exists, v) against the reference's
+ * g, counted in key's statistics; the first failures printed after label
+ * (the case and run) with where (e.g. "frame 3", "pooled mean"). */
+gboolean golden_check_value (GPtrArray * stats, const char *label,
+    const char *key, const char *where, gboolean have, double v,
+    const QmJson * g);
+/* The case of this name in the parent manifest (golden/manifest.json:
+ * its clips' layout), or NULL. */
+const QmJson *golden_parent_case (const char *golden, const char *name);
 /* rawvideoparse for a case of the parent manifest (its pix_fmt, width,
- * height, frame_bytes, plane_strides, plane_offsets): the files are
+ * height, fps, frame_bytes, plane_strides, plane_offsets): the files are
  * tightly packed, GStreamer's default rows 4-byte aligned.  NULL after a
  * message for an unknown format. */
 gchar *golden_rawparse (const QmJson * c);

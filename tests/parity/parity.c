@@ -9,6 +9,8 @@
  * smallest the metric accepts to 1080p, odd sizes, strides wider than the
  * picture (with guard bytes that must stay untouched), chroma interleaved
  * as in NV12/P010 (MSB-aligned) and pictures already in device memory.
+ * Pictures hold whole chroma planes (qm_plane_size_full(): an odd size's
+ * last column and row, which XPSNR reads).
  * A size the C reference refuses (some metrics decide at init(), e.g.
  * CAMBI) must be refused by the twin with the same error.  Temporal metrics
  * (QM_METRIC_SEQUENTIAL, e.g. motion on consecutive reference pictures) get
@@ -181,7 +183,7 @@ static void fill(Pic *pc, const Layout *l, int w, int h, int pat, const Pic *lik
     pc->cpu.chroma = l->chroma;
     for (int p = 0; p < np; p++) {
         int pw, ph;
-        qm_plane_size(w, h, l->chroma, p, &pw, &ph);
+        qm_plane_size_full(w, h, l->chroma, p, &pw, &ph);
         size_t stride = (size_t)pw * bytes + (size_t)l->pad;
         if (!stride)
             stride = 1;
@@ -235,7 +237,7 @@ static void fill(Pic *pc, const Layout *l, int w, int h, int pat, const Pic *lik
     size_t off[3] = { 0 }, total = 0, gstride[3] = { 0 };
     for (int p = 0; p < np; p++) {
         int pw, ph;
-        qm_plane_size(w, h, l->chroma, p, &pw, &ph);
+        qm_plane_size_full(w, h, l->chroma, p, &pw, &ph);
         if (l->interleaved && p == 2) {
             off[2] = off[1] + (size_t)bytes;
             gstride[2] = gstride[1];
@@ -249,7 +251,7 @@ static void fill(Pic *pc, const Layout *l, int w, int h, int pat, const Pic *lik
     pc->gbuf = calloc(1, pc->gsize);
     for (int p = 0; p < np; p++) {
         int pw, ph;
-        qm_plane_size(w, h, l->chroma, p, &pw, &ph);
+        qm_plane_size_full(w, h, l->chroma, p, &pw, &ph);
         const int step = l->interleaved && p > 0 ? 2 : 1;
         for (int y = 0; y < ph; y++)
             for (int x = 0; x < pw; x++) {
@@ -633,12 +635,21 @@ static const int opats_speed[] = { PAT_RANDOM, PAT_NOISY, PAT_SAME };
 static const OptionPlan plan_speed = { osizes_speed, N_OF(osizes_speed), olayouts_speed,
                                        N_OF(olayouts_speed), opats_speed, N_OF(opats_speed) };
 
+/* XPSNR's listed values: 577x323 (weights smoothed) and pictures above
+ * 2048x1152, where its filters take 2x2 groups: 2050x1152 (a last block
+ * column too narrow for the spatial term) and 3840x2160 */
+static int osizes_uhd[][2] = { { 577, 323 }, { 2050, 1152 }, { 3840, 2160 } };
+static const int olayouts_uhd[] = { 0, 2, 5, 6 };  /* 420-8, p010, 444-12/16 */
+static const int opats_uhd[] = { PAT_RANDOM, PAT_NOISY, PAT_SAME };
+static const OptionPlan plan_uhd = { osizes_uhd, N_OF(osizes_uhd), olayouts_uhd,
+                                     N_OF(olayouts_uhd), opats_uhd, N_OF(opats_uhd) };
+
 /* --small: 300x220 wherever 577x323 is tried */
 static void small_sizes(void)
 {
-    int (*const lists[])[2] = { sizes, osizes, osizes_large, osizes_speed };
+    int (*const lists[])[2] = { sizes, osizes, osizes_large, osizes_speed, osizes_uhd };
     const size_t lens[] = { N_OF(sizes), N_OF(osizes), N_OF(osizes_large),
-                            N_OF(osizes_speed) };
+                            N_OF(osizes_speed), N_OF(osizes_uhd) };
     for (size_t l = 0; l < N_OF(lists); l++)
         for (size_t i = 0; i < lens[l]; i++)
             if (lists[l][i][0] == 577 && lists[l][i][1] == 323) {
@@ -655,6 +666,8 @@ static const OptionPlan *content_plan(QmTestContent c)
         return &plan_large;
     case QM_TEST_CONTENT_NATURAL:
         return &plan_speed;
+    case QM_TEST_CONTENT_UHD:
+        return &plan_uhd;
     default:
         return &plan_small;
     }

@@ -5,6 +5,7 @@
 #include <glib/gstdio.h>
 
 #include <gst/check/gstcheck.h>
+#include <gst/base/gstaggregator.h>
 
 #include "../qmtest.h"
 #include "gstqmetricmeta.h"
@@ -669,7 +670,8 @@ GST_START_TEST (test_properties)
   g_object_set (q, "metrics", "psnr,vmaf", "model", "vmaf_v0.6.1neg",
       "log-location", "/tmp/x.json", "subsample", 3, "threads", 2,
       "disable-clip", TRUE, "enable-transform", TRUE, "post-messages", FALSE,
-      "cuda-device-id", 1, "pairing-tolerance", (guint64) 5000, NULL);
+      "cuda-device-id", 1, "pairing-tolerance", (guint64) 5000, "max-skip", 4,
+      NULL);
   gst_util_set_object_arg (G_OBJECT (q), "log-format", "xml");
   gst_util_set_object_arg (G_OBJECT (q), "backend", "cpu");
   gst_util_set_object_arg (G_OBJECT (q), "pool", "mean+p5");
@@ -703,6 +705,8 @@ GST_START_TEST (test_properties)
   fail_unless_equals_int (i, 1);
   g_object_get (q, "pool", &u, NULL);
   fail_unless_equals_int (u, 4 | 32);
+  g_object_get (q, "max-skip", &u, NULL);
+  fail_unless_equals_int (u, 4);
   gst_object_unref (q);
 }
 GST_END_TEST;
@@ -710,6 +714,40 @@ GST_END_TEST;
 /* A property read at the start (GST_PARAM_MUTABLE_READY) set while the
  * element plays keeps its value, with a warning naming it; post-messages
  * (GST_PARAM_MUTABLE_PLAYING) changes; in READY everything changes. */
+/* The sink pads are the element's own GstAggregatorPad subclass (each holds
+ * its pairing queue), named by their templates; the src pad is the
+ * aggregator's. */
+GST_START_TEST (test_pad_types)
+{
+  GstElement *q = gst_element_factory_make ("qmetric", NULL);
+  const gchar *const names[] = { "ref_sink", "dist_sink" };
+  GType qpad = g_type_from_name ("GstQmetricPad");
+  GstPad *pad;
+  guint i;
+
+  fail_unless (q != NULL);
+  fail_unless (qpad != 0);
+  fail_unless (g_type_is_a (qpad, GST_TYPE_AGGREGATOR_PAD));
+  for (i = 0; i < G_N_ELEMENTS (names); i++) {
+    GstPadTemplate *t = gst_element_get_pad_template (q, names[i]);
+    fail_unless (t != NULL);
+    fail_unless_equals_int (GST_PAD_TEMPLATE_PRESENCE (t), GST_PAD_ALWAYS);
+    fail_unless (GST_PAD_TEMPLATE_GTYPE (t) == qpad);
+    pad = gst_element_get_static_pad (q, names[i]);
+    fail_unless (pad != NULL);
+    fail_unless (G_OBJECT_TYPE (pad) == qpad);
+    fail_unless_equals_string (GST_PAD_NAME (pad), names[i]);
+    gst_object_unref (pad);
+  }
+  pad = gst_element_get_static_pad (q, "src");
+  fail_unless (G_OBJECT_TYPE (pad) != qpad);
+  fail_unless (GST_IS_AGGREGATOR_PAD (pad));
+  gst_object_unref (pad);
+  gst_object_unref (q);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_ready_only_properties_refused)
 {
   QmRig *rig = qm_rig_new ("metrics=psnr", I420_64, NULL);
@@ -1037,6 +1075,7 @@ qmetric_suite (void)
   tcase_add_test (tc, test_all_at_any_size);
   tcase_add_test (tc, test_backend_auto_says_where);
   tcase_add_test (tc, test_properties);
+  tcase_add_test (tc, test_pad_types);
   tcase_add_test (tc, test_ready_only_properties_refused);
   tcase_add_test (tc, test_preset);
   tcase_add_test (tc, test_threads_keep_order);

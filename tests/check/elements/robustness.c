@@ -1,6 +1,7 @@
 /* gst-qmetric: the element under hostile input (suite "robustness").
  * Every case asserts the exact outcome: counts, message fields, error and
  * warning texts.  docs/robustness.md lists the faults and outcomes. */
+#include <math.h>
 #include <string.h>
 #include <unistd.h>
 #include <glib/gstdio.h>
@@ -9,6 +10,7 @@
 #include <gst/app/gstappsrc.h>
 
 #include "../qmtest.h"
+#include "json.h"
 
 #define CAPS_64 "video/x-raw,format=I420,width=64,height=48,framerate=25/1"
 
@@ -408,6 +410,20 @@ GST_END_TEST;
 
 /* ---- renegotiation ---- */
 
+/* The log's aggregate_metrics (each key once: a log naming one twice does
+ * not load); its member count, or -1 after a message. */
+static gint
+log_aggregates (const gchar * path, const QmJson ** agg, QmJson ** doc)
+{
+  char err[256];
+
+  *doc = qm_json_load (path, err, sizeof (err));
+  fail_unless (*doc != NULL, "log %s: %s", path, err);
+  *agg = qm_json_get (*doc, "aggregate_metrics");
+  fail_unless (*agg != NULL, "no aggregate_metrics in %s", path);
+  return (gint) (*agg)->n;
+}
+
 static void
 set_caps (QmRig * rig, gboolean ref, const gchar * s)
 {
@@ -416,16 +432,25 @@ set_caps (QmRig * rig, gboolean ref, const gchar * s)
   gst_caps_unref (caps);
 }
 
+/* A size or format change opens a new engine at the first pair in the new
+ * caps; the log's whole-run values (apsnr_y...) are defined for one format:
+ * the log has none then. */
 GST_START_TEST (test_renegotiate_size_and_format)
 {
   static const gchar *second_caps[] = {
     "video/x-raw,format=I420,width=32,height=32,framerate=25/1",
     "video/x-raw,format=Y444,width=64,height=48,framerate=25/1",
   };
+  gchar *dir = g_dir_make_tmp ("qmrenegXXXXXX", NULL);
+  gchar *log = g_build_filename (dir, "log.json", NULL);
+  gchar *props = g_strdup_printf ("metrics=none features=psnr=enable_apsnr="
+      "true log-location=%s", log);
   guint c;
 
   for (c = 0; c < G_N_ELEMENTS (second_caps); c++) {
-    QmRig *rig = rig_new ("metrics=psnr", CAPS_64, NULL);
+    QmRig *rig = rig_new (props, CAPS_64, NULL);
+    const QmJson *agg;
+    QmJson *doc;
     Bus b = { 0 };
     const GstStructure *m;
     guint64 index = 0, rt = 0;
@@ -464,9 +489,16 @@ GST_START_TEST (test_renegotiate_size_and_format)
       fail_unless_equals_float (y, 60.0);
     }
     fail_unless_equals_uint64 (summary_u64 (&b, "frames"), 5);
+    fail_unless_equals_int (log_aggregates (log, &agg, &doc), 0);
+    qm_json_free (doc);
     bus_clear (&b);
     qm_rig_free (rig);
   }
+  g_unlink (log);
+  g_rmdir (dir);
+  g_free (props);
+  g_free (log);
+  g_free (dir);
 }
 GST_END_TEST;
 
@@ -823,14 +855,22 @@ slow_seek (GstPad * pad, GstPadProbeInfo * info, gpointer user)
 }
 
 /* Two videotestsrc (same pattern) into qmetric; a flushing seek after the
- * first EOS scores the new segment with a summary of its own. */
+ * first EOS scores the new segment with a summary of its own.  The
+ * whole-run values of the first summary's log cover its frames on both
+ * sides of the flush, each key once. */
 GST_START_TEST (test_seek_after_eos)
 {
-  GstElement *pipe = gst_parse_launch ("videotestsrc ! video/x-raw,"
+  gchar *dir = g_dir_make_tmp ("qmseekXXXXXX", NULL);
+  gchar *log = g_build_filename (dir, "log.json", NULL);
+  gchar *desc = g_strdup_printf ("videotestsrc ! video/x-raw,"
       "format=I420,width=64,height=48,framerate=25/1 ! q.ref_sink "
       "videotestsrc ! video/x-raw,format=I420,width=64,height=48,"
-      "framerate=25/1 ! q.dist_sink qmetric name=q metrics=psnr ! "
-      "fakesink sync=false", NULL);
+      "framerate=25/1 ! q.dist_sink qmetric name=q metrics=none "
+      "features=psnr=enable_apsnr=true log-location=%s ! fakesink "
+      "sync=false", log);
+  GstElement *pipe = gst_parse_launch (desc, NULL);
+  const QmJson *agg;
+  QmJson *doc;
   Bus b = { 0 };
   const GstStructure *s;
   guint seg = 99, flushes = 99;
@@ -866,6 +906,13 @@ GST_START_TEST (test_seek_after_eos)
   bus_run (pipe, &b);
   fail_unless (b.eos && !b.error, "%s", b.error);
   fail_unless_equals_int (bus_count (&b, "qmetric-summary"), 1);
+  gst_structure_get_uint64 (bus_element (&b, "qmetric-summary", 0),
+      "frames", &frames);
+  /* identical inputs: apsnr_y is its cap, which counts the frames pooled */
+  fail_unless_equals_int (log_aggregates (log, &agg, &doc), 3);
+  fail_unless_equals_float (qm_json_num (agg, "apsnr_y", 0),
+      ceil (10 * log10 (255.0 * 255 * 64 * 48 * frames * 2)));
+  qm_json_free (doc);
 
   /* after EOS: seek back, a shorter segment */
   fail_unless (gst_element_seek (pipe, 1.0, GST_FORMAT_TIME,
@@ -901,6 +948,11 @@ GST_START_TEST (test_seek_after_eos)
   gst_element_set_state (pipe, GST_STATE_NULL);
   gst_object_unref (pipe);
   bus_clear (&b);
+  g_unlink (log);
+  g_rmdir (dir);
+  g_free (desc);
+  g_free (log);
+  g_free (dir);
 }
 GST_END_TEST;
 
