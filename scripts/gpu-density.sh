@@ -12,7 +12,7 @@
 #   both       both sides decoded (contribution against distribution)
 #   hevc       HEVC Main 10 2160p60 through nvh265dec (P010)
 #   ab         one probe count, one knob changed a run: the suspects of
-#              docs/benchmarks.md ("Live density") told apart
+#              docs/cuda.md ("Live probes beside decoders") told apart
 #   compare    qmetric-compare on the files (a pair, a 4-rendition ladder,
 #              1080p and 2160p) against decoding the same files alone
 #   probe      qmetric-probe with PROBE_N probes from a generated config,
