@@ -76,10 +76,10 @@ struct QmGpu {
     char err[512];
     cudaStream_t st;                 /* the element's stream */
     cudaEvent_t *ev;                 /* per slot: the frame is done */
-    /* Uploads have a stream of their own: frame i + 1's pictures cross the
-     * bus while frame i's kernels run.  On st, an upload waited for the
-     * previous frame's kernels: host input ran at about 2,000 frames/s at
-     * 1080p where device input runs at 5,500 (docs/benchmarks.md). */
+    /* Uploads have a stream of their own so that frame i + 1's pictures
+     * cross the bus while frame i's kernels run; on st an upload would wait
+     * for the previous frame's kernels and host input would be bound by the
+     * sum of copy and compute instead of the larger of the two. */
     cudaStream_t up_st;
     cudaEvent_t *up_ev;              /* per slot: uploaded */
     cudaEvent_t *up_start_ev;        /* per slot, QMETRIC_CUDA_TIMES only */

@@ -4,12 +4,10 @@
  *
  * Why: filesrc reads each frame into a freshly allocated buffer (at 2160p
  * every frame's 12 MB are faulted in, zeroed and copied), and 1.22's
- * y4mdec also gathers each frame from 4 KiB reads into another copy.  On
- * the H200 host that held a 2160p pair at 78 frames/s with PSNR on the GPU
- * and a Y4M ladder at 51 source frames/s, whatever the metrics or the
- * number of GPUs (docs/benchmarks.md).  Read in place, the frames cost the
- * page faults of the first touch only, taken by the threads that copy them
- * anyway.  y4mdec also reads 8-bit 4:2:0, 4:2:2 and 4:4:4 only; FFmpeg
+ * y4mdec also gathers each frame from 4 KiB reads into another copy, so
+ * reading, not the metrics or the GPUs, would bound a run from files.
+ * Read in place, the frames cost the page faults of the first touch only,
+ * taken by the threads that copy them anyway.  y4mdec also reads 8-bit 4:2:0, 4:2:2 and 4:4:4 only; FFmpeg
  * writes 10-, 12- and 16-bit and grey Y4M too.
  *
  * A Y4M stream on a pipe cannot be mapped: its frames are read into a few
