@@ -99,12 +99,30 @@ encode() {  # NAME N
     t. ! queue ! $x264 bitrate=2500 ! $mux ! filesink async=false location="$w/dis-$1.mp4"
 }
 # the title: the segment's copies, then the tail (concat gives each part
-# the running time after the one before; mp4mux writes it as timestamps)
-join() {  # ref|dis
-  local p="concat name=c ! h264parse ! mp4mux ! filesink location=$w/$1.mp4" i
-  for ((i = 0; i < copies; i++)); do p+=" filesrc location=$w/$1-seg.mp4 ! qtdemux ! c."; done
-  [ "$tail" -gt 0 ] && p+=" filesrc location=$w/$1-tail.mp4 ! qtdemux ! c."
+# the running time after the one before; mp4mux writes it as timestamps).
+# concat with a couple of dozen demuxers in one pipeline does not preroll
+# in GStreamer 1.22, so the copies are doubled (1, 2, 4, ... copies a file)
+# and the title joins the files of copies' binary digits: a few inputs.
+concat() {  # OUT IN...
+  local o=$1 p i
+  shift
+  p="concat name=c ! h264parse ! mp4mux ! filesink location=$o"
+  for i in "$@"; do p+=" filesrc location=$i ! qtdemux ! c."; done
   gst-launch-1.0 -q $p
+}
+join() {  # ref|dis
+  local parts=() c=1 f=$w/$1-seg.mp4 left=$copies
+  while [ "$left" -gt 0 ]; do
+    [ $((left & 1)) = 1 ] && parts+=("$f")
+    left=$((left >> 1))
+    if [ "$left" -gt 0 ]; then
+      c=$((c * 2))
+      concat "$w/$1-x$c.mp4" "$f" "$f" || return 1
+      f=$w/$1-x$c.mp4
+    fi
+  done
+  [ "$tail" -gt 0 ] && parts+=("$w/$1-tail.mp4")
+  if [ ${#parts[@]} = 1 ]; then cp "${parts[0]}" "$w/$1.mp4"; else concat "$w/$1.mp4" "${parts[@]}"; fi
 }
 if [ ! -s "$w/dis.mp4" ]; then
   more=""
