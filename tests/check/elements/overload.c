@@ -2,7 +2,8 @@
  * (docs/element.md, "Overload").
  *
  * A live 40 frames/s source through a tee into both pads; the CPU metrics
- * are made slow with QMETRIC_TEST_DELAY_US (each metric on a scored frame
+ * are made slow with QMETRIC_TEST_DELAY_US, a hook of the CPU backend
+ * (backend=cpu also on a machine with a GPU; each metric on a scored frame
  * takes 25 ms longer: with psnr and motion on one thread, about 20 scored
  * pairs/s at best, half the input).  After 3 s a videorate lowers the input
  * to 8 frames/s, which the element can score whole. */
@@ -61,7 +62,7 @@ run_live (Run * r, const gchar * props, gdouble secs)
       "video/x-raw,format=I420,width=64,height=48,framerate=40/1 ! "
       "videorate name=vr drop-only=true max-rate=40 ! tee name=t "
       "t. ! queue ! q.ref_sink t. ! queue ! q.dist_sink "
-      "qmetric name=q metrics=psnr,motion threads=1 window=1s "
+      "qmetric name=q backend=cpu metrics=psnr,motion threads=1 window=1s "
       "latency=100000000 %s ! fakesink name=sink sync=false", props);
   GstElement *pipe, *vr, *sink;
   GstPad *pad;
