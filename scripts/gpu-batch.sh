@@ -25,7 +25,7 @@
 #      BACKEND (cuda when nvidia-smi lists a GPU, else cpu), METRICS (the
 #      tool's default), GPU_ARCHS (90, when BUILD_DIR must be built),
 #      COMMIT (the commit reported; else git's HEAD, which a copied work
-#      tree may not match).
+#      tree may not match), MAKE_ONLY (1: make the title, nothing else).
 # On a machine without a GPU, e.g.: FRAMES=600 OUT=/tmp/gb scripts/gpu-batch.sh build
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -147,6 +147,9 @@ else
   say "== the title made before: $w"
 fi
 ref=$w/ref.mp4 dis=$w/dis.mp4
+# MAKE_ONLY=1: make the title and stop (while something else runs, so that
+# the timed runs of a later call find it made)
+[ -n "${MAKE_ONLY:-}" ] && exit 0
 
 # (a) one whole run
 say "== whole: one qmetric-compare run"
