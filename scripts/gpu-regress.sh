@@ -47,7 +47,7 @@ if [[ " $sections " == *" engine "* ]]; then
     for b in "${builds[@]}"; do
       name=${b%%:*} dir=${b#*:}
       GST_PLUGIN_PATH=$PWD/$dir/gst/qmetric "$dir/bench/qmetric-bench" --sizes 1920x1080 --bits 8 \
-        --metrics default,psnr --backends cuda --inputs device,host --distinct 64 --seconds 2 \
+        --metrics default,psnr --backends cuda --inputs device,host --distinct 64 --seconds 1 \
         --repeats 3 --json "$OUT/regress-engine-$name-$r.json" >"$OUT/regress-engine-$name-$r.log" 2>&1 ||
         { say "engine $name round $r failed:"; tail -5 "$OUT/regress-engine-$name-$r.log" | tee -a "$txt"; continue; }
       /usr/bin/python3 - "$OUT/regress-engine-$name-$r.json" "$name" "$r" <<'PY' | tee -a "$txt"
