@@ -11,7 +11,8 @@
 # env: FRAMES (240), DISTINCT (24 distinct random pairs, repeated), SIZE
 #      (1920x1080), THREADS (16), PRESET (--aom_ctc v7.0), CPU (1: also time
 #      our CPU path; 0: not).
-# Needs numpy (scripts/rawgen.py writes the files); the GPU machine.
+# Needs numpy in python3 (scripts/rawgen.py writes the files; on the GPU
+# machine the python3 on PATH has it, not /usr/bin/python3); the GPU machine.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 B=${1:-build-gpu}
@@ -26,7 +27,7 @@ export QMETRIC_MODEL_PATH=${QMETRIC_MODEL_PATH:-$PWD/data/models}
 dir=/dev/shm/qmetric-ctc
 mkdir -p $dir
 trap 'rm -rf $dir' EXIT
-/usr/bin/python3 scripts/rawgen.py "$dir" "$w" "$h" "$n" "${DISTINCT:-24}" || exit 1
+python3 scripts/rawgen.py "$dir" "$w" "$h" "$n" "${DISTINCT:-24}" || exit 1
 log=$OUT/ctc.txt
 {
   echo "files: 2 x $n frames of ${w}x${h} 8-bit 4:2:0 in $dir; preset ${preset[*]}"
@@ -58,7 +59,7 @@ if [ -n "${VMAF:-}" ] && [ -x "$VMAF" ]; then
   echo "libvmaf vmaf --threads $thr (CPU): $t_ref s" | tee -a "$log"
   echo "speed-up, CUDA against libvmaf's CPU: $(awk "BEGIN { printf \"%.1f\", $t_ref / $t_cuda }")x (target >= 10x)" | tee -a "$log"
   for ours in "$OUT/ctc-cuda.json" ${t_cpu:+"$OUT/ctc-cpu.json"}; do
-    /usr/bin/python3 - "$OUT/ctc-libvmaf.json" "$ours" <<'PY' | tee -a "$log"
+    python3 - "$OUT/ctc-libvmaf.json" "$ours" <<'PY' | tee -a "$log"
 import json, math, sys
 ref, ours = (json.load(open(p)) for p in sys.argv[1:3])
 worst, bad = {}, 0
