@@ -1,5 +1,6 @@
-/* gst-qmetric: the engine: metric instances, frames in flight, ordered
- * results, VMAF prediction.
+/* gst-qmetric: the engine, i.e. the scheduler of a plan (plan.h: the
+ * metric instances and models): frames in flight, ordered results, VMAF
+ * prediction.
  *
  * A frame moves through: submitted -> computed (every instance's compute()
  * done, pictures released) -> posted (post() of every instance ran, in frame
@@ -25,27 +26,22 @@
 
 #include "metric.h"
 #include "model.h"
+#include "plan.h"
 #include "backend.h"
 
-#define MAX_INST 32   /* bitmasks below */
+#define MAX_INST QM_PLAN_MAX_INST   /* bitmasks below */
 #define MAX_WORKERS 64
 
+/* A plan instance (plan.h) as the scheduler runs it. */
 typedef struct Inst {
     const QmMetricDesc *d;
-    QmOptValues opt;
+    const QmOptValues *opt;
     unsigned base, nf;   /* first global feature index, feature count */
     void **priv;         /* one per worker, or one for SEQUENTIAL */
     int npriv;
     uint64_t next_seq;   /* SEQUENTIAL: the frame allowed to compute next */
-    bool report;         /* selected by the user (not only a model input) */
     bool dev;            /* computed by the accelerator backend */
 } Inst;
-
-typedef struct ModelOut {
-    QmModel *m;
-    unsigned in[QM_MAX_FEATURES];
-    unsigned out;        /* global feature index of the score */
-} ModelOut;
 
 /* S_RELEASING: computed, the release callback is running (without the
  * lock); post() waits for it so that the pictures are released before the
@@ -71,14 +67,9 @@ struct QmEngine {
     QmSettings s;
     char *err;
 
-    Inst inst[MAX_INST];
+    QmPlan plan;          /* instances, models, the features of a row */
+    Inst inst[MAX_INST];  /* plan.inst[i] as it runs */
     int ninst;
-    ModelOut models[8];
-    int nmodels;
-    char **names;        /* global feature keys */
-    uint8_t *reported;   /* per feature: appears in results */
-    unsigned nfeat;
-    unsigned delay;
 
     /* frames */
     Slot *ring;
@@ -181,397 +172,6 @@ void qm_engine_log(QmEngine *e, int level, const char *fmt, ...)
     e->s.log(e->s.log_opaque, level, buf);
 }
 
-/* ---- instances ---- */
-
-static void opt_defaults(const QmMetricDesc *d, QmOptValues *o)
-{
-    memset(o, 0, sizeof(*o));
-    for (int i = 0; d->options && d->options[i].name; i++)
-        o->v[i] = d->options[i].def;
-}
-
-/* Find or add the instance of metric d with options o. */
-static int add_inst(QmEngine *e, const QmMetricDesc *d, const QmOptValues *o,
-                    bool report, Inst **out)
-{
-    for (int i = 0; i < e->ninst; i++) {
-        if (e->inst[i].d == d && !memcmp(&e->inst[i].opt, o, sizeof(*o))) {
-            e->inst[i].report |= report;
-            *out = &e->inst[i];
-            return 0;
-        }
-    }
-    if (e->ninst == MAX_INST)
-        return QM_ENOTSUP;
-    Inst *in = &e->inst[e->ninst++];
-    memset(in, 0, sizeof(*in));
-    in->d = d;
-    in->opt = *o;
-    in->report = report;
-    while (d->features[in->nf])
-        in->nf++;
-    *out = in;
-    return 0;
-}
-
-/* Next name of a comma/space-separated list: its start and length, or
- * NULL at the end. */
-static const char *next_name(const char **p, size_t *len)
-{
-    const char *s = *p;
-    while (s && (*s == ',' || *s == ' '))
-        s++;
-    if (!s || !*s)
-        return NULL;
-    const char *q = s;
-    while (*q && *q != ',' && *q != ' ')
-        q++;
-    *len = (size_t)(q - s);
-    *p = q;
-    return s;
-}
-
-static bool name_in_list(const char *list, const char *name)
-{
-    size_t l = strlen(name), n;
-    for (const char *s; (s = next_name(&list, &n));)
-        if (n == l && !strncmp(s, name, l))
-            return true;
-    return false;
-}
-
-static int check_metric_list(QmEngine *e, const char *list)
-{
-    size_t n;
-    for (const char *s; (s = next_name(&list, &n));) {
-        char name[64];
-        snprintf(name, sizeof(name), "%.*s", (int)n, s);
-        if (strcmp(name, "all") && strcmp(name, "default") &&
-            !qm_metric_describe(name)) {
-            char known[512] = "";
-            for (const char *const *k = qm_metric_names(); *k; k++)
-                snprintf(known + strlen(known), sizeof(known) - strlen(known),
-                         "%s%s", known[0] ? ", " : "", *k);
-            set_error(e, "unknown metric '%s' (known: all, %s)", name, known);
-            return QM_EINVAL;
-        }
-    }
-    return 0;
-}
-
-static int default_model_path(char *buf, size_t len)
-{
-    const char *env = getenv("QMETRIC_MODEL_PATH");
-    snprintf(buf, len, "%s%s%s", env ? env : "", env ? ":" : "",
-             QM_MODEL_DIR);
-    return 0;
-}
-
-static int setup_models(QmEngine *e)
-{
-    const char *list = e->s.models && *e->s.models ? e->s.models : "vmaf_v0.6.1";
-    char path[4096];
-    if (e->s.model_path)
-        snprintf(path, sizeof(path), "%s", e->s.model_path);
-    else
-        default_model_path(path, sizeof(path));
-
-    char **names, *lerr = NULL;
-    int err = qm_model_list_parse(list, &names, &lerr);
-    if (err) {
-        set_error(e, "%s", lerr ? lerr : "cannot parse the model list");
-        free(lerr);
-        return err;
-    }
-    for (char **name = names; *name; name++) {
-        if (e->nmodels == (int)(sizeof(e->models) / sizeof(e->models[0]))) {
-            set_error(e, "too many models (at most %d)", e->nmodels);
-            qm_model_list_free(names);
-            return QM_ENOTSUP;
-        }
-        char *msg = NULL;
-        ModelOut *mo = &e->models[e->nmodels];
-        err = qm_model_load(&mo->m, *name, path, &msg);
-        if (err) {
-            set_error(e, "%s", msg ? msg : "cannot load model");
-            free(msg);
-            qm_model_list_free(names);
-            return err;
-        }
-        e->nmodels++;
-    }
-    qm_model_list_free(names);
-    return 0;
-}
-
-/* Instances for every model input, with the options the model asks for. */
-static int add_model_inputs(QmEngine *e, ModelOut *mo, Inst **insts)
-{
-    for (unsigned i = 0; i < qm_model_n_inputs(mo->m); i++) {
-        const QmModelInput *mi = qm_model_input(mo->m, i);
-        const QmMetricDesc *d = qm_metric_find(mi->metric);
-        if (!d) {
-            set_error(e, "model %s: input metric '%s' is not available",
-                      qm_model_name(mo->m), mi->metric);
-            return QM_EMODEL;
-        }
-        QmOptValues o;
-        opt_defaults(d, &o);
-        for (unsigned k = 0; k < mi->n_opts; k++) {
-            int found = 0;
-            for (int j = 0; d->options && d->options[j].name; j++) {
-                if (!strcmp(d->options[j].name, mi->opt_name[k])) {
-                    o.v[j] = mi->opt_value[k];
-                    found = 1;
-                }
-            }
-            if (!found) {
-                set_error(e, "model %s: unknown option '%s' for %s",
-                          qm_model_name(mo->m), mi->opt_name[k], mi->metric);
-                return QM_EMODEL;
-            }
-        }
-        int err = add_inst(e, d, &o, false, &insts[i]);
-        if (err)
-            return err;
-    }
-    return 0;
-}
-
-/* QmSettings.features: "name=opt=val:opt=val,name2,..." (libvmaf's
- * --feature spelling), one reported instance per entry. */
-static int add_feature_options(QmEngine *e)
-{
-    const char *p = e->s.features;
-    while (p && *p) {
-        while (*p == ',' || *p == ' ')
-            p++;
-        if (!*p)
-            break;
-        size_t len = strcspn(p, ",");
-        char entry[512];
-        if (len >= sizeof(entry)) {
-            set_error(e, "features: entry too long: '%.40s...'", p);
-            return QM_EINVAL;
-        }
-        memcpy(entry, p, len);
-        entry[len] = 0;
-        p += len;
-        while (len && entry[len - 1] == ' ')
-            entry[--len] = 0;
-
-        char *opts = strchr(entry, '=');
-        if (opts)
-            *opts++ = 0;
-        const QmMetricDesc *d = qm_metric_find(entry);
-        if (!d) {
-            set_error(e, "features: unknown metric '%s'", entry);
-            return QM_EINVAL;
-        }
-        QmOptValues o;
-        opt_defaults(d, &o);
-        for (char *tok = opts, *next; tok && *tok; tok = next) {
-            next = strchr(tok, ':');
-            if (next)
-                *next++ = 0;
-            char *val = strchr(tok, '=');
-            if (!val) {
-                set_error(e, "features: %s: '%s' is not OPTION=VALUE", d->name,
-                          tok);
-                return QM_EINVAL;
-            }
-            *val++ = 0;
-            char msg[600];
-            if (qm_option_parse(d, tok, val, &o, msg, sizeof(msg))) {
-                set_error(e, "features: %s", msg);
-                return QM_EINVAL;
-            }
-        }
-        if (e->s.w < d->min_w || e->s.h < d->min_h) {
-            set_error(e, "metric %s needs at least %dx%d pictures, got %dx%d",
-                      d->name, d->min_w, d->min_h, e->s.w, e->s.h);
-            return QM_ENOTSUP;
-        }
-        Inst *in;
-        int err = add_inst(e, d, &o, true, &in);
-        if (err) {
-            set_error(e, "features: too many metric instances");
-            return err;
-        }
-    }
-    return 0;
-}
-
-static const char *chroma_name(QmChroma c)
-{
-    static const char *const n[] = { "4:0:0 (GRAY)", "4:2:0", "4:2:2", "4:4:4" };
-    return n[c];
-}
-
-/* Why metric d cannot run on the engine's input (written to why), or NULL
- * when it can.  Its descriptor says what it needs (chroma, a smallest
- * size); what else it refuses (a bit depth...) its init() answers with
- * QM_ENOTSUP, so a trial init() asks it. */
-static const char *cannot_run(QmEngine *e, const QmMetricDesc *d, char *why,
-                              size_t len)
-{
-    if (e->s.chroma == QM_CHROMA_400 && !(d->flags & QM_METRIC_LUMA_ONLY)) {
-        snprintf(why, len, "it needs chroma planes and the input is %s",
-                 chroma_name(e->s.chroma));
-        return why;
-    }
-    if (e->s.w < d->min_w || e->s.h < d->min_h) {
-        snprintf(why, len, "it needs at least %dx%d pictures, the input is %dx%d",
-                 d->min_w, d->min_h, e->s.w, e->s.h);
-        return why;
-    }
-    QmOptValues o;
-    opt_defaults(d, &o);
-    QmMetricConfig cfg = { e->s.w, e->s.h, e->s.bpc, e->s.chroma, &o };
-    void *priv = calloc(1, d->cpu.priv_size ? d->cpu.priv_size : 1);
-    if (!priv)
-        return NULL;  /* the real init reports it */
-    int err = d->cpu.init(priv, &cfg);
-    if (!err && d->cpu.close)
-        d->cpu.close(priv);
-    free(priv);
-    if (err != QM_ENOTSUP)
-        return NULL;
-    /* size limits beyond min_w/min_h (cambi's scales) land here too */
-    snprintf(why, len, "it does not support %dx%d %d-bit %s input", e->s.w,
-             e->s.h, e->s.bpc, chroma_name(e->s.chroma));
-    return why;
-}
-
-/* Whether every input of the loaded models can run; else why not. */
-static const char *models_cannot_run(QmEngine *e, char *why, size_t len)
-{
-    for (int m = 0; m < e->nmodels; m++) {
-        for (unsigned i = 0; i < qm_model_n_inputs(e->models[m].m); i++) {
-            const QmModelInput *mi = qm_model_input(e->models[m].m, i);
-            const QmMetricDesc *d = qm_metric_find(mi->metric);
-            char sub[256];
-            if (d && cannot_run(e, d, sub, sizeof(sub))) {
-                snprintf(why, len, "its input %s cannot run: %s", d->name, sub);
-                return why;
-            }
-        }
-    }
-    return NULL;
-}
-
-static int build_features(QmEngine *e)
-{
-    const char *list = e->s.metrics;
-    bool all = !list || !*list || name_in_list(list, "all");
-    bool vmaf = all || name_in_list(list, "vmaf") || name_in_list(list, "default");
-    int err = check_metric_list(e, list);
-    if (err)
-        return err;
-
-    for (int i = 0; qm_metrics[i]; i++) {
-        const QmMetricDesc *d = qm_metrics[i];
-        const bool named = name_in_list(list, d->name);
-        const bool required = named && !e->s.metrics_are_default;
-        bool want = named || (all && !(d->flags & QM_METRIC_OPT_IN) &&
-                              !(d->flags & QM_METRIC_MODEL_INPUT));
-        if (!want)
-            continue;
-        char why[256];
-        if (cannot_run(e, d, why, sizeof(why))) {
-            if (!required) {
-                /* "all" (and the default list) mean what this input supports */
-                qm_engine_log(e, QM_LOG_WARNING, "metric %s left out: %s", d->name, why);
-                continue;
-            }
-            set_error(e, "metric %s cannot run: %s", d->name, why);
-            return QM_ENOTSUP;
-        }
-        QmOptValues o;
-        opt_defaults(d, &o);
-        Inst *in;
-        if ((err = add_inst(e, d, &o, true, &in)))
-            return err;
-    }
-
-    if ((err = add_feature_options(e)))
-        return err;
-
-    Inst *model_insts[8][QM_MAX_FEATURES];
-    if (vmaf) {
-        if ((err = setup_models(e)))
-            return err;
-        char why[320];
-        if (models_cannot_run(e, why, sizeof(why))) {
-            if ((name_in_list(list, "vmaf") || name_in_list(list, "default")) &&
-                !e->s.metrics_are_default) {
-                set_error(e, "metric vmaf cannot run: %s", why);
-                return QM_ENOTSUP;
-            }
-            qm_engine_log(e, QM_LOG_WARNING, "metric vmaf left out: %s", why);
-            for (int m = 0; m < e->nmodels; m++)
-                qm_model_free(&e->models[m].m);
-            e->nmodels = 0;
-        }
-        for (int m = 0; m < e->nmodels; m++)
-            if ((err = add_model_inputs(e, &e->models[m], model_insts[m])))
-                return err;
-    }
-
-    /* global feature table: every instance's features, then model scores */
-    unsigned n = 0;
-    for (int i = 0; i < e->ninst; i++) {
-        e->inst[i].base = n;
-        n += e->inst[i].nf;
-    }
-    e->nfeat = n + (unsigned)e->nmodels;
-    e->names = calloc(e->nfeat, sizeof(*e->names));
-    e->reported = calloc(e->nfeat, 1);
-    if (!e->names || !e->reported)
-        return QM_ENOMEM;
-    for (int i = 0; i < e->ninst; i++) {
-        Inst *in = &e->inst[i];
-        for (unsigned f = 0; f < in->nf; f++) {
-            e->names[in->base + f] = qm_feature_key(in->d, f, &in->opt);
-            if (!e->names[in->base + f])
-                return QM_ENOMEM;
-            /* model inputs are reported as libvmaf reports them */
-            e->reported[in->base + f] = 1;
-        }
-        if (qm_metric_delay(in->d, &in->opt) > e->delay)
-            e->delay = qm_metric_delay(in->d, &in->opt);
-    }
-    for (int m = 0; m < e->nmodels; m++) {
-        ModelOut *mo = &e->models[m];
-        mo->out = n + (unsigned)m;
-        /* one model: libvmaf's key "vmaf"; several: each model's name, as
-         * libvmaf's tool names the scores of several models */
-        e->names[mo->out] = strdup(e->nmodels == 1 ? "vmaf" : qm_model_name(mo->m));
-        if (!e->names[mo->out])
-            return QM_ENOMEM;
-        e->reported[mo->out] = 1;
-        for (unsigned i = 0; i < qm_model_n_inputs(mo->m); i++) {
-            const QmModelInput *mi = qm_model_input(mo->m, i);
-            Inst *in = model_insts[m][i];
-            unsigned f;
-            for (f = 0; f < in->nf; f++)
-                if (!strcmp(in->d->features[f], mi->feature))
-                    break;
-            if (f == in->nf) {
-                set_error(e, "model %s: metric %s has no feature '%s'",
-                          qm_model_name(mo->m), mi->metric, mi->feature);
-                return QM_EMODEL;
-            }
-            mo->in[i] = in->base + f;
-        }
-    }
-    if (e->ninst == 0) {
-        set_error(e, "no metric selected");
-        return QM_EINVAL;
-    }
-    return 0;
-}
-
 /* ---- CPU backend: instances' private data per worker ---- */
 
 static int cpu_init_insts(QmEngine *e)
@@ -584,7 +184,7 @@ static int cpu_init_insts(QmEngine *e)
         in->priv = calloc((size_t)in->npriv, sizeof(void *));
         if (!in->priv)
             return QM_ENOMEM;
-        QmMetricConfig cfg = { e->s.w, e->s.h, e->s.bpc, e->s.chroma, &in->opt };
+        QmMetricConfig cfg = { e->s.w, e->s.h, e->s.bpc, e->s.chroma, in->opt };
         for (int k = 0; k < in->npriv; k++) {
             in->priv[k] = calloc(1, in->d->cpu.priv_size ? in->d->cpu.priv_size : 1);
             if (!in->priv[k])
@@ -597,7 +197,7 @@ static int cpu_init_insts(QmEngine *e)
                 set_error(e, "%s cannot run on %dx%d %d-bit %s input with its "
                           "options (the picture is too small or too deep for "
                           "them)", in->d->name, e->s.w, e->s.h, e->s.bpc,
-                          chroma_name(e->s.chroma));
+                          qm_chroma_name(e->s.chroma));
                 free(in->priv[k]);
                 in->priv[k] = NULL;
                 return err;
@@ -695,8 +295,8 @@ static void predict_ready(QmEngine *e, Slot *s)
 {
     if (!s->computed)
         return;
-    for (int m = 0; m < e->nmodels; m++) {
-        ModelOut *mo = &e->models[m];
+    for (int m = 0; m < e->plan.nmodels; m++) {
+        QmPlanModel *mo = &e->plan.models[m];
         double in[QM_MAX_FEATURES];
         unsigned n = qm_model_n_inputs(mo->m);
         bool ok = true;
@@ -736,7 +336,7 @@ static void advance(QmEngine *e)
     }
     /* frame k is ready once frame k + delay is posted, or after a flush */
     while (e->next_ready < e->next_post &&
-           (e->next_ready + e->delay < e->next_post ||
+           (e->next_ready + e->plan.delay < e->next_post ||
             (e->flushed && e->next_post == e->next_index))) {
         Slot *s = slot_of(e, e->next_ready);
         predict_ready(e, s);
@@ -886,10 +486,10 @@ static int open_backend(QmEngine *e, const QmBackendOps *ops)
         return QM_EDEVICE;
     }
     for (int i = 0; i < e->ninst; i++) {
-        if (!ops->can_run(e->inst[i].d, &e->inst[i].opt))
+        if (!ops->can_run(e->inst[i].d, e->inst[i].opt))
             continue;
         gi[n].desc = e->inst[i].d;
-        gi[n].opt = &e->inst[i].opt;
+        gi[n].opt = e->inst[i].opt;
         gi[n].base = e->inst[i].base;
         n++;
     }
@@ -924,7 +524,7 @@ static int open_backend(QmEngine *e, const QmBackendOps *ops)
     e->bk = ops;
     /* the backend's instance index k is the k-th instance it accepted */
     for (int i = 0; i < e->ninst; i++)
-        e->inst[i].dev = ops->can_run(e->inst[i].d, &e->inst[i].opt);
+        e->inst[i].dev = ops->can_run(e->inst[i].d, e->inst[i].opt);
     qm_engine_log(e, QM_LOG_INFO, "%s backend on %s: %u of %d metric "
                   "instances on the GPU", ops->name, ops->device_name(e->bk_ctx),
                   n, e->ninst);
@@ -971,12 +571,7 @@ static void engine_free(QmEngine *e)
         }
     }
     cpu_close_insts(e);
-    for (int m = 0; m < e->nmodels; m++)
-        qm_model_free(&e->models[m].m);
-    for (unsigned i = 0; e->names && i < e->nfeat; i++)
-        free(e->names[i]);
-    free(e->names);
-    free(e->reported);
+    qm_plan_free(&e->plan);
     for (unsigned i = 0; e->ring && i < e->cap; i++) {
         free(e->ring[i].v);
         free(e->ring[i].set);
@@ -1010,8 +605,21 @@ int qm_engine_open_with(QmEngine **out, const QmSettings *s,
         set_error(e, "unsupported picture: %dx%d, %d bits", s->w, s->h, s->bpc);
         goto fail;
     }
-    if ((err = build_features(e)))
+    char *why = NULL;
+    if ((err = qm_plan_build(&e->plan, s, &why))) {
+        if (why)
+            set_error(e, "%s", why);
+        free(why);
         goto fail;
+    }
+    e->ninst = e->plan.ninst;
+    for (int i = 0; i < e->ninst; i++) {
+        const QmPlanInst *pi = &e->plan.inst[i];
+        e->inst[i].d = pi->d;
+        e->inst[i].opt = &pi->opt;
+        e->inst[i].base = pi->base;
+        e->inst[i].nf = pi->nf;
+    }
     /* the settings' strings were only needed above */
     e->s.metrics = e->s.models = e->s.model_path = e->s.features = NULL;
     if (e->s.subsample < 1)
@@ -1026,7 +634,7 @@ int qm_engine_open_with(QmEngine **out, const QmSettings *s,
         nt = MAX_WORKERS;
     e->nthreads = nt > 1 ? nt : 0;
     e->max_inflight = (unsigned)(nt > 1 ? 2 * nt : 1);
-    e->cap = e->max_inflight + e->delay + 64;
+    e->cap = e->max_inflight + e->plan.delay + 64;
 
     if (s->backend != QM_BACKEND_CPU && (err = open_backend(e, accel)))
         goto fail;
@@ -1034,15 +642,15 @@ int qm_engine_open_with(QmEngine **out, const QmSettings *s,
         goto fail;
 
     e->ring = calloc(e->cap, sizeof(*e->ring));
-    e->outv = calloc(e->nfeat, sizeof(double));
-    e->outset = calloc(e->nfeat, 1);
+    e->outv = calloc(e->plan.nfeat, sizeof(double));
+    e->outset = calloc(e->plan.nfeat, 1);
     if (!e->ring || !e->outv || !e->outset) {
         err = QM_ENOMEM;
         goto fail;
     }
     for (unsigned i = 0; i < e->cap; i++) {
-        e->ring[i].v = calloc(e->nfeat, sizeof(double));
-        e->ring[i].set = calloc(e->nfeat, 1);
+        e->ring[i].v = calloc(e->plan.nfeat, sizeof(double));
+        e->ring[i].set = calloc(e->plan.nfeat, 1);
         if (!e->ring[i].v || !e->ring[i].set) {
             err = QM_ENOMEM;
             goto fail;
@@ -1103,17 +711,17 @@ bool qm_have_cuda(void)
 
 unsigned qm_engine_n_features(const QmEngine *e)
 {
-    return e->nfeat;
+    return e->plan.nfeat;
 }
 
 const char *qm_engine_feature_name(const QmEngine *e, unsigned i)
 {
-    return i < e->nfeat ? e->names[i] : NULL;
+    return i < e->plan.nfeat ? e->plan.names[i] : NULL;
 }
 
 unsigned qm_engine_delay(const QmEngine *e)
 {
-    return e->delay;
+    return e->plan.delay;
 }
 
 static int by_text(const void *a, const void *b)
@@ -1193,6 +801,46 @@ static bool needs_host_planar(const QmPicture *a, const QmPicture *b)
     return false;
 }
 
+/* Back-pressure of qm_engine_submit(), with the lock held (dropped while
+ * it waits and while the backend is called): wait until fewer than
+ * max_inflight frames are being computed, collecting the backend's
+ * finished frames meanwhile, then until the backend slot of the next frame
+ * is free.  Returns 0, or QM_EDEVICE when the device failed or did not
+ * answer in time. */
+static int wait_for_room(QmEngine *e)
+{
+    while (e->nthreads && inflight(e) >= (int)e->max_inflight && !e->failed) {
+        /* No worker collects backend work: when the oldest frames wait on
+         * the device alone (every metric on it, max_inflight <= bk_slots),
+         * waiting for a worker's signal would wait for ever.  Collect it
+         * here. */
+        if (e->bk) {
+            const uint64_t seen = e->next_bk;
+            if (bk_reap(e, false, 0) < 0 || e->failed)
+                return QM_EDEVICE;
+            /* What it collected may have finished every frame in flight;
+             * their signal came before this thread could wait for it.  (A
+             * device that finishes frames on its own, as the CUDA backend's
+             * copy workers launch them, made this a hang.) */
+            if (e->next_bk != seen)
+                continue;
+            if (e->next_bk < e->next_index) {
+                /* next_bk is the oldest frame the device still holds */
+                if (bk_reap(e, true, e->next_bk) < 0)
+                    return QM_EDEVICE;
+                continue;
+            }
+        }
+        pthread_cond_wait(&e->done_cv, &e->lock);
+    }
+
+    /* the backend slot of this frame must be free: collect its last user */
+    if (e->bk && e->next_index >= e->bk_slots &&
+        bk_reap(e, true, e->next_index - e->bk_slots) < 0)
+        return QM_EDEVICE;
+    return 0;
+}
+
 int qm_engine_submit(QmEngine *e, const QmPicture *ref, const QmPicture *dist,
                      void *frame_user)
 {
@@ -1215,40 +863,10 @@ int qm_engine_submit(QmEngine *e, const QmPicture *ref, const QmPicture *dist,
         pthread_mutex_unlock(&e->lock);
         return QM_EAGAIN;
     }
-    while (e->nthreads && inflight(e) >= (int)e->max_inflight && !e->failed) {
-        /* No worker collects backend work: when the oldest frames wait on
-         * the device alone (every metric on it, max_inflight <= bk_slots),
-         * waiting for a worker's signal would wait for ever.  Collect it
-         * here. */
-        if (e->bk) {
-            const uint64_t seen = e->next_bk;
-            if (bk_reap(e, false, 0) < 0 || e->failed) {
-                pthread_mutex_unlock(&e->lock);
-                return QM_EDEVICE;
-            }
-            /* What it collected may have finished every frame in flight;
-             * their signal came before this thread could wait for it.  (A
-             * device that finishes frames on its own, as the CUDA backend's
-             * copy workers launch them, made this a hang.) */
-            if (e->next_bk != seen)
-                continue;
-            if (e->next_bk < e->next_index) {
-                /* next_bk is the oldest frame the device still holds */
-                if (bk_reap(e, true, e->next_bk) < 0) {
-                    pthread_mutex_unlock(&e->lock);
-                    return QM_EDEVICE;
-                }
-                continue;
-            }
-        }
-        pthread_cond_wait(&e->done_cv, &e->lock);
-    }
-
-    /* the backend slot of this frame must be free: collect its last user */
-    if (e->bk && e->next_index >= e->bk_slots &&
-        bk_reap(e, true, e->next_index - e->bk_slots) < 0) {
+    const int full = wait_for_room(e);
+    if (full) {
         pthread_mutex_unlock(&e->lock);
-        return QM_EDEVICE;
+        return full;
     }
 
     Slot *s = slot_of(e, e->next_index);
@@ -1278,7 +896,7 @@ int qm_engine_submit(QmEngine *e, const QmPicture *ref, const QmPicture *dist,
         pthread_mutex_unlock(&e->lock);
         return QM_ENOTSUP;
     }
-    memset(s->set, 0, e->nfeat);
+    memset(s->set, 0, e->plan.nfeat);
     if (bk_todo) {
         /* claim the backend before the frame is visible, so that no other
          * thread polls its slot before it is submitted */
@@ -1357,7 +975,7 @@ int qm_engine_receive(QmEngine *e, QmResult *r, bool block)
 {
     pthread_mutex_lock(&e->lock);
     for (;;) {
-        bk_reap(e, block, e->next_recv + e->delay);
+        bk_reap(e, block, e->next_recv + e->plan.delay);
         if (e->failed) {
             pthread_mutex_unlock(&e->lock);
             return QM_EINVAL;
@@ -1377,9 +995,9 @@ int qm_engine_receive(QmEngine *e, QmResult *r, bool block)
         pthread_cond_wait(&e->done_cv, &e->lock);
     }
     Slot *s = slot_of(e, e->next_recv);
-    memcpy(e->outv, s->v, e->nfeat * sizeof(double));
-    for (unsigned i = 0; i < e->nfeat; i++)
-        e->outset[i] = s->computed && s->set[i] && e->reported[i];
+    memcpy(e->outv, s->v, e->plan.nfeat * sizeof(double));
+    for (unsigned i = 0; i < e->plan.nfeat; i++)
+        e->outset[i] = s->computed && s->set[i] && e->plan.reported[i];
     r->index = s->index;
     r->frame_user = s->user;
     r->computed = s->computed;

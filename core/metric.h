@@ -19,6 +19,8 @@
 #ifndef QM_METRIC_H
 #define QM_METRIC_H
 
+#include <math.h>
+
 #include "qm.h"
 
 #ifdef __cplusplus
@@ -129,9 +131,53 @@ typedef struct QmCpuFuncs {
 
 struct QmCudaFuncs;  /* cuda/qm_cuda.h */
 
+/* How a metric's scores read (charts, reports): metrics with the same unit,
+ * direction and range share a chart panel (tools/qmplot.c). */
+typedef struct QmScale {
+    const char *unit;  /* axis unit, e.g. "dB", "index", "ratio" */
+    int better;        /* +1: a higher score is better, -1: lower is, 0:
+                          neither (the score describes the content) */
+    double lo, hi;     /* natural range, NAN where unbounded: clamps an axis */
+} QmScale;
+
+/* An option vector the parity test (tests/parity) runs besides each option
+ * alone: a combination the one-at-a-time pass cannot reach (a model's
+ * option set, a CSF table for another display), or a value worth content
+ * of its own. */
+typedef struct QmOptionSet {
+    /* "name=value,name=value", values in libvmaf's spelling as
+     * qm_option_parse() reads them (true/false, a choice's name) */
+    const char *options;
+    unsigned flags;    /* QM_OPTSET_* */
+} QmOptionSet;
+
+enum {
+    /* through the descriptors' functions, C reference against the twin */
+    QM_OPTSET_DIRECT = 1 << 0,
+    /* through an engine on each backend (QmSettings.features) on reference
+     * sequences: where post()/flush(), the look-ahead or a twin's
+     * host_done() meet the options */
+    QM_OPTSET_ENGINE = 1 << 1,
+};
+
+/* The content the parity test runs a metric's option sets on. */
+typedef enum QmTestContent {
+    /* small sizes up to 577x323, every layout; random, gain and identical
+     * distortions */
+    QM_TEST_CONTENT_SMALL = 0,
+    /* banded and blocky pictures up to 1080p (CAMBI's windows and
+     * high-resolution speedup) */
+    QM_TEST_CONTENT_BANDED,
+    /* 577x323 and 1080p, realistic (noisy) and identical distortions too
+     * (SpEED's rescalers and block grid) */
+    QM_TEST_CONTENT_NATURAL,
+} QmTestContent;
+
 typedef struct QmMetricDesc {
     const char *name;              /* user-facing, e.g. "float_ssim" */
+    const char *display;           /* its name in prose and charts, "SSIM" */
     const char *description;       /* one line for docs and gst-inspect */
+    QmScale scale;                 /* how its features read */
     const char *const *features;   /* NULL-terminated libvmaf keys */
     const QmOptionDesc *options;   /* terminated by { NULL } ; may be NULL */
     /* per option index: the NULL-terminated names of a QM_OPT_ENUM option,
@@ -151,6 +197,10 @@ typedef struct QmMetricDesc {
     /* largest |CPU - CUDA| the parity test accepts per feature: 0 for
      * features computed from exact integer sums (bit-exact) */
     double cuda_tol;
+    /* option vectors the parity test runs besides each option alone,
+     * terminated by { NULL }; may be NULL */
+    const QmOptionSet *option_sets;
+    QmTestContent option_sets_content;  /* what they run on */
 } QmMetricDesc;
 
 /* NULL-terminated table of every metric (registry.c). */

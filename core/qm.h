@@ -213,6 +213,21 @@ void qm_engine_close(QmEngine **e);
 const char *const *qm_metric_names(void);
 /** Whether metric `name` exists; its one-line description otherwise NULL. */
 const char *qm_metric_describe(const char *name);
+/** How a feature reads, for charts and reports (the descriptor's display
+ *  name and QmScale). */
+typedef struct QmFeatureInfo {
+    const char *metric;   /* the metric that writes it, e.g. "psnr"; "vmaf"
+                             for a model's score */
+    const char *display;  /* its name in prose and charts, e.g. "PSNR" */
+    const char *unit;     /* e.g. "dB" */
+    int better;           /* +1: higher is better, -1: lower is, 0: neither */
+    double lo, hi;        /* natural range, NaN where unbounded */
+} QmFeatureInfo;
+/** Fill *info for feature key `key` as logs and messages name it (a
+ *  metric's feature, with or without the suffixes of its options, e.g.
+ *  "integer_vif_scale0_egl_1"; "vmaf" or "vmaf_<model>" for a model's
+ *  score) and return true; false for a key no metric writes. */
+bool qm_feature_info(const char *key, QmFeatureInfo *info);
 /** Whether the CUDA backend was compiled in. */
 bool qm_have_cuda(void);
 /** Whether metric `name` has a CUDA twin in this build ("vmaf": all of the

@@ -1417,10 +1417,31 @@ static const QmOptionDesc adm_options[] = {
     { NULL, NULL, NULL, 0, 0, 0, 0 },
 };
 
+/* Combinations the one-at-a-time options pass of the parity test cannot
+ * reach: CSF tables of other displays, and the integer_adm3 option sets of
+ * the VMAF v1 models (3d0h, 5d0h, 1d5h_2160, 3d0h_2160). */
+static const QmOptionSet adm_option_sets[] = {
+    { "adm_csf_mode=3,adm_ref_display_height=720,adm_norm_view_dist=5", QM_OPTSET_DIRECT },
+    { "adm_csf_mode=2,adm_ref_display_height=2160,adm_norm_view_dist=1.5", QM_OPTSET_DIRECT },
+    { "adm_csf_mode=1,adm_ref_display_height=4320,adm_enhn_gain_limit=2.7", QM_OPTSET_DIRECT },
+    { "adm_skip_scale0=true,adm_enhn_gain_limit=1,adm_noise_weight=0", QM_OPTSET_DIRECT },
+    { "adm_csf_mode=2,adm_dlm_weight=0.7,adm_enhn_gain_limit=1,adm_noise_weight=0.02,"
+      "adm_min_val=0.5,adm_norm_view_dist=3,adm_ref_display_height=1080", QM_OPTSET_DIRECT },
+    { "adm_csf_mode=2,adm_dlm_weight=0.7,adm_enhn_gain_limit=1,adm_noise_weight=0.02,"
+      "adm_min_val=0.5,adm_norm_view_dist=5,adm_ref_display_height=1080", QM_OPTSET_DIRECT },
+    { "adm_csf_mode=2,adm_dlm_weight=0.7,adm_enhn_gain_limit=1,adm_noise_weight=0.02,"
+      "adm_min_val=0.5,adm_norm_view_dist=1.5,adm_ref_display_height=2160", QM_OPTSET_DIRECT },
+    { "adm_csf_mode=2,adm_dlm_weight=0.7,adm_enhn_gain_limit=1,adm_noise_weight=0.02,"
+      "adm_min_val=0.5,adm_norm_view_dist=3,adm_ref_display_height=2160", QM_OPTSET_DIRECT },
+    { NULL },
+};
+
 const QmMetricDesc qm_metric_adm = {
     .name = "adm",
+    .display = "ADM",
     .description = "ADM (detail loss) of luma, integer implementation: adm2, "
                    "per-scale, AIM and adm3",
+    .scale = { "ratio", +1, 0, NAN },
     .features = adm_features,
     .options = adm_options,
     .flags = QM_METRIC_LUMA_ONLY | QM_METRIC_NO_CHROMA | QM_METRIC_MODEL_INPUT,
@@ -1436,4 +1457,5 @@ const QmMetricDesc qm_metric_adm = {
     /* every sum is an integer sum (exact in any order) and every per-sample
      * operation the C code's: bit-identical */
     .cuda_tol = 0,
+    .option_sets = adm_option_sets,
 };

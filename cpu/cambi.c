@@ -1068,9 +1068,42 @@ static const QmOptionDesc cambi_options[] = {
     { NULL },
 };
 
+/* Values worth banded and blocky content up to 1080p of their own (where the
+ * largest window, 63 at 1080p, and cambi_high_res_speedup=1080 act), and
+ * the option set of the VMAF v1 models. */
+static const QmOptionSet cambi_option_sets[] = {
+    /* the VMAF v1 models */
+    { "cambi_high_res_speedup=1080,cambi_vis_lum_threshold=0.06,cambi_max_val=17",
+      QM_OPTSET_DIRECT },
+    { "cambi_topk=0.0001", QM_OPTSET_DIRECT },
+    { "cambi_topk=0.05", QM_OPTSET_DIRECT },
+    { "cambi_topk=1", QM_OPTSET_DIRECT },
+    { "tvi_threshold=0.0001", QM_OPTSET_DIRECT },
+    { "tvi_threshold=0.1", QM_OPTSET_DIRECT },
+    { "tvi_threshold=1", QM_OPTSET_DIRECT },
+    { "cambi_vis_lum_threshold=0.5", QM_OPTSET_DIRECT },
+    { "cambi_vis_lum_threshold=20", QM_OPTSET_DIRECT },
+    { "cambi_vis_lum_threshold=300", QM_OPTSET_DIRECT },
+    { "cambi_max_val=0", QM_OPTSET_DIRECT },
+    { "cambi_max_val=0.5", QM_OPTSET_DIRECT },
+    { "window_size=15", QM_OPTSET_DIRECT },
+    { "window_size=40,cambi_topk=0.01", QM_OPTSET_DIRECT },
+    { "window_size=127", QM_OPTSET_DIRECT },  /* the largest window: 63 at 1080p */
+    { "enc_width=200,enc_height=150", QM_OPTSET_DIRECT },  /* refused: below 216x216 */
+    { "enc_width=300,enc_height=216", QM_OPTSET_DIRECT },
+    { "enc_width=1280,enc_height=720,cambi_topk=0.2", QM_OPTSET_DIRECT },
+    { "enc_width=999,enc_height=216", QM_OPTSET_DIRECT },  /* wider than 577: ignored */
+    { "cambi_high_res_speedup=1080", QM_OPTSET_DIRECT },
+    { "cambi_high_res_speedup=1080,cambi_topk=0.01", QM_OPTSET_DIRECT },
+    { "cambi_high_res_speedup=1440", QM_OPTSET_DIRECT },  /* not at 1080p */
+    { NULL },
+};
+
 const QmMetricDesc qm_metric_cambi = {
     .name = "cambi",
+    .display = "CAMBI",
     .description = "CAMBI banding index of the distorted luma (libvmaf cambi)",
+    .scale = { "banding", -1, 0, NAN },
     .features = cambi_features,
     .options = cambi_options,
     .flags = QM_METRIC_LUMA_ONLY | QM_METRIC_NO_CHROMA,
@@ -1088,4 +1121,6 @@ const QmMetricDesc qm_metric_cambi = {
     /* bit-exact: integer stages, the same float arithmetic per c-value,
      * exact sums (see QM_CAMBI_FIX_ONE in cambi.h) */
     .cuda_tol = 0,
+    .option_sets = cambi_option_sets,
+    .option_sets_content = QM_TEST_CONTENT_BANDED,
 };

@@ -239,7 +239,10 @@ static const char *const ciede_features[] = { "ciede2000", NULL };
 
 const QmMetricDesc qm_metric_ciede = {
     .name = "ciede",
+    .display = "CIEDE2000",
     .description = "CIEDE2000 colour difference, 45 - 20 log10(mean dE00)",
+    /* libvmaf's reporting: dB-like, higher is better */
+    .scale = { "dB", +1, NAN, NAN },
     .features = ciede_features,
     .min_w = 1,
     .min_h = 1,

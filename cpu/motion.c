@@ -495,10 +495,29 @@ static const QmOptionDesc motion_options[] = {
     { NULL },
 };
 
+/* The motion options of the VMAF v1 models and a few mixtures, through the
+ * engine (where post()/flush(), the look-ahead and the twin's history meet)
+ * besides each option alone. */
+static const QmOptionSet motion_option_sets[] = {
+    /* vmaf_v1.0.16_hfr_*: keys _mffw_mmxv_18_mma */
+    { "motion_five_frame_window=true,motion_moving_average=true,motion_max_val=18",
+      QM_OPTSET_DIRECT | QM_OPTSET_ENGINE },
+    { "motion_max_val=18", QM_OPTSET_ENGINE },  /* the other v1 models */
+    { "motion_five_frame_window=true,motion_blend_factor=0.5,motion_blend_offset=3,"
+      "motion_fps_weight=1.5,motion_max_val=0.5", QM_OPTSET_ENGINE },
+    { "motion_moving_average=true,motion_blend_factor=0.25,motion_blend_offset=2",
+      QM_OPTSET_ENGINE },
+    { "motion_five_frame_window=true,motion_force_zero=true", QM_OPTSET_ENGINE },
+    { NULL },
+};
+
 const QmMetricDesc qm_metric_motion = {
     .name = "motion",
+    .display = "motion",
     .description = "VMAF integer motion: mean absolute difference of the "
                    "blurred reference luma between consecutive frames",
+    /* it describes the content, not its quality */
+    .scale = { "mean abs. diff.", 0, 0, NAN },
     .features = motion_features,
     .options = motion_options,
     .flags = QM_METRIC_SEQUENTIAL | QM_METRIC_EVERY_FRAME |
@@ -520,4 +539,5 @@ const QmMetricDesc qm_metric_motion = {
      * the moving average, blend and clipping are post()/flush() here) */
     .cuda = QM_CUDA_TWIN(qm_cuda_motion),
     .cuda_tol = 0,
+    .option_sets = motion_option_sets,
 };

@@ -75,7 +75,9 @@ static const char *const psnr_features[] = { "psnr_y", "psnr_cb", "psnr_cr", NUL
 
 const QmMetricDesc qm_metric_psnr = {
     .name = "psnr",
+    .display = "PSNR",
     .description = "PSNR of Y, Cb and Cr in dB, capped at 6 x bitdepth + 12",
+    .scale = { "dB", +1, NAN, NAN },
     .features = psnr_features,
     .flags = QM_METRIC_LUMA_ONLY,  /* on GRAY input only psnr_y is set */
     .min_w = 1,

@@ -269,8 +269,10 @@ static const char *const hvs_features[] = {
 
 const QmMetricDesc qm_metric_psnr_hvs = {
     .name = "psnr_hvs",
+    .display = "PSNR-HVS",
     .description = "PSNR-HVS (DCT-domain, CSF-weighted, masked) of Y, Cb, Cr "
                    "and combined, in dB; 8..12 bits",
+    .scale = { "dB", +1, NAN, NAN },
     .features = hvs_features,
     /* The reference accepts any size, but below 8x8 no block fits in luma
      * and every feature is NaN: refused here. */

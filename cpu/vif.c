@@ -648,7 +648,9 @@ static const QmOptionDesc vif_options[] = {
 
 const QmMetricDesc qm_metric_vif = {
     .name = "vif",
+    .display = "VIF",
     .description = "VIF at 4 scales (libvmaf integer_vif, bit-exact)",
+    .scale = { "ratio", +1, 0, NAN },
     .features = vif_features,
     .options = vif_options,
     .flags = QM_METRIC_LUMA_ONLY | QM_METRIC_NO_CHROMA | QM_METRIC_MODEL_INPUT,

@@ -1,7 +1,7 @@
 /* gst-qmetric: worker threads for a CUDA twin's host work.
  *
  * A frame's GPU results sometimes need host work before they are features
- * (SpEED chroma's eigenvalues and entropies, cuda/speed.cu).  Done inside
+ * (SpEED chroma's eigenvalues and entropies, cuda/speed_chroma.cu).  Done inside
  * collect(), that work holds the engine's one backend thread, which also
  * launches every metric's kernels: at 1080p it bounded the frame rate.
  * Here the twin posts the frame's jobs once the backend sees the frame's

@@ -16,7 +16,7 @@
  *              until it returns 1: a twin whose results need host work
  *              starts it at the first call and says when it is finished,
  *              so that the engine goes on submitting meanwhile instead of
- *              waiting in collect() (cuda/speed.cu); 0 while running;
+ *              waiting in collect() (cuda/speed_chroma.cu); 0 while running;
  *   collect()  once the slot's event has completed (and host_done() said
  *              1): turn those results into the features (the same
  *              host-side formula as the C reference);

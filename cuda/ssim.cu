@@ -1,4 +1,4 @@
-/* gst-qmetric: CUDA twins of cpu/ssim.c (float_ssim) and cpu/ms_ssim.c
+/* gst-qmetric: CUDA twins of cpu/float_ssim.c (float_ssim) and cpu/float_ms_ssim.c
  * (float_ms_ssim), the stages of cpu/ssim.h as kernels.
  *
  * Per frame, on the stream, without a host round trip:
@@ -29,8 +29,8 @@
  * tiles of a row left to right, all in double and in a fixed order
  * (deterministic, no atomics).  The host then calls the C code's own
  * qm_ssim_pool() on those per-row sums (rows added in the same order as on
- * the CPU) and qm_ms_ssim_combine().  See cuda_tol in cpu/ssim.c and
- * cpu/ms_ssim.c for what that order changes in the scores.
+ * the CPU) and qm_ms_ssim_combine().  See cuda_tol in cpu/float_ssim.c and
+ * cpu/float_ms_ssim.c for what that order changes in the scores.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -97,7 +97,7 @@ typedef struct BoxArg {
     float *dst[2];
     ptrdiff_t dst_stride;  /* bytes */
     int w, h, wo, ho;
-    int factor;            /* taps = factor, as cpu/ssim.c calls it */
+    int factor;            /* taps = factor, as cpu/float_ssim.c calls it */
     float inv;
     const float *kernel;   /* factor x factor, row-major (device) */
 } BoxArg;

@@ -4,7 +4,8 @@
  * Synthetic series with known features (a dip at a known frame, a flat line,
  * gaps, a long series, a lower-is-better score) checked in the SVG text:
  * well-formed enough to parse, the long series thinned, the worst frame
- * marked where it is, no worst mark on a flat line, one panel per unit.
+ * marked where it is, no worst mark on a flat line, one panel per unit,
+ * direction and range of the metrics' descriptors.
  * Rate-quality: the convex hull of known point sets, labels that do not
  * overlap, every point labelled, rate ticks in the axis' unit, the legend
  * naming the series.
@@ -191,7 +192,7 @@ int main(void)
         CHECK(strlen(svg) < 200000, "long series not thinned: %zu bytes", strlen(svg));
         CHECK(strstr(svg, "two models &amp; &lt;escapes&gt;") != NULL, "title not escaped");
         CHECK(strstr(svg, "at frame 12345") != NULL, "the dip at 12345 is not the worst frame");
-        CHECK(strstr(svg, "VMAF score") != NULL, "axis label");
+        CHECK(strstr(svg, "VMAF [score]") != NULL, "axis label");
         CHECK(count(svg, "id=\"panel-") == 1, "two models share one panel");
         CHECK(strstr(svg, ">0<") && strstr(svg, ">20000<"), "x ticks 0..20000");
         g_free(svg);
@@ -221,6 +222,35 @@ int main(void)
         for (const char *c = p; c && c < e; c++)
             moves += *c == 'M';
         CHECK(moves == 2, "gap: %d subpaths", moves);
+        g_free(svg);
+    }
+    /* panels from the descriptors (qm_feature_info()): one per unit,
+     * direction and range, titled with the metrics' names; option suffixes
+     * do not change a feature's panel; a key no metric writes gets its own */
+    {
+        QmPlotSeries s[] = {
+            { "float_ssim", xs, flat, SHORT, NAN },
+            { "float_ms_ssim", xs, flat, SHORT, NAN },
+            { "psnr_y", xs, psnr, SHORT, NAN },
+            { "psnr_hvs", xs, psnr, SHORT, NAN },
+            { "integer_vif_scale0_egl_1", xs, flat, SHORT, NAN },
+            { "integer_adm2", xs, flat, SHORT, NAN },
+            { "speed_chroma_u", xs, cambi, SHORT, NAN },
+            { "speed_chroma_uv", xs, cambi, SHORT, NAN },
+            { "no_such_metric", xs, flat, SHORT, NAN },
+        };
+        QmPlotOptions o = { .title = "descriptors" };
+        svg = qm_plot_svg_string(s, G_N_ELEMENTS(s), &o);
+        keep("descriptors.svg", svg);
+        check_xml(svg);
+        CHECK(count(svg, "id=\"panel-") == 5, "SSIM, dB, ratio, SpEED, unknown: %d panels",
+              count(svg, "id=\"panel-"));
+        CHECK(strstr(svg, ">SSIM / MS-SSIM [index]<") != NULL, "SSIM and MS-SSIM share a panel");
+        CHECK(strstr(svg, ">PSNR / PSNR-HVS [dB]<") != NULL, "PSNR and PSNR-HVS share a panel");
+        CHECK(strstr(svg, ">VIF / ADM [ratio]<") != NULL, "a key with option suffixes");
+        CHECK(strstr(svg, ">SpEED chroma [entropy difference] (lower is better)<") != NULL,
+              "SpEED's features in one panel, lower is better");
+        CHECK(strstr(svg, ">no_such_metric<") != NULL, "an unknown key gets a panel of its own");
         g_free(svg);
     }
     /* nothing to plot still makes a document */

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "qm.h"
+
 /* A qualitative palette that stays apart on white and for common colour
  * vision deficiencies (Tableau 10 order).  Red is kept for worst frames. */
 static const char *const palette[] = {
@@ -31,43 +33,23 @@ const char *qm_plot_colour(unsigned i)
 
 void qm_plot_feature_info(const char *name, QmPlotFeatureInfo *info)
 {
-    info->lo = info->hi = NAN;
-    info->better = 1;
-    if (!strcmp(name, "vmaf") || g_str_has_prefix(name, "vmaf_")) {
-        info->group = "vmaf";
-        info->axis = "VMAF score";
-        info->lo = 0;
-        info->hi = 100;
-    } else if (g_str_has_prefix(name, "psnr") || g_str_has_prefix(name, "apsnr")) {
-        info->group = "db";
-        info->axis = "PSNR [dB]";
-    } else if (!strcmp(name, "ciede2000")) {
-        /* libvmaf reports 45 - 20 log10(mean dE00): dB-like, higher is better */
-        info->group = "ciede";
-        info->axis = "CIEDE2000 [dB]";
-    } else if (strstr(name, "ssim")) {
-        info->group = "ssim";
-        info->axis = "SSIM index";
-        info->hi = 1;
-    } else if (strstr(name, "vif") || strstr(name, "adm") || strstr(name, "_aim")) {
-        info->group = "ratio";
-        info->axis = "VIF / ADM [ratio]";
-        info->lo = 0;
-    } else if (strstr(name, "motion")) {
-        /* motion describes the content, not its quality */
-        info->group = "motion";
-        info->axis = "motion [mean abs. diff.]";
-        info->better = 0;
-        info->lo = 0;
-    } else if (g_str_has_prefix(name, "cambi")) {
-        info->group = "cambi";
-        info->axis = "CAMBI [banding]";
-        info->better = -1;
-        info->lo = 0;
-    } else {
-        info->group = name;
-        info->axis = name;
+    QmFeatureInfo fi;
+    memset(info, 0, sizeof(*info));
+    if (!qm_feature_info(name, &fi)) {
+        g_snprintf(info->group, sizeof(info->group), "=%s", name);
+        info->name = name;
+        info->better = 1;
+        info->lo = info->hi = NAN;
+        return;
     }
+    g_snprintf(info->group, sizeof(info->group), "%s|%d|%g|%g", fi.unit, fi.better, fi.lo,
+               fi.hi);
+    info->name = fi.display;
+    info->unit = fi.unit;
+    info->metric = fi.metric;
+    info->better = fi.better;
+    info->lo = fi.lo;
+    info->hi = fi.hi;
 }
 
 void qm_plot_xml_text(GString *s, const char *t)
@@ -292,11 +274,23 @@ static size_t worst_frames(const QmPlotSeries *se, int better, int k, double sep
 }
 
 typedef struct {
-    const char *group;
-    const char *axis;
-    double lo, hi;    /* natural range */
+    QmPlotFeatureInfo info;  /* of its first series */
+    GString *axis;    /* its metrics' names, then the unit */
     size_t first;     /* index of its first series */
 } Panel;
+
+/* Add a series' metric name to its panel's axis title (once). */
+static void panel_add_name(Panel *p, const QmPlotFeatureInfo *fi)
+{
+    char **names = g_strsplit(p->axis->str, " / ", -1);
+    const gboolean known = g_strv_contains((const char *const *)names, fi->name);
+    g_strfreev(names);
+    if (known)
+        return;
+    if (p->axis->len)
+        g_string_append(p->axis, " / ");
+    g_string_append(p->axis, fi->name);
+}
 
 typedef struct {
     double y;
@@ -345,24 +339,26 @@ char *qm_plot_svg_string(const QmPlotSeries *series, size_t n,
         size_t p;
         qm_plot_feature_info(series[i].name, &fi);
         for (p = 0; p < n_panels; p++)
-            if (!strcmp(panels[p].group, fi.group))
+            if (!strcmp(panels[p].info.group, fi.group))
                 break;
         if (p == n_panels) {
-            panels[p].group = fi.group;
-            panels[p].axis = fi.axis;
-            panels[p].lo = fi.lo;
-            panels[p].hi = fi.hi;
+            panels[p].info = fi;
+            panels[p].axis = g_string_new(NULL);
             panels[p].first = i;
             n_panels++;
         }
+        panel_add_name(&panels[p], &fi);
         for (size_t j = 0; j < series[i].n; j++) {
             x0 = MIN(x0, series[i].x[j]);
             x1 = MAX(x1, series[i].x[j]);
         }
     }
+    for (size_t p = 0; p < n_panels; p++)
+        if (panels[p].info.unit)
+            g_string_append_printf(panels[p].axis, " [%s]", panels[p].info.unit);
     /* the VMAF panel first: it is the score people look for */
     for (size_t p = 1; p < n_panels; p++) {
-        if (!strcmp(panels[p].group, "vmaf")) {
+        if (panels[p].info.metric && !strcmp(panels[p].info.metric, "vmaf")) {
             Panel v = panels[p];
             memmove(&panels[1], &panels[0], p * sizeof(Panel));
             panels[0] = v;
@@ -464,7 +460,7 @@ char *qm_plot_svg_string(const QmPlotSeries *series, size_t n,
         for (size_t i = panels[p].first; i < n; i++) {
             QmPlotFeatureInfo fi;
             qm_plot_feature_info(series[i].name, &fi);
-            if (strcmp(fi.group, panels[p].group))
+            if (strcmp(fi.group, panels[p].info.group))
                 continue;
             better = fi.better;
             in_panel++;
@@ -475,9 +471,10 @@ char *qm_plot_svg_string(const QmPlotSeries *series, size_t n,
                 }
             }
         }
+        const double nlo = panels[p].info.lo, nhi = panels[p].info.hi;
         if (!isfinite(lo)) {
-            lo = isfinite(panels[p].lo) ? panels[p].lo : 0;
-            hi = isfinite(panels[p].hi) ? panels[p].hi : lo + 1;
+            lo = isfinite(nlo) ? nlo : 0;
+            hi = isfinite(nhi) ? nhi : lo + 1;
         }
         if (hi - lo < 1e-9 * MAX(1.0, fabs(hi))) {
             /* a flat line: give it some room so that it is not the frame */
@@ -487,14 +484,17 @@ char *qm_plot_svg_string(const QmPlotSeries *series, size_t n,
         }
         qm_plot_nice_scale(&lo, &hi, &ystep, 6);
         /* a score cannot leave its natural range: no "110" on a VMAF axis */
-        if (isfinite(panels[p].hi) && hi > panels[p].hi)
-            hi = MAX(panels[p].hi, lo + ystep);
-        if (isfinite(panels[p].lo) && lo < panels[p].lo)
-            lo = MIN(panels[p].lo, hi - ystep);
+        if (isfinite(nhi) && hi > nhi)
+            hi = MAX(nhi, lo + ystep);
+        if (isfinite(nlo) && lo < nlo)
+            lo = MIN(nlo, hi - ystep);
         f.y0 = lo;
         f.y1 = hi;
 
-        g_string_append_printf(s, "<g id=\"panel-%s\">\n", panels[p].group);
+        if (panels[p].info.metric)
+            g_string_append_printf(s, "<g id=\"panel-%s\">\n", panels[p].info.metric);
+        else
+            g_string_append_printf(s, "<g id=\"panel-%zu\">\n", p);
         g_string_append_printf(s, "<clipPath id=\"clip%zu\"><rect x=\"%.1f\" y=\"%.1f\" "
                                "width=\"%.1f\" height=\"%.1f\"/></clipPath>\n",
                                p, f.left, f.top - 2, f.w, f.h + 4);
@@ -529,7 +529,7 @@ char *qm_plot_svg_string(const QmPlotSeries *series, size_t n,
         g_string_append_printf(s, "<text transform=\"translate(22 %.1f) rotate(-90)\" "
                                "text-anchor=\"middle\" font-size=\"13\" fill=\"#222\">",
                                f.top + f.h / 2);
-        qm_plot_xml_text(s, panels[p].axis);
+        qm_plot_xml_text(s, panels[p].axis->str);
         if (better < 0)
             g_string_append(s, " (lower is better)");
         g_string_append(s, "</text>\n");
@@ -538,7 +538,7 @@ char *qm_plot_svg_string(const QmPlotSeries *series, size_t n,
         for (size_t i = panels[p].first; i < n; i++) {
             QmPlotFeatureInfo fi;
             qm_plot_feature_info(series[i].name, &fi);
-            if (strcmp(fi.group, panels[p].group))
+            if (strcmp(fi.group, panels[p].info.group))
                 continue;
             const char *c = palette[i % N_COLOURS];
             series_path(s, &f, &series[i], c);
@@ -579,7 +579,7 @@ char *qm_plot_svg_string(const QmPlotSeries *series, size_t n,
             QmPlotFeatureInfo fi;
             size_t *w = g_new(size_t, n_worst);
             qm_plot_feature_info(series[i].name, &fi);
-            if (strcmp(fi.group, panels[p].group) || fi.better == 0) {
+            if (strcmp(fi.group, panels[p].info.group) || fi.better == 0) {
                 g_free(w);
                 continue;
             }
@@ -638,6 +638,8 @@ char *qm_plot_svg_string(const QmPlotSeries *series, size_t n,
         g_free(ltext[i]);
     g_free(ltext);
     g_free(lpos);
+    for (size_t p = 0; p < n_panels; p++)
+        g_string_free(panels[p].axis, TRUE);
     g_free(panels);
     return g_string_free(s, FALSE);
 }

@@ -28,11 +28,16 @@ typedef struct QmPlotOptions {
     int n_worst;          /* worst frames circled per line; 0: 5, <0: none */
 } QmPlotOptions;
 
-/* How a feature reads: which panel it shares, its axis label, whether a
- * higher score is better (+1), worse (-1) or neither (0). */
+/* How a feature reads (qm_feature_info(): its metric's descriptor): the
+ * panel it shares with the features of the same unit, direction and range,
+ * its metric's name on the axis, whether a higher score is better (+1),
+ * worse (-1) or neither (0).  A feature no metric describes gets a panel of
+ * its own named after it. */
 typedef struct QmPlotFeatureInfo {
-    const char *group;
-    const char *axis;
+    char group[128];      /* panel key */
+    const char *name;     /* its metric's display name, or the feature key */
+    const char *unit;     /* NULL: no metric describes the feature */
+    const char *metric;   /* its metric ("vmaf": a model's score), or NULL */
     int better;
     double lo, hi;        /* natural range (NaN: none), clamps the axis */
 } QmPlotFeatureInfo;

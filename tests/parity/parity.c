@@ -18,10 +18,10 @@
  * frame 0 checks the first-frame convention.
  * Metrics with options are also run with each option at its non-default
  * extremes, every value of a small integral range (a mode) or else the
- * midpoint, and listed values and combinations (option_combos; CAMBI's on
- * banded and blocky content up to 1080p), through their descriptors (the engine
- * takes options only from models); an option vector both backends refuse
- * alike (e.g. a viewing distance the reference has no CSF for) is counted
+ * midpoint, and the option sets of their descriptors (QmMetricDesc.option_sets,
+ * on the content the descriptor names: CAMBI's on banded and blocky content
+ * up to 1080p), through the descriptors' functions; an option vector both
+ * backends refuse alike (e.g. a viewing distance the reference has no CSF for) is counted
  * with the refused combinations.
  *
  * Metrics with post()/flush() (motion) get their option vectors through the
@@ -29,8 +29,10 @@
  * and the flush of both backends meet, and the twin must really run on the
  * device.
  *
- *   parity [--seed N] [--metric NAME] [--bench] [--max-pixels N] [--quick]
- * (--max-pixels: leave out larger sizes, for scripts/cuda-emu; --quick: per
+ *   parity [--seed N] [--metric NAME] [--bench] [--max-pixels N] [--small]
+ *          [--quick]
+ * (--max-pixels: leave out larger sizes, for tests/cuda-emu; --small: 300x220
+ * in place of 577x323, about 3 times faster under the emulator; --quick: per
  * metric only its smallest size, an odd one and 64x48, fewer layouts in the
  * options passes: the CI run under the emulator, tests/parity/meson.build)
  * Exit: 0 pass, 1 fail, 77 no CUDA device, or --metric names a metric
@@ -107,7 +109,7 @@ static const Layout layouts[] = {
  * (1x1 valid region at its last scale); 401x385, 643x641: float_ssim's
  * decimation by 2 and 3 on odd sizes (577x323 has none, 1920x1080 4);
  * 216x1, 233x41: CAMBI's smallest encodes (one side of at least 216) */
-static const int sizes[][2] = {
+static int sizes[][2] = {
     { 1, 1 }, { 2, 2 }, { 3, 5 }, { 11, 11 }, { 16, 16 }, { 17, 9 }, { 33, 33 }, { 35, 19 },
     { 64, 48 }, { 176, 176 }, { 216, 1 }, { 233, 41 }, { 401, 385 }, { 577, 323 },
     { 643, 641 },
@@ -605,13 +607,13 @@ typedef struct OptionPlan {
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 
 /* every option vector: small sizes (33x33: the smallest adm) */
-static const int osizes[][2] = { { 16, 16 }, { 33, 33 }, { 35, 19 }, { 64, 48 }, { 577, 323 } };
+static int osizes[][2] = { { 16, 16 }, { 33, 33 }, { 35, 19 }, { 64, 48 }, { 577, 323 } };
 static const int opats[] = { PAT_RANDOM, PAT_GAIN, PAT_SAME };
 static const OptionPlan plan_small = { osizes, N_OF(osizes), NULL, 0, opats, N_OF(opats) };
 
 /* CAMBI's listed values: banded and blocky content up to 1080p, where its
  * largest window (63) and cambi_high_res_speedup=1080 act */
-static const int osizes_large[][2] = { { 577, 323 }, { 1920, 1080 } };
+static int osizes_large[][2] = { { 577, 323 }, { 1920, 1080 } };
 static const int olayouts_large[] = { 0, 2, 5, 6 };  /* 420-8, p010, 444-12/16 */
 static const int opats_large[] = { PAT_BANDS, PAT_BLOCKS, PAT_RANDOM };
 static const OptionPlan plan_large = { osizes_large, N_OF(osizes_large), olayouts_large,
@@ -620,79 +622,38 @@ static const OptionPlan plan_large = { osizes_large, N_OF(osizes_large), olayout
 /* SpEED's listed values: 577x323 (4:2:0: 6 blocks; 2 at speed_prescale
  * 0.6) and 1080p (72 blocks, 4:2:0), where the rescalers and the 16x
  * decimation have room; realistic (noisy) and identical distortions too */
-static const int osizes_speed[][2] = { { 577, 323 }, { 1920, 1080 } };
+static int osizes_speed[][2] = { { 577, 323 }, { 1920, 1080 } };
 static const int olayouts_speed[] = { 0, 1, 2, 4, 5, 6 };  /* all but 10-bit padded, 400 */
 static const int opats_speed[] = { PAT_RANDOM, PAT_NOISY, PAT_SAME };
 static const OptionPlan plan_speed = { osizes_speed, N_OF(osizes_speed), olayouts_speed,
                                        N_OF(olayouts_speed), opats_speed, N_OF(opats_speed) };
 
-/* Combinations of options the one-at-a-time pass cannot reach (e.g. a CSF
- * table that exists for other displays only), and values worth a run on
- * content of their own: "name=value,..." */
-static const struct {
-    const char *metric, *set;
-    const OptionPlan *plan;
-} option_combos[] = {
-    { "adm", "adm_csf_mode=3,adm_ref_display_height=720,adm_norm_view_dist=5", &plan_small },
-    { "adm", "adm_csf_mode=2,adm_ref_display_height=2160,adm_norm_view_dist=1.5", &plan_small },
-    { "adm", "adm_csf_mode=1,adm_ref_display_height=4320,adm_enhn_gain_limit=2.7", &plan_small },
-    { "adm", "adm_skip_scale0=1,adm_enhn_gain_limit=1,adm_noise_weight=0", &plan_small },
-    /* integer_adm3 of the VMAF v1 models: 3d0h, 5d0h, 1d5h_2160, 3d0h_2160 */
-    { "adm", "adm_csf_mode=2,adm_dlm_weight=0.7,adm_enhn_gain_limit=1,adm_noise_weight=0.02,"
-             "adm_min_val=0.5,adm_norm_view_dist=3,adm_ref_display_height=1080", &plan_small },
-    { "adm", "adm_csf_mode=2,adm_dlm_weight=0.7,adm_enhn_gain_limit=1,adm_noise_weight=0.02,"
-             "adm_min_val=0.5,adm_norm_view_dist=5,adm_ref_display_height=1080", &plan_small },
-    { "adm", "adm_csf_mode=2,adm_dlm_weight=0.7,adm_enhn_gain_limit=1,adm_noise_weight=0.02,"
-             "adm_min_val=0.5,adm_norm_view_dist=1.5,adm_ref_display_height=2160", &plan_small },
-    { "adm", "adm_csf_mode=2,adm_dlm_weight=0.7,adm_enhn_gain_limit=1,adm_noise_weight=0.02,"
-             "adm_min_val=0.5,adm_norm_view_dist=3,adm_ref_display_height=2160", &plan_small },
-    /* cambi of the VMAF v1 models */
-    { "cambi", "cambi_high_res_speedup=1080,cambi_vis_lum_threshold=0.06,cambi_max_val=17",
-      &plan_large },
-    /* the motion options of the v1 models: engine_combos (motion has post()) */
-    { "motion", "motion_five_frame_window=1,motion_moving_average=1,motion_max_val=18",
-      &plan_small },
-    { "cambi", "cambi_topk=0.0001", &plan_large },
-    { "cambi", "cambi_topk=0.05", &plan_large },
-    { "cambi", "cambi_topk=1", &plan_large },
-    { "cambi", "tvi_threshold=0.0001", &plan_large },
-    { "cambi", "tvi_threshold=0.1", &plan_large },
-    { "cambi", "tvi_threshold=1", &plan_large },
-    { "cambi", "cambi_vis_lum_threshold=0.5", &plan_large },
-    { "cambi", "cambi_vis_lum_threshold=20", &plan_large },
-    { "cambi", "cambi_vis_lum_threshold=300", &plan_large },
-    { "cambi", "cambi_max_val=0", &plan_large },
-    { "cambi", "cambi_max_val=0.5", &plan_large },
-    { "cambi", "window_size=15", &plan_large },
-    { "cambi", "window_size=40,cambi_topk=0.01", &plan_large },
-    { "cambi", "window_size=127", &plan_large },  /* the largest window: 63 at 1080p */
-    { "cambi", "enc_width=200,enc_height=150", &plan_large },  /* refused: below 216x216 */
-    { "cambi", "enc_width=300,enc_height=216", &plan_large },
-    { "cambi", "enc_width=1280,enc_height=720,cambi_topk=0.2", &plan_large },
-    { "cambi", "enc_width=999,enc_height=216", &plan_large },  /* wider than 577: ignored */
-    { "cambi", "cambi_high_res_speedup=1080", &plan_large },
-    { "cambi", "cambi_high_res_speedup=1080,cambi_topk=0.01", &plan_large },
-    { "cambi", "cambi_high_res_speedup=1440", &plan_large },   /* not at 1080p */
-    /* speed_prescale_method: 0 nearest, 1 bilinear, 2 bicubic, 3 lanczos4;
-     * the VMAF v1 models' sets (vmaf_v1.0.16_3d0h, _5d0h, _3d0h_2160) */
-    { "speed_chroma", "speed_kernelscale=1,speed_nn_floor=0.1,speed_sigma_nn=0.19,"
-      "speed_weight_var_mode=5,speed_max_val=45", &plan_speed },
-    { "speed_chroma", "speed_nn_floor=0.1,speed_sigma_nn=0.19,speed_weight_var_mode=5,"
-      "speed_prescale=0.6,speed_prescale_method=1,speed_max_val=45", &plan_speed },
-    { "speed_chroma", "speed_nn_floor=0.1,speed_sigma_nn=0.19,speed_weight_var_mode=5,"
-      "speed_prescale=0.5,speed_prescale_method=1,speed_max_val=45", &plan_speed },
-    /* every rescaler down and up, and kernel scales libvmaf accepts (the
-     * one-at-a-time pass only reaches refused ones); 360/97: 35 taps */
-    { "speed_chroma", "speed_prescale=0.6", &plan_speed },
-    { "speed_chroma", "speed_prescale=1.5,speed_prescale_method=1", &plan_speed },
-    { "speed_chroma", "speed_prescale=0.7,speed_prescale_method=2", &plan_speed },
-    { "speed_chroma", "speed_prescale=1.3,speed_prescale_method=2", &plan_speed },
-    { "speed_chroma", "speed_prescale=0.8,speed_prescale_method=3", &plan_speed },
-    { "speed_chroma", "speed_prescale=1.7,speed_prescale_method=3", &plan_speed },
-    { "speed_chroma", "speed_kernelscale=0.5", &plan_speed },
-    { "speed_chroma", "speed_kernelscale=1.5,speed_weight_var_mode=3", &plan_speed },
-    { "speed_chroma", "speed_kernelscale=3.7113402,speed_prescale=2", &plan_speed },
-};
+/* --small: 300x220 wherever 577x323 is tried */
+static void small_sizes(void)
+{
+    int (*const lists[])[2] = { sizes, osizes, osizes_large, osizes_speed };
+    const size_t lens[] = { N_OF(sizes), N_OF(osizes), N_OF(osizes_large),
+                            N_OF(osizes_speed) };
+    for (size_t l = 0; l < N_OF(lists); l++)
+        for (size_t i = 0; i < lens[l]; i++)
+            if (lists[l][i][0] == 577 && lists[l][i][1] == 323) {
+                lists[l][i][0] = 300;
+                lists[l][i][1] = 220;
+            }
+}
+
+/* The plan of a metric's option sets (QmMetricDesc.option_sets_content). */
+static const OptionPlan *content_plan(QmTestContent c)
+{
+    switch (c) {
+    case QM_TEST_CONTENT_BANDED:
+        return &plan_large;
+    case QM_TEST_CONTENT_NATURAL:
+        return &plan_speed;
+    default:
+        return &plan_small;
+    }
+}
 
 /* One option vector through both backends' descriptors on the plan's
  * sizes, layouts and patterns.  A vector both refuse with the same error
@@ -766,8 +727,30 @@ static int check_option_vector(const QmMetricDesc *d, int m, uint64_t seed, cons
     return fails;
 }
 
+/* An option set ("name=value,...", QmOptionSet.options) over the values in
+ * *o, as the engine reads a features text (qm_option_parse()).  Returns 0,
+ * or nonzero with the problem in err. */
+static int parse_option_set(const QmMetricDesc *d, const char *options, QmOptValues *o,
+                            char *err, size_t errlen)
+{
+    char buf[512];
+    snprintf(buf, sizeof(buf), "%s", options);
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(tok, '=');
+        if (!eq) {
+            snprintf(err, errlen, "'%s' is not name=value", tok);
+            return 1;
+        }
+        *eq = 0;
+        if (qm_option_parse(d, tok, eq + 1, o, err, errlen))
+            return 1;
+    }
+    return 0;
+}
+
 /* Each option at each value of option_values(), the others at their
- * defaults, then the combinations of option_combos.  Of metrics with
+ * defaults, then the descriptor's option sets (QM_OPTSET_DIRECT).  Of metrics with
  * post()/flush() (host code both backends share) only what compute() and
  * the twin's collect() write is compared here; check_engine_options() runs
  * the rest. */
@@ -794,56 +777,24 @@ static int check_options(const QmMetricDesc *d, int m, uint64_t seed, double *wo
                                          &plan_small, worst, checks, refused);
         }
     }
-    for (size_t ci = 0; ci < sizeof(option_combos) / sizeof(option_combos[0]); ci++) {
-        if (strcmp(option_combos[ci].metric, d->name))
+    for (size_t ci = 0; d->option_sets && d->option_sets[ci].options; ci++) {
+        const QmOptionSet *set = &d->option_sets[ci];
+        if (!(set->flags & QM_OPTSET_DIRECT))
             continue;
         QmOptValues ov = def;
-        char buf[256];
-        snprintf(buf, sizeof(buf), "%s", option_combos[ci].set);
-        for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
-             tok = strtok_r(NULL, ",", &save)) {
-            char *eq = strchr(tok, '=');
-            int oi = -1;
-            if (eq) {
-                *eq = 0;
-                for (int j = 0; d->options[j].name; j++)
-                    if (!strcmp(d->options[j].name, tok))
-                        oi = j;
-            }
-            if (oi < 0) {
-                printf("FAIL %s: option combination \"%s\": unknown option\n", d->name,
-                       option_combos[ci].set);
-                fails++;
-                break;
-            }
-            ov.v[oi] = strtod(eq + 1, NULL);
+        char err[600];
+        if (parse_option_set(d, set->options, &ov, err, sizeof(err))) {
+            printf("FAIL %s: option set \"%s\": %s\n", d->name, set->options, err);
+            (*checks)++;
+            fails++;
+            continue;
         }
-        fails += check_option_vector(d, m, seed, &ov, option_combos[ci].set,
-                                     (unsigned)(200 + ci), option_combos[ci].plan, worst,
-                                     checks, refused);
+        fails += check_option_vector(d, m, seed, &ov, set->options, (unsigned)(200 + ci),
+                                     content_plan(d->option_sets_content), worst, checks,
+                                     refused);
     }
     return fails;
 }
-
-/* Option vectors of metrics with post()/flush(), as the engine's features
- * text ("metric=option=value:..."), run besides each option alone: the
- * sets of the VMAF v1 models and a few mixtures. */
-static const struct {
-    const char *metric, *features;
-} engine_combos[] = {
-    /* vmaf_v1.0.16_hfr_*: keys _mffw_mmxv_18_mma */
-    { "motion", "motion=motion_five_frame_window=true:motion_moving_average=true:"
-                "motion_max_val=18" },
-    { "motion", "motion=motion_max_val=18" },  /* the other v1 models */
-    { "motion", "motion=motion_five_frame_window=true:motion_blend_factor=0.5:"
-                "motion_blend_offset=3:motion_fps_weight=1.5:motion_max_val=0.5" },
-    { "motion", "motion=motion_moving_average=true:motion_blend_factor=0.25:"
-                "motion_blend_offset=2" },
-    { "motion", "motion=motion_five_frame_window=true:motion_force_zero=true" },
-    /* the engine polls the twin's host part (host_done()) before collect() */
-    { "speed_chroma", "speed_chroma=speed_kernelscale=1.0:speed_nn_floor=0.1:"
-                      "speed_sigma_nn=0.19:speed_weight_var_mode=5:speed_max_val=45" },
-};
 
 /* Whether an engine on the CUDA backend runs every instance on the device
  * (else the C code would be compared with itself); true where it does not
@@ -932,7 +883,9 @@ static int check_engine_vector(const QmMetricDesc *d, int m, uint64_t seed,
 }
 
 /* Through the engine: for metrics with post()/flush(), each option alone
- * at the values of option_values(); then engine_combos of any metric. */
+ * at the values of option_values(); then the descriptor's option sets
+ * marked QM_OPTSET_ENGINE, as the engine's features text
+ * ("metric=name=value:name=value"). */
 static int check_engine_options(const QmMetricDesc *d, int m, uint64_t seed, double *worst,
                                 int *checks, int *refused)
 {
@@ -954,10 +907,18 @@ static int check_engine_options(const QmMetricDesc *d, int m, uint64_t seed, dou
                                          worst, checks, refused);
         }
     }
-    for (size_t ci = 0; ci < N_OF(engine_combos); ci++)
-        if (!strcmp(engine_combos[ci].metric, d->name))
-            fails += check_engine_vector(d, m, seed, engine_combos[ci].features,
-                                         (unsigned)(200 + ci), worst, checks, refused);
+    for (size_t ci = 0; d->option_sets && d->option_sets[ci].options; ci++) {
+        const QmOptionSet *set = &d->option_sets[ci];
+        if (!(set->flags & QM_OPTSET_ENGINE))
+            continue;
+        char features[600];
+        snprintf(features, sizeof(features), "%s=%s", d->name, set->options);
+        for (char *c = features; *c; c++)
+            if (*c == ',')
+                *c = ':';
+        fails += check_engine_vector(d, m, seed, features, (unsigned)(200 + ci), worst,
+                                     checks, refused);
+    }
     return fails;
 }
 
@@ -995,7 +956,7 @@ int main(int argc, char **argv)
 {
     uint64_t seed = (uint64_t)time(NULL);
     const char *only = NULL;
-    /* a log file shows each line as it comes (slow runs: scripts/cuda-emu) */
+    /* a log file shows each line as it comes (slow runs: tests/cuda-emu) */
     setvbuf(stdout, NULL, _IOLBF, 0);
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--seed") && i + 1 < argc)
@@ -1006,6 +967,8 @@ int main(int argc, char **argv)
             max_pixels = strtol(argv[++i], NULL, 0);
         else if (!strcmp(argv[i], "--quick"))
             quick = true;
+        else if (!strcmp(argv[i], "--small"))
+            small_sizes();
     }
     if (only) {
         const QmMetricDesc *d = qm_metric_find(only);

@@ -3,6 +3,8 @@
 #include "compare.h"
 #include "swscale.h"
 
+#include "qm.h"
+
 /* ---------------------------------------------------------------- pipeline */
 
 static gboolean qmetric_accepts(GstElement *qm, GstVideoFormat f)
@@ -524,29 +526,10 @@ gboolean qmc_find_qmetric(void)
     return f != NULL;
 }
 
-/* The metrics of this build.  The element's "metrics" property describes
- * them as "...any of: name (description); name (...)": the one place the
- * application can learn them without linking the engine. */
-static char **element_metrics(GstElement *qm)
+/* The metrics of this build (the engine's catalogue, qm_metric_names()). */
+static char **known_metrics(void)
 {
-    GParamSpec *ps = g_object_class_find_property(G_OBJECT_GET_CLASS(qm), "metrics");
-    const char *b = ps ? g_param_spec_get_blurb(ps) : NULL;
-    GPtrArray *a = g_ptr_array_new();
-    const char *p = b ? strstr(b, "any of:") : NULL;
-
-    if (p) {
-        char **entries = g_strsplit(p + strlen("any of:"), ";", -1);
-        for (char **e = entries; *e; e++) {
-            /* descriptions have ';' too: a name is [a-z0-9_]+ before " (" */
-            char *t = g_strstrip(*e);
-            size_t len = strspn(t, "abcdefghijklmnopqrstuvwxyz0123456789_");
-            if (len && g_str_has_prefix(t + len, " ("))
-                g_ptr_array_add(a, g_strndup(t, len));
-        }
-        g_strfreev(entries);
-    }
-    g_ptr_array_add(a, NULL);
-    return (char **)g_ptr_array_free(a, FALSE);
+    return g_strdupv((char **)qm_metric_names());
 }
 
 static gboolean element_has_metric(char **metrics, const char *metric)
@@ -590,7 +573,7 @@ static void set_pool(App *app, GstElement *qm)
 static void resolve_metrics(App *app, GstElement *qm)
 {
     const Options *o = &app->o;
-    char **known = element_metrics(qm);
+    char **known = known_metrics();
     gboolean vmaf = element_has_metric(known, "vmaf") && element_has_metric(known, "vif") &&
                     element_has_metric(known, "adm") && element_has_metric(known, "motion");
     if (!o->metrics->len && !o->features->len && !o->feature_opts->len) {

@@ -1004,7 +1004,7 @@ static const char *const *const speed_option_choices[] = {
     [QM_SPEED_OPT_WEIGHT_VAR_MODE + 1] = NULL,
 };
 
-extern const struct QmCudaFuncs qm_cuda_speed_chroma;  /* cuda/speed.cu */
+extern const struct QmCudaFuncs qm_cuda_speed_chroma;  /* cuda/speed_chroma.cu */
 
 /* The twin computes every option vector but a prescale within 1e-3 of 1
  * other than 1 itself: the C code (as libvmaf) then skips the rescale yet
@@ -1017,9 +1017,36 @@ static bool speed_cuda_accepts(const QmOptValues *o)
     return ps == 1.0 || qm_speed_rescales(ps);
 }
 
+/* The option sets of the VMAF v1 models (vmaf_v1.0.16_3d0h, _5d0h,
+ * _3d0h_2160), every rescaler down and up, and kernel scales libvmaf
+ * accepts (the one-at-a-time pass only reaches refused ones); 360/97: 35
+ * taps.  The first also through the engine, which polls the twin's host
+ * part (host_done()) before collect(). */
+static const QmOptionSet speed_option_sets[] = {
+    { "speed_kernelscale=1,speed_nn_floor=0.1,speed_sigma_nn=0.19,"
+      "speed_weight_var_mode=5,speed_max_val=45", QM_OPTSET_DIRECT | QM_OPTSET_ENGINE },
+    { "speed_nn_floor=0.1,speed_sigma_nn=0.19,speed_weight_var_mode=5,"
+      "speed_prescale=0.6,speed_prescale_method=bilinear,speed_max_val=45", QM_OPTSET_DIRECT },
+    { "speed_nn_floor=0.1,speed_sigma_nn=0.19,speed_weight_var_mode=5,"
+      "speed_prescale=0.5,speed_prescale_method=bilinear,speed_max_val=45", QM_OPTSET_DIRECT },
+    { "speed_prescale=0.6", QM_OPTSET_DIRECT },
+    { "speed_prescale=1.5,speed_prescale_method=bilinear", QM_OPTSET_DIRECT },
+    { "speed_prescale=0.7,speed_prescale_method=bicubic", QM_OPTSET_DIRECT },
+    { "speed_prescale=1.3,speed_prescale_method=bicubic", QM_OPTSET_DIRECT },
+    { "speed_prescale=0.8,speed_prescale_method=lanczos4", QM_OPTSET_DIRECT },
+    { "speed_prescale=1.7,speed_prescale_method=lanczos4", QM_OPTSET_DIRECT },
+    { "speed_kernelscale=0.5", QM_OPTSET_DIRECT },
+    { "speed_kernelscale=1.5,speed_weight_var_mode=3", QM_OPTSET_DIRECT },
+    { "speed_kernelscale=3.7113402,speed_prescale=2", QM_OPTSET_DIRECT },
+    { NULL },
+};
+
 const QmMetricDesc qm_metric_speed_chroma = {
     .name = "speed_chroma",
+    .display = "SpEED chroma",
     .description = "SpEED-QA on the Cb and Cr planes (VMAF v1 model input)",
+    /* a difference of entropies: 0 for identical pictures */
+    .scale = { "entropy difference", -1, 0, NAN },
     .features = speed_features,
     .options = speed_options,
     .option_choices = speed_option_choices,
@@ -1035,4 +1062,6 @@ const QmMetricDesc qm_metric_speed_chroma = {
     /* bit-exact: the twin's float and double stages follow the C order,
      * and the linear algebra and logarithms are the C functions (collect) */
     .cuda_tol = 0,
+    .option_sets = speed_option_sets,
+    .option_sets_content = QM_TEST_CONTENT_NATURAL,
 };

@@ -115,8 +115,10 @@ static const char *const ssim_features[] = { "float_ssim", NULL };
 
 const QmMetricDesc qm_metric_float_ssim = {
     .name = "float_ssim",
+    .display = "SSIM",
     .description = "SSIM of luma (11x11 Gaussian window, auto downscale), "
                    "as libvmaf's float_ssim",
+    .scale = { "index", +1, NAN, 1 },
     .features = ssim_features,
     .flags = QM_METRIC_LUMA_ONLY | QM_METRIC_NO_CHROMA,
     /* the 11x11 window must fit at least once (below that the reference's

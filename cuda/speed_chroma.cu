@@ -1,4 +1,4 @@
-/* gst-qmetric: CUDA twin of cpu/speed.c (SpEED-QA on the chroma planes,
+/* gst-qmetric: CUDA twin of cpu/speed_chroma.c (SpEED-QA on the chroma planes,
  * libvmaf 3.2.0 "speed_chroma").
  *
  * A frame is four jobs (Cb ref, Cb dis, Cr ref, Cr dis), each kernel takes
@@ -106,7 +106,7 @@ struct SpeedTabs {
     const float *fx, *fy;
 };
 
-/* cpu/speed.c mirror_i() (filters) and mirror_f() (rescalers) */
+/* cpu/speed_chroma.c mirror_i() (filters) and mirror_f() (rescalers) */
 __device__ __forceinline__ int speed_mirror(int i, int n)
 {
     return i < 0 ? -i : i >= n ? 2 * n - i - 2 : i;
@@ -162,7 +162,7 @@ __global__ void speed_rescale_kernel(RawSrc<T> src, SpeedGeo g, SpeedTabs t,
             (1 - dy) * fx * src.at(job, x2, y1) +
             dy * (1 - fx) * src.at(job, x1, y2) + dy * fx * src.at(job, x2, y2);
     } else {
-        /* cpu/speed.c interpolate() */
+        /* cpu/speed_chroma.c interpolate() */
         const int l4 = t.method == QM_SPEED_LANCZOS4;
         const int lo = l4 ? -4 : -1, hi = l4 ? 4 : 2;
         const float *wx = t.fx + (size_t)x * kTaps, *wy = t.fy + (size_t)y * kTaps;
@@ -256,7 +256,7 @@ speed_qr_kernel(SpeedGeo g, float *__restrict__ res)
             v[t] = z[t * kN + k];
         __syncthreads();
         if (t == 0) {
-            /* cpu/speed.c norm_f(): a float sum, sqrt in double */
+            /* cpu/speed_chroma.c norm_f(): a float sum, sqrt in double */
             float sq = 0;
             for (int m = 0; m < kN; m++)
                 sq += v[m] * v[m];
@@ -445,7 +445,7 @@ static int speed_upload_tables(SpeedGpu *s, cudaStream_t cs)
     t->n_aa = s->m.n_aa;
     t->n_blur = s->m.n_blur;
     t->method = (int)s->m.method;
-    /* cpu/speed.c rescale_nearest(): (float)sw / dw */
+    /* cpu/speed_chroma.c rescale_nearest(): (float)sw / dw */
     t->rx = rx;
     t->ry = ry;
     t->fx = df + n_taps;
@@ -467,7 +467,7 @@ static int speed_gpu_init_(SpeedGpu *s, const QmMetricConfig *cfg, unsigned n_sl
     s->rescale = qm_speed_rescales(s->m.prescale);
     /* a prescale within 1e-3 of 1 that still changes the plane's size:
      * the C code then filters columns or rows it never wrote (see
-     * speed_cuda_accepts() in cpu/speed.c); not computed here */
+     * speed_cuda_accepts() in cpu/speed_chroma.c); not computed here */
     if (!s->rescale && (d->sw != d->w || d->sh != d->h))
         return QM_ENOTSUP;
     SpeedGeo *g = &s->g;

@@ -128,8 +128,10 @@ static const char *const ms_ssim_features[] = { "float_ms_ssim", NULL };
 
 const QmMetricDesc qm_metric_float_ms_ssim = {
     .name = "float_ms_ssim",
+    .display = "MS-SSIM",
     .description = "MS-SSIM of luma (5 scales, Wang's exponents), as "
                    "libvmaf's float_ms_ssim",
+    .scale = { "index", +1, NAN, 1 },
     .features = ms_ssim_features,
     .flags = QM_METRIC_LUMA_ONLY | QM_METRIC_NO_CHROMA,
     .min_w = MS_SSIM_MIN,
@@ -141,7 +143,7 @@ const QmMetricDesc qm_metric_float_ms_ssim = {
         .close = ms_ssim_close,
     },
     .cuda = QM_CUDA_TWIN(qm_cuda_float_ms_ssim),
-    /* As float_ssim (cpu/ssim.c): each of the float means l, c, s of a
+    /* As float_ssim (cpu/float_ssim.c): each of the float means l, c, s of a
      * scale is equal or one ulp apart (relative <= 2^-23); the product of
      * their powers moves by at most the sum of the exponents (2.1335) times
      * that, 2.6e-7 of a score <= 1. */
