@@ -751,7 +751,7 @@ char *qm_engine_metrics_text(const QmEngine *e, bool device_only)
         size_t at = (size_t)snprintf(t, len, "%s", in->d->name);
         for (int k = 0; in->d->options && in->d->options[k].name; k++)
             at += (size_t)snprintf(t + at, len - at, "%c%s=%.17g", k ? ':' : '=',
-                                   in->d->options[k].name, in->opt.v[k]);
+                                   in->d->options[k].name, in->opt->v[k]);
         items[n++] = t;
         total += at + 1;
     }
@@ -770,17 +770,17 @@ char *qm_engine_metrics_text(const QmEngine *e, bool device_only)
 
 unsigned qm_engine_n_models(const QmEngine *e)
 {
-    return (unsigned)e->nmodels;
+    return (unsigned)e->plan.nmodels;
 }
 
 const char *qm_engine_model_name(const QmEngine *e, unsigned i)
 {
-    return qm_model_name(e->models[i].m);
+    return qm_model_name(e->plan.models[i].m);
 }
 
 const uint8_t *qm_engine_model_sha256(const QmEngine *e, unsigned i)
 {
-    return qm_model_sha256(e->models[i].m);
+    return qm_model_sha256(e->plan.models[i].m);
 }
 
 const char *qm_engine_error(const QmEngine *e)
