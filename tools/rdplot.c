@@ -153,22 +153,17 @@ static void rate_ticks(GString *s, const Panel *p)
             rate_tick(s, p, r);
 }
 
-/* "psnr_y (dB)": the metric and the unit its chart panel has (qmplot.c's
- * axis names carry it in brackets). */
+/* "psnr_y (dB)": the metric and the unit of its chart panel (the
+ * descriptor's scale). */
 static void metric_title(GString *s, const char *metric)
 {
     QmPlotFeatureInfo fi;
-    const char *u0, *u1;
     qm_plot_feature_info(metric, &fi);
     qm_plot_xml_text(s, metric);
-    if ((u0 = strchr(fi.axis, '[')) && (u1 = strchr(u0, ']'))) {
-        char *unit = g_strndup(u0 + 1, (gsize)(u1 - u0 - 1));
+    if (fi.unit) {
         g_string_append(s, " (");
-        qm_plot_xml_text(s, unit);
+        qm_plot_xml_text(s, fi.unit);
         g_string_append(s, ")");
-        g_free(unit);
-    } else if (!strcmp(fi.group, "vmaf")) {
-        g_string_append(s, " (score)");
     }
 }
 
