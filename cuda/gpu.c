@@ -284,7 +284,8 @@ static int open_locked(QmGpu *g, const QmGpuSetup *s)
     }
     for (unsigned i = 0; i < g->n_inst; i++) {
         GpuInst *gi = &g->inst[i];
-        QmMetricConfig cfg = { s->w, s->h, s->bpc, s->chroma, gi->in.opt };
+        QmMetricConfig cfg = { s->w, s->h, s->bpc, s->chroma, gi->in.opt,
+                                { s->color[0], s->color[1] } };
         gi->priv = calloc(1, gi->f->priv_size ? gi->f->priv_size : 1);
         if (!gi->priv)
             return QM_ENOMEM;
