@@ -129,6 +129,14 @@ void qm_plane_size(int w, int h, QmChroma chroma, int p, int *pw, int *ph)
     *ph = h >> sy;
 }
 
+void qm_plane_size_stored(int w, int h, QmChroma chroma, int p, int *pw, int *ph)
+{
+    const int sx = p > 0 && (chroma == QM_CHROMA_420 || chroma == QM_CHROMA_422);
+    const int sy = p > 0 && chroma == QM_CHROMA_420;
+    *pw = (w + sx) >> sx;
+    *ph = (h + sy) >> sy;
+}
+
 int qm_n_planes(QmChroma chroma)
 {
     return chroma == QM_CHROMA_400 ? 1 : 3;

@@ -44,8 +44,11 @@ typedef enum QmChroma {
 /**
  * One picture, planar.  Samples are uint8_t when bpc == 8 and little-endian
  * uint16_t holding values 0 .. 2^bpc - 1 otherwise.  Strides are in bytes.
- * Chroma planes are (w >> ss_x) x (h >> ss_y): like libvmaf, an odd-sized
- * picture's last chroma column/row is not part of the picture.
+ * Chroma planes hold ceil(w / 2) (4:2:0: x ceil(h / 2)) samples, as
+ * GStreamer, FFmpeg and raw files lay them out (qm_plane_size_stored());
+ * the metrics that follow libvmaf read (w >> ss_x) x (h >> ss_y) of them
+ * (qm_plane_size()), leaving an odd-sized picture's last chroma column/row
+ * out, while ssimulacra2 reads them all.
  */
 typedef struct QmPicture {
     int w, h;               /* luma size */
@@ -64,8 +67,11 @@ typedef struct QmPicture {
 
 enum { QM_PICTURE_DEVICE = 1 << 0 };
 
-/** Plane p's size in samples for a picture of this geometry. */
+/** Plane p's size in samples for a picture of this geometry, as libvmaf
+ *  reads it (chroma: floor). */
 void qm_plane_size(int w, int h, QmChroma chroma, int p, int *pw, int *ph);
+/** Plane p's size as a picture holds it (chroma: ceil). */
+void qm_plane_size_stored(int w, int h, QmChroma chroma, int p, int *pw, int *ph);
 /** 1 for QM_CHROMA_400, else 3. */
 int qm_n_planes(QmChroma chroma);
 

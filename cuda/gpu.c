@@ -222,7 +222,7 @@ static int open_locked(QmGpu *g, const QmGpuSetup *s)
     size_t off = 0;
     for (int p = 0; p < qm_n_planes(s->chroma); p++) {
         int pw, ph;
-        qm_plane_size(s->w, s->h, s->chroma, p, &pw, &ph);
+        qm_plane_size_stored(s->w, s->h, s->chroma, p, &pw, &ph);
         off += (((size_t)pw * (p ? 2 : 1) * bytes + 255) & ~(size_t)255) * (size_t)ph;
     }
     g->pic_bytes = off;
@@ -391,8 +391,9 @@ static void stage(QmGpu *g, Slot *sl, int which, const QmPicture *pic,
     gp->bpc = pic->bpc;
     gp->shift = pic->shift;
     for (int p = 0; p < np; p++) {
-        int pw, ph;
+        int pw, ph, sw, sh;
         qm_plane_size(pic->w, pic->h, pic->chroma, p, &pw, &ph);
+        qm_plane_size_stored(pic->w, pic->h, pic->chroma, p, &sw, &sh);
         gp->p[p].w = pw;
         gp->p[p].h = ph;
         gp->p[p].step = pic->step[p] ? pic->step[p] : 1;
@@ -413,13 +414,15 @@ static void stage(QmGpu *g, Slot *sl, int which, const QmPicture *pic,
             gp->p[2].stride = gp->p[1].stride;
             continue;
         }
-        const size_t row = (size_t)pw * (inter && p == 1 ? 2 : 1) * bytes;
+        /* the planes as stored: an odd-sized picture's last chroma column
+         * and row too (ssimulacra2 reads them) */
+        const size_t row = (size_t)sw * (inter && p == 1 ? 2 : 1) * bytes;
         const size_t pitch = (row + 255) & ~(size_t)255;
         runs[(*n_runs)++] = (CopyRun){ host + off, pic->data[p], pitch, row,
-                                     pic->stride[p], ph };
+                                     pic->stride[p], sh };
         gp->p[p].data = dev + off;
         gp->p[p].stride = (ptrdiff_t)pitch;
-        off += pitch * (size_t)ph;
+        off += pitch * (size_t)sh;
     }
     *up = off;
 }
