@@ -37,6 +37,7 @@ typedef struct Ssimu2 {
     float *pyr[2];        /* scale s >= 1 in pyr[(s - 1) & 1]: 2 pictures x
                              3 planes of sw[s] x sh[s] */
     uint16_t *rgb;        /* one converted row, 3 x w */
+    int32_t *tmp;         /* its samples, 3 x w */
     float *lin0;          /* scale 0: rows r & 1: [2][picture][channel][w] */
     float *xyb;           /* RING rows x [picture][channel][w] */
     float *hin, *hring;   /* LANES x w: one row; RING rows */
@@ -123,6 +124,7 @@ static void ssimu2_close(void *priv)
     free(s->pyr[0]);
     free(s->pyr[1]);
     free(s->rgb);
+    free(s->tmp);
     free(s->lin0);
     free(s->xyb);
     free(s->hin);
@@ -157,6 +159,7 @@ static int ssimu2_init(void *priv, const QmMetricConfig *cfg)
     s->pyr[0] = malloc(6 * pyr[0] * sizeof(float));
     s->pyr[1] = malloc(6 * pyr[1] * sizeof(float));
     s->rgb = malloc(3 * w * sizeof(uint16_t));
+    s->tmp = malloc(3 * w * sizeof(int32_t));
     s->lin0 = malloc(2 * 6 * w * sizeof(float));
     s->xyb = malloc(RING * 6 * w * sizeof(float));
     s->hin = malloc(LANES * w * sizeof(float));
@@ -166,7 +169,7 @@ static int ssimu2_init(void *priv, const QmMetricConfig *cfg)
     s->vsum = malloc(LANES * w * sizeof(float));
     s->vout = malloc(LANES * w * sizeof(float));
     s->terms = malloc(6 * w * sizeof(double));
-    if (!s->lut || !s->pyr[0] || !s->pyr[1] || !s->rgb || !s->lin0 || !s->xyb ||
+    if (!s->lut || !s->pyr[0] || !s->pyr[1] || !s->rgb || !s->tmp || !s->lin0 || !s->xyb ||
         !s->hin || !s->hring || !s->vp1 || !s->vp2 || !s->vsum || !s->vout ||
         !s->terms) {
         ssimu2_close(s);
@@ -179,19 +182,35 @@ static int ssimu2_init(void *priv, const QmMetricConfig *cfg)
 
 /* ---- stage 1: conversion ---- */
 
+/* Stage 1 on a row whose chroma samples are already one per pixel. */
+QM_VECTOR_CLONES
+static void rgb16_pixels(const int32_t *restrict y, const int32_t *restrict u,
+                         const int32_t *restrict v, int w,
+                         const QmSsimu2Conv *cv, uint16_t *restrict rgb)
+{
+    const QmSsimu2Conv k = *cv;  /* no store to rgb can change it */
+    for (int x = 0; x < w; x++)
+        qm_ssimu2_rgb16(y[x], u[x], v[x], &k, rgb + 3 * x);
+}
+
 void qm_ssimu2_rgb16_row(const void *y, const void *u, const void *v, int w,
                          int bpc, int ss_x, int cw, const QmSsimu2Conv *cv,
-                         uint16_t *rgb)
+                         int32_t *tmp, uint16_t *rgb)
 {
+    int32_t *ty = tmp, *tu = tmp + w, *tv = tmp + 2 * w;
     for (int x = 0; x < w; x++) {
         const int c = QM_MIN(x >> ss_x, cw - 1);
-        if (bpc == 8)
-            qm_ssimu2_rgb16(((const uint8_t *)y)[x], ((const uint8_t *)u)[c],
-                            ((const uint8_t *)v)[c], cv, rgb + 3 * x);
-        else
-            qm_ssimu2_rgb16(((const uint16_t *)y)[x], ((const uint16_t *)u)[c],
-                            ((const uint16_t *)v)[c], cv, rgb + 3 * x);
+        if (bpc == 8) {
+            ty[x] = ((const uint8_t *)y)[x];
+            tu[x] = ((const uint8_t *)u)[c];
+            tv[x] = ((const uint8_t *)v)[c];
+        } else {
+            ty[x] = ((const uint16_t *)y)[x];
+            tu[x] = ((const uint16_t *)u)[c];
+            tv[x] = ((const uint16_t *)v)[c];
+        }
     }
+    rgb16_pixels(ty, tu, tv, w, cv, rgb);
 }
 
 /* Row r of picture p as linear planes lin[0..2] */
@@ -202,7 +221,7 @@ static void linear_row(Ssimu2 *s, const QmPicture *p, const QmSsimu2Conv *cv,
     const uint8_t *y = (const uint8_t *)p->data[0] + (ptrdiff_t)r * p->stride[0];
     const uint8_t *u = (const uint8_t *)p->data[1] + (ptrdiff_t)cy * p->stride[1];
     const uint8_t *v = (const uint8_t *)p->data[2] + (ptrdiff_t)cy * p->stride[2];
-    qm_ssimu2_rgb16_row(y, u, v, s->w, s->bpc, s->ss_x, s->cw, cv, s->rgb);
+    qm_ssimu2_rgb16_row(y, u, v, s->w, s->bpc, s->ss_x, s->cw, cv, s->tmp, s->rgb);
     const int w = s->w;
     for (int x = 0; x < w; x++) {
         lin[x] = s->lut[s->rgb[3 * x]];
@@ -214,7 +233,8 @@ static void linear_row(Ssimu2 *s, const QmPicture *p, const QmSsimu2Conv *cv,
 /* ---- stage 2: the pyramid ---- */
 
 QM_VECTOR_CLONES
-static void downsample_row(const float *a, const float *b, int w, float *out)
+static void downsample_row(const float *restrict a, const float *restrict b,
+                           int w, float *restrict out)
 {
     const int ow = (w + 1) / 2;
     for (int ox = 0; ox < ow; ox++) {
@@ -226,22 +246,24 @@ static void downsample_row(const float *a, const float *b, int w, float *out)
 /* ---- stage 3: XYB, blur, maps ---- */
 
 QM_VECTOR_CLONES
-static void xyb_row(const float *r, const float *g, const float *b, int w,
-                    float *out)
+static void xyb_row(const float *restrict r, const float *restrict g,
+                    const float *restrict b, int w, float *restrict ox,
+                    float *restrict oy, float *restrict ob)
 {
     for (int x = 0; x < w; x++) {
         float v[3];
         qm_ssimu2_xyb(r[x], g[x], b[x], v);
-        out[x] = v[0];
-        out[w + x] = v[1];
-        out[2 * w + x] = v[2];
+        ox[x] = v[0];
+        oy[x] = v[1];
+        ob[x] = v[2];
     }
 }
 
 /* The blur inputs of a row: lane 5c + {0..4} of pixel x = img1, img2,
  * img1^2, img2^2, img1 img2 of channel c (Multiply(): a float product). */
 QM_VECTOR_CLONES
-static void blur_inputs(const float *xyb1, const float *xyb2, int w, float *in)
+static void blur_inputs(const float *restrict xyb1, const float *restrict xyb2,
+                        int w, float *restrict in)
 {
     for (int x = 0; x < w; x++) {
         float *o = in + (size_t)x * LANES;
@@ -261,7 +283,8 @@ static void blur_inputs(const float *xyb1, const float *xyb2, int w, float *in)
  * time (those before 0 only feed the recursion), then groups of four while
  * the group's last input x[n + 7] is inside, then one at a time. */
 QM_VECTOR_CLONES
-static void blur_h_row(const QmSsimu2Iir *g, const float *in, int w, float *out)
+static void blur_h_row(const QmSsimu2Iir *g, const float *restrict in, int w,
+                       float *restrict out)
 {
     float p1[3 * LANES] = { 0 }, p2[3 * LANES] = { 0 };
     float s[4 * LANES], o[LANES];
@@ -293,8 +316,10 @@ static void blur_h_row(const QmSsimu2Iir *g, const float *in, int w, float *out)
 }
 
 QM_VECTOR_CLONES
-static void blur_v_row(const QmSsimu2Iir *g, const float *top, const float *bot,
-                       int n, float *p1, float *p2, float *sum, float *out)
+static void blur_v_row(const QmSsimu2Iir *g, const float *restrict top,
+                       const float *restrict bot, int n, float *restrict p1,
+                       float *restrict p2, float *restrict sum,
+                       float *restrict out)
 {
     if (top && bot)
         for (int i = 0; i < n; i++)
@@ -309,8 +334,9 @@ static void blur_v_row(const QmSsimu2Iir *g, const float *top, const float *bot,
 /* The terms of channel c of a row: terms[x] = 1 - SSIM', terms[w + x] = the
  * edge ratio less 1. */
 QM_VECTOR_CLONES
-static void map_terms(const float *img1, const float *img2, const float *blur,
-                      int c, int w, double *terms)
+static void map_terms(const float *restrict img1, const float *restrict img2,
+                      const float *restrict blur, int c, int w,
+                      double *restrict terms)
 {
     for (int x = 0; x < w; x++) {
         const float *b = blur + (size_t)x * LANES + 5 * c;
@@ -320,24 +346,29 @@ static void map_terms(const float *img1, const float *img2, const float *blur,
 }
 
 /* Sums in the reference's order (SSIMMap(), EdgeDiffMap(): raster order,
- * each sum its own double). */
+ * each sum its own double; one loop carries all six). */
 static void map_sums(const double *terms, int w, double sum[6])
 {
+    double s0 = sum[0], s1 = sum[1], s2 = sum[2], s3 = sum[3], s4 = sum[4],
+           s5 = sum[5];
     for (int x = 0; x < w; x++) {
-        double d = terms[x];
-        d = d < 0.0 ? 0.0 : d;
-        sum[0] += d;
-        sum[1] += qm_ssimu2_quartic(d);
-    }
-    for (int x = 0; x < w; x++) {
-        const double e = terms[w + x];
+        const double t = terms[x], e = terms[w + x];
+        const double d = t < 0.0 ? 0.0 : t;
         const double artifact = e < 0.0 ? 0.0 : e;
         const double lost = -e < 0.0 ? 0.0 : -e;
-        sum[2] += artifact;
-        sum[3] += qm_ssimu2_quartic(artifact);
-        sum[4] += lost;
-        sum[5] += qm_ssimu2_quartic(lost);
+        s0 += d;
+        s1 += qm_ssimu2_quartic(d);
+        s2 += artifact;
+        s3 += qm_ssimu2_quartic(artifact);
+        s4 += lost;
+        s5 += qm_ssimu2_quartic(lost);
     }
+    sum[0] = s0;
+    sum[1] = s1;
+    sum[2] = s2;
+    sum[3] = s3;
+    sum[4] = s4;
+    sum[5] = s5;
 }
 
 static inline float *ring_row(float *ring, int r, size_t row)
@@ -401,7 +432,8 @@ static void scale_pass(Ssimu2 *s, int sc, const QmFrame *f, double sums[3][6])
                                        (size_t)(r >> 1) * s->sw[sc + 1]);
         float *xyb = ring_row(s->xyb, r, 6 * (size_t)w);
         for (int i = 0; i < 2; i++)
-            xyb_row(lin[i][0], lin[i][1], lin[i][2], w, xyb + (size_t)i * 3 * w);
+            xyb_row(lin[i][0], lin[i][1], lin[i][2], w, xyb + (size_t)i * 3 * w,
+                    xyb + (size_t)(i * 3 + 1) * w, xyb + (size_t)(i * 3 + 2) * w);
         blur_inputs(xyb, xyb + 3 * (size_t)w, w, s->hin);
         blur_h_row(&s->g, s->hin, w, ring_row(s->hring, r, (size_t)w * LANES));
         vertical_step(s, r - QM_SSIMU2_RADIUS + 1, w, h, sums);

@@ -57,11 +57,11 @@ int qm_ssimu2_scales(int w, int h, int sw[QM_SSIMU2_SCALES],
 /* Stage 1 for one luma row of w pixels: rgb[3x + c] = channel c of pixel x.
  * y is the luma row, u and v the chroma rows belonging to it (uint8_t
  * samples at 8 bits, else uint16_t), chroma column of x: min(x >> ss_x,
- * cw - 1) (an odd-sized picture's last luma column reuses the last chroma
- * column it has). */
+ * cw - 1) (cw: the stored chroma width; the min() only matters for callers
+ * that pass a smaller one).  tmp: 3 x w scratch. */
 void qm_ssimu2_rgb16_row(const void *y, const void *u, const void *v, int w,
                          int bpc, int ss_x, int cw, const QmSsimu2Conv *cv,
-                         uint16_t *rgb);
+                         int32_t *tmp, uint16_t *rgb);
 
 /* Per scale and channel (X, Y, B): the sums over the pixels of d, d^4 (d =
  * max(1 - SSIM', 0)), a, a^4, l, l^4 (a = max(e, 0), l = max(-e, 0), e the

@@ -27,6 +27,14 @@
 
 #include "qm_hd.h"
 
+/* Unrolled in both compilers: the loops over a group's four outputs, so
+ * that the C code vectorises the loop over the lanes around them. */
+#ifdef __CUDACC__
+#define QM_SSIMU2_UNROLL _Pragma("unroll")
+#else
+#define QM_SSIMU2_UNROLL _Pragma("GCC unroll 4")
+#endif
+
 /* ---- YCbCr -> 16-bit R'G'B' (the golden set's conversion) ---- */
 
 /* One side's conversion, from the matrix's Kr, Kb and the range
@@ -104,11 +112,13 @@ QM_HD float qm_ssimu2_cbrt_add(float x, float add)
     const uint32_t bits = qm_ssimu2_as_bits(x);
     const uint32_t est = bits == 0 ? 0 : 0x54800000u - (bits >> 23) * 0x002AAAAAu;
     float r = qm_ssimu2_as_float(est);
-    for (int i = 0; i < 3; i++) {
-        const float r2 = r * r;
-        r = fmaf(-xa_3, r2 * r2, k4_3 * r);
-    }
     float r2 = r * r;
+    r = fmaf(-xa_3, r2 * r2, k4_3 * r);
+    r2 = r * r;
+    r = fmaf(-xa_3, r2 * r2, k4_3 * r);
+    r2 = r * r;
+    r = fmaf(-xa_3, r2 * r2, k4_3 * r);
+    r2 = r * r;
     r = fmaf(k1_3, fmaf(-x, r2 * r2, r), r);
     r2 = r * r;
     return fmaf(r2, x, add);
@@ -232,12 +242,12 @@ QM_HD void qm_ssimu2_h4(const QmSsimu2Iir *g, float *restrict p1,
 {
     for (int l = 0; l < n; l++) {
         float o[3][4];
-        QM_UNROLL
+        QM_SSIMU2_UNROLL
         for (int k = 0; k < 3; k++) {
-            QM_UNROLL
+            QM_SSIMU2_UNROLL
             for (int j = 0; j < 4; j++) {
                 float v = s[l] * g->mul_in[k][j];
-                QM_UNROLL
+                QM_SSIMU2_UNROLL
                 for (int i = 1; i <= j; i++)
                     v = fmaf(g->mul_in[k][j - i], s[i * n + l], v);
                 v = fmaf(g->mul_prev2[k][j], p2[k * n + l], v);
@@ -247,7 +257,7 @@ QM_HD void qm_ssimu2_h4(const QmSsimu2Iir *g, float *restrict p1,
             p2[k * n + l] = o[k][2];
             p1[k * n + l] = o[k][3];
         }
-        QM_UNROLL
+        QM_SSIMU2_UNROLL
         for (int j = 0; j < 4; j++)
             out[j * n + l] = o[0][j] + (o[1][j] + o[2][j]);
     }
