@@ -117,22 +117,26 @@ const char *qm_strerror(int err)
     }
 }
 
+/* log2 of plane p's subsampling */
+static void subsampling(QmChroma chroma, int p, int *sx, int *sy)
+{
+    *sx = p > 0 && (chroma == QM_CHROMA_420 || chroma == QM_CHROMA_422);
+    *sy = p > 0 && chroma == QM_CHROMA_420;
+}
+
 void qm_plane_size(int w, int h, QmChroma chroma, int p, int *pw, int *ph)
 {
-    int sx = 0, sy = 0;
-    if (p > 0) {
-        sx = chroma == QM_CHROMA_420 || chroma == QM_CHROMA_422;
-        sy = chroma == QM_CHROMA_420;
-    }
+    int sx, sy;
+    subsampling(chroma, p, &sx, &sy);
     /* floor, as libvmaf sizes the chroma planes of odd-sized pictures */
     *pw = w >> sx;
     *ph = h >> sy;
 }
 
-void qm_plane_size_stored(int w, int h, QmChroma chroma, int p, int *pw, int *ph)
+void qm_plane_size_full(int w, int h, QmChroma chroma, int p, int *pw, int *ph)
 {
-    const int sx = p > 0 && (chroma == QM_CHROMA_420 || chroma == QM_CHROMA_422);
-    const int sy = p > 0 && chroma == QM_CHROMA_420;
+    int sx, sy;
+    subsampling(chroma, p, &sx, &sy);
     *pw = (w + sx) >> sx;
     *ph = (h + sy) >> sy;
 }

@@ -44,11 +44,11 @@ typedef enum QmChroma {
 /**
  * One picture, planar.  Samples are uint8_t when bpc == 8 and little-endian
  * uint16_t holding values 0 .. 2^bpc - 1 otherwise.  Strides are in bytes.
- * Chroma planes hold ceil(w / 2) (4:2:0: x ceil(h / 2)) samples, as
- * GStreamer, FFmpeg and raw files lay them out (qm_plane_size_stored());
- * the metrics that follow libvmaf read (w >> ss_x) x (h >> ss_y) of them
- * (qm_plane_size()), leaving an odd-sized picture's last chroma column/row
- * out, while ssimulacra2 reads them all.
+ * Chroma planes hold ceil(w / 2) (x ceil(h / 2)) samples, as GStreamer and
+ * FFmpeg lay them out (qm_plane_size_full()); libvmaf's metrics read the
+ * (w >> ss_x) x (h >> ss_y) part (qm_plane_size()), leaving out an
+ * odd-sized picture's last chroma column/row as libvmaf does, and
+ * SSIMULACRA2 the whole plane as the golden set's RGB conversion does.
  */
 typedef struct QmPicture {
     int w, h;               /* luma size */
@@ -68,10 +68,10 @@ typedef struct QmPicture {
 enum { QM_PICTURE_DEVICE = 1 << 0 };
 
 /** Plane p's size in samples for a picture of this geometry, as libvmaf
- *  reads it (chroma: floor). */
+ *  sizes it (chroma: floor). */
 void qm_plane_size(int w, int h, QmChroma chroma, int p, int *pw, int *ph);
-/** Plane p's size as a picture holds it (chroma: ceil). */
-void qm_plane_size_stored(int w, int h, QmChroma chroma, int p, int *pw, int *ph);
+/** Plane p's size as stored (chroma: ceil), what a picture must hold. */
+void qm_plane_size_full(int w, int h, QmChroma chroma, int p, int *pw, int *ph);
 /** 1 for QM_CHROMA_400, else 3. */
 int qm_n_planes(QmChroma chroma);
 

@@ -147,7 +147,7 @@ static int ssimu2_init(void *priv, const QmMetricConfig *cfg)
     s->bpc = cfg->bpc;
     s->ss_x = cfg->chroma != QM_CHROMA_444;
     s->ss_y = cfg->chroma == QM_CHROMA_420;
-    qm_plane_size_stored(cfg->w, cfg->h, cfg->chroma, 1, &s->cw, &s->ch);
+    qm_plane_size_full(cfg->w, cfg->h, cfg->chroma, 1, &s->cw, &s->ch);
     qm_ssimu2_setup_conv(cfg, s->conv);
     s->n_scales = qm_ssimu2_scales(s->w, s->h, s->sw, s->sh);
     s->g = qm_ssimu2_iir();

@@ -222,7 +222,7 @@ static int open_locked(QmGpu *g, const QmGpuSetup *s)
     size_t off = 0;
     for (int p = 0; p < qm_n_planes(s->chroma); p++) {
         int pw, ph;
-        qm_plane_size_stored(s->w, s->h, s->chroma, p, &pw, &ph);
+        qm_plane_size_full(s->w, s->h, s->chroma, p, &pw, &ph);
         off += (((size_t)pw * (p ? 2 : 1) * bytes + 255) & ~(size_t)255) * (size_t)ph;
     }
     g->pic_bytes = off;
@@ -393,7 +393,7 @@ static void stage(QmGpu *g, Slot *sl, int which, const QmPicture *pic,
     for (int p = 0; p < np; p++) {
         int pw, ph, sw, sh;
         qm_plane_size(pic->w, pic->h, pic->chroma, p, &pw, &ph);
-        qm_plane_size_stored(pic->w, pic->h, pic->chroma, p, &sw, &sh);
+        qm_plane_size_full(pic->w, pic->h, pic->chroma, p, &sw, &sh);
         gp->p[p].w = pw;
         gp->p[p].h = ph;
         gp->p[p].step = pic->step[p] ? pic->step[p] : 1;

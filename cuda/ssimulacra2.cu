@@ -396,7 +396,7 @@ static int s2_gpu_init(void *priv, const QmMetricConfig *cfg, unsigned n_slots,
     s->h = cfg->h;
     s->ss_x = cfg->chroma != QM_CHROMA_444;
     s->ss_y = cfg->chroma == QM_CHROMA_420;
-    qm_plane_size_stored(cfg->w, cfg->h, cfg->chroma, 1, &s->cw, &s->ch);
+    qm_plane_size_full(cfg->w, cfg->h, cfg->chroma, 1, &s->cw, &s->ch);
     qm_ssimu2_setup_conv(cfg, s->conv);
     s->n_scales = qm_ssimu2_scales(s->w, s->h, s->sw, s->sh);
     for (int i = 0; i < s->n_scales; i++) {

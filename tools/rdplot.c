@@ -153,8 +153,7 @@ static void rate_ticks(GString *s, const Panel *p)
             rate_tick(s, p, r);
 }
 
-/* "psnr_y (dB)": the metric and the unit of its chart panel (the
- * descriptor's scale). */
+/* "psnr_y (dB)": the metric and the unit of its descriptor's scale. */
 static void metric_title(GString *s, const char *metric)
 {
     QmPlotFeatureInfo fi;

@@ -279,7 +279,7 @@ gst_qmetric_side_map (GstQmetricSide * side, const GstVideoInfo * info,
   if (!check_extent (side))
     return GST_QMETRIC_MAP_UNREADABLE;
 
-  qm_plane_size_stored (w, h, f->chroma, 1, &cw, &ch);
+  qm_plane_size_full (w, h, f->chroma, 1, &cw, &ch);
 
   if (!f->semi && f->shift == 0) {
     for (pl = 0; pl < qm_n_planes (f->chroma); pl++) {

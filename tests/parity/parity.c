@@ -180,7 +180,7 @@ static void fill(Pic *pc, const Layout *l, int w, int h, int pat, const Pic *lik
     pc->cpu.chroma = l->chroma;
     for (int p = 0; p < np; p++) {
         int pw, ph;
-        qm_plane_size_stored(w, h, l->chroma, p, &pw, &ph);
+        qm_plane_size_full(w, h, l->chroma, p, &pw, &ph);
         size_t stride = (size_t)pw * bytes + (size_t)l->pad;
         if (!stride)
             stride = 1;
@@ -234,7 +234,7 @@ static void fill(Pic *pc, const Layout *l, int w, int h, int pat, const Pic *lik
     size_t off[3] = { 0 }, total = 0, gstride[3] = { 0 };
     for (int p = 0; p < np; p++) {
         int pw, ph;
-        qm_plane_size_stored(w, h, l->chroma, p, &pw, &ph);
+        qm_plane_size_full(w, h, l->chroma, p, &pw, &ph);
         if (l->interleaved && p == 2) {
             off[2] = off[1] + (size_t)bytes;
             gstride[2] = gstride[1];
@@ -248,7 +248,7 @@ static void fill(Pic *pc, const Layout *l, int w, int h, int pat, const Pic *lik
     pc->gbuf = calloc(1, pc->gsize);
     for (int p = 0; p < np; p++) {
         int pw, ph;
-        qm_plane_size_stored(w, h, l->chroma, p, &pw, &ph);
+        qm_plane_size_full(w, h, l->chroma, p, &pw, &ph);
         const int step = l->interleaved && p > 0 ? 2 : 1;
         for (int y = 0; y < ph; y++)
             for (int x = 0; x < pw; x++) {
