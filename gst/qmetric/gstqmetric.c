@@ -174,6 +174,7 @@ struct _GstQmetric
   /* the caps of the pair being compared (its frames' own, from the pairing
    * queue) and those the engine was opened for */
   GstVideoInfo pair_ref_info, pair_dist_info, engine_info;
+  QmColor engine_color[2];      /* the colorimetry the engine converts with */
   gboolean have_ref_info, have_dist_info;
   QmEngine *engine;
   guint n_features;
@@ -764,6 +765,49 @@ valid_utf8 (const gchar * s)
   return g_utf8_make_valid (s ? s : "", -1);
 }
 
+/* A side's colorimetry as QmSettings.color takes it: what its caps state
+ * (the caps event marks a matrix they do not state unknown). */
+static void
+color_of (const GstVideoInfo * info, QmColor * c)
+{
+  switch (info->colorimetry.matrix) {
+    case GST_VIDEO_COLOR_MATRIX_BT709:
+      c->matrix = QM_MATRIX_BT709;
+      break;
+    case GST_VIDEO_COLOR_MATRIX_BT601:
+      c->matrix = QM_MATRIX_BT601;
+      break;
+    case GST_VIDEO_COLOR_MATRIX_BT2020:
+      c->matrix = QM_MATRIX_BT2020;
+      break;
+    case GST_VIDEO_COLOR_MATRIX_SMPTE240M:
+      c->matrix = QM_MATRIX_SMPTE240M;
+      break;
+    case GST_VIDEO_COLOR_MATRIX_FCC:
+      c->matrix = QM_MATRIX_FCC;
+      break;
+    default:
+      c->matrix = QM_MATRIX_UNKNOWN;
+      break;
+  }
+  c->range = info->colorimetry.range == GST_VIDEO_COLOR_RANGE_0_255 ?
+      QM_RANGE_FULL : info->colorimetry.range == GST_VIDEO_COLOR_RANGE_16_235 ?
+      QM_RANGE_LIMITED : QM_RANGE_UNKNOWN;
+}
+
+/* The pair's colorimetry: each side's caps, a side that states none taking
+ * the other's (a raw reference beside its decoded encode). */
+static void
+pair_colors (GstQmetric * self, QmColor c[2])
+{
+  color_of (&self->pair_ref_info, &c[0]);
+  color_of (&self->pair_dist_info, &c[1]);
+  if (c[0].matrix == QM_MATRIX_UNKNOWN)
+    c[0] = c[1];
+  else if (c[1].matrix == QM_MATRIX_UNKNOWN)
+    c[1] = c[0];
+}
+
 /* The engine's settings for pictures described by info, from the
  * properties (the strings are the caller's to g_free) */
 static void
@@ -774,6 +818,7 @@ fill_settings (GstQmetric * self, QmSettings * s, const GstVideoInfo * info)
 
   qm_settings_default (s, GST_VIDEO_INFO_WIDTH (info),
       GST_VIDEO_INFO_HEIGHT (info), f->bpc, f->chroma);
+  pair_colors (self, s->color);
   GST_OBJECT_LOCK (self);
   s->metrics = g_strdup (self->metrics);
   s->metrics_are_default = !self->metrics_set;
@@ -838,6 +883,7 @@ open_engine (GstQmetric * self, GstClockTime rt)
 
   ret = qm_engine_open (&self->engine, &s, &err);
   clear_settings (&s);
+  memcpy (self->engine_color, s.color, sizeof (s.color));
   if (ret) {
     gchar *why = valid_utf8 (err ? err : qm_strerror (ret));
     GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS,
@@ -1879,16 +1925,25 @@ compare_pair (GstQmetric * self, GstBuffer * rbuf, GstBuffer * dbuf,
   QmPair *p;
   GstSegment *seg = &self->dist_pad->segment;
   GstQmetricMapResult mr;
+  QmColor colors[2];
   gboolean gpu;
   int err;
 
   /* a size or format change reaches the engine with the first pair in the
    * new caps (earlier pairs, queued before the caps event, keep theirs):
-   * the pairs so far are scored, in order, and a new engine opens */
+   * the pairs so far are scored, in order, and a new engine opens; so
+   * does a change of colorimetry (ssimulacra2's conversion to RGB) */
+  pair_colors (self, colors);
   if (self->engine && geometry_changed (&self->pair_dist_info,
           &self->engine_info)) {
     drain_all (self);
     self->reconfigured = TRUE;
+  } else if (self->engine && memcmp (colors, self->engine_color,
+          sizeof (colors))) {
+    /* opened at one pad's caps before the other's said more: again, quietly,
+     * before the first pair */
+    drain_all (self);
+    self->reconfigured = self->n_pairs > 0;
   }
   /* both buffers are ours from here on: every exit path releases them */
   if (!formats_agree (self) || (!self->engine && !open_engine (self, rt))) {
@@ -2243,6 +2298,11 @@ gst_qmetric_sink_event (GstAggregator * agg, GstAggregatorPad * pad,
         gst_event_unref (event);
         return FALSE;
       }
+      /* GStreamer's matrix for caps that state none depends on the size:
+       * unstated, it is not known (docs/metrics.md, SSIMULACRA2) */
+      if (!gst_structure_has_field (gst_caps_get_structure (caps, 0),
+              "colorimetry"))
+        info.colorimetry.matrix = GST_VIDEO_COLOR_MATRIX_UNKNOWN;
       changed = *have && geometry_changed (&info, cur);
       *cur = info;
       *have = TRUE;
