@@ -35,6 +35,7 @@
 
 #include <gst/gst.h>
 
+#include "golden_util.h"
 #include "json.h"
 #include "qm.h"
 
@@ -50,38 +51,6 @@ static const struct {
 } exempt[] = {
   {"garden_576x324_yuv422p_x264crf32", "ciede2000"},
 };
-
-static const struct {
-  const char *pix_fmt, *gst;
-} formats[] = {
-  {"yuv420p", "i420"}, {"yuv422p", "y42b"}, {"yuv444p", "y444"},
-  {"yuv420p10le", "i420-10le"}, {"yuv422p10le", "i422-10le"},
-  {"yuv444p10le", "y444-10le"}, {"yuv420p12le", "i420-12le"},
-  {"yuv422p12le", "i422-12le"}, {"yuv444p12le", "y444-12le"},
-};
-
-typedef struct {
-  GHashTable *frames;           /* index -> GstStructure */
-  gchar *error;
-  gboolean eos;
-} RunResult;
-
-static gboolean
-in_list (const char *list, const char *s)
-{
-  gchar **v;
-  gboolean hit = FALSE;
-  guint i;
-
-  if (!list || !*list)
-    return TRUE;
-  v = g_strsplit (list, ",", -1);
-  for (i = 0; v[i]; i++)
-    if (*v[i] && strstr (s, v[i]))
-      hit = TRUE;
-  g_strfreev (v);
-  return hit;
-}
 
 static gboolean
 key_selected (const char *key)
@@ -110,97 +79,6 @@ is_exempt (const char *cas, const char *key)
     if (!strcmp (exempt[i].cas, cas) && !strcmp (exempt[i].key, key))
       return TRUE;
   return FALSE;
-}
-
-/* Decompress golden/yuv/X.yuv.xz into the cache once. */
-static gchar *
-clip (const char *golden, const char *cache, const char *rel)
-{
-  gchar *src = g_build_filename (golden, rel, NULL);
-  gchar *base = g_path_get_basename (rel);
-  gchar *dst, *tmp, *cmd;
-  int status = -1;
-
-  base[strlen (base) - 3] = 0;  /* strip .xz */
-  dst = g_build_filename (cache, base, NULL);
-  if (!g_file_test (dst, G_FILE_TEST_EXISTS)) {
-    gchar *qs, *qt;
-    tmp = g_strdup_printf ("%s.%d.part", dst, (int) getpid ());
-    qs = g_shell_quote (src);
-    qt = g_shell_quote (tmp);
-    cmd = g_strdup_printf ("xz -dc %s > %s", qs, qt);
-    g_free (qs);
-    g_free (qt);
-    status = system (cmd);
-    if (status != 0 || g_rename (tmp, dst) != 0) {
-      g_printerr ("cannot decompress %s (is xz installed?)\n", src);
-      g_unlink (tmp);
-      g_clear_pointer (&dst, g_free);
-    }
-    g_free (cmd);
-    g_free (tmp);
-  }
-  g_free (src);
-  g_free (base);
-  return dst;
-}
-
-static RunResult *
-run_pipeline (const char *desc)
-{
-  RunResult *r = g_new0 (RunResult, 1);
-  GError *err = NULL;
-  GstElement *pipe = gst_parse_launch (desc, &err);
-  GstBus *bus;
-
-  r->frames = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free,
-      (GDestroyNotify) gst_structure_free);
-  if (!pipe) {
-    r->error = g_strdup_printf ("pipeline does not parse: %s",
-        err ? err->message : "?");
-    g_clear_error (&err);
-    return r;
-  }
-  bus = gst_element_get_bus (pipe);
-  gst_element_set_state (pipe, GST_STATE_PLAYING);
-  while (!r->eos && !r->error) {
-    GstMessage *m = gst_bus_timed_pop (bus, 600 * GST_SECOND);
-    if (!m) {
-      r->error = g_strdup ("timed out after 600 s");
-      break;
-    }
-    if (GST_MESSAGE_TYPE (m) == GST_MESSAGE_EOS) {
-      r->eos = TRUE;
-    } else if (GST_MESSAGE_TYPE (m) == GST_MESSAGE_ERROR) {
-      GError *e;
-      gchar *dbg;
-      gst_message_parse_error (m, &e, &dbg);
-      r->error = g_strdup_printf ("%s (%s)", e->message, dbg ? dbg : "");
-      g_error_free (e);
-      g_free (dbg);
-    } else if (GST_MESSAGE_TYPE (m) == GST_MESSAGE_ELEMENT &&
-        gst_structure_has_name (gst_message_get_structure (m), "qmetric")) {
-      const GstStructure *s = gst_message_get_structure (m);
-      guint64 idx;
-      gint64 *k = g_new (gint64, 1);
-      gst_structure_get_uint64 (s, "index", &idx);
-      *k = (gint64) idx;
-      g_hash_table_insert (r->frames, k, gst_structure_copy (s));
-    }
-    gst_message_unref (m);
-  }
-  gst_element_set_state (pipe, GST_STATE_NULL);
-  gst_object_unref (bus);
-  gst_object_unref (pipe);
-  return r;
-}
-
-static void
-run_result_free (RunResult * r)
-{
-  g_hash_table_unref (r->frames);
-  g_free (r->error);
-  g_free (r);
 }
 
 /* reference value: null = infinite */
@@ -251,7 +129,7 @@ feat_stat_free (FeatStat * f)
 /* Compare one reference run with what the element reported. */
 static gboolean
 check_run (const char *cname, const char *model, gboolean multi,
-    const QmJson * gold, RunResult * r, const QmJson * log, GPtrArray * stats)
+    const QmJson * gold, QmGoldenRun * r, const QmJson * log, GPtrArray * stats)
 {
   const QmJson *frames = qm_json_get (gold, "frames");
   const QmJson *gpooled = qm_json_get (gold, "pooled_metrics");
@@ -390,23 +268,19 @@ run_case (const char *golden, const char *cache, const QmJson * c,
   const char *cname = qm_json_str (c, "name");
   const char *pix = qm_json_str (c, "pix_fmt");
   const QmJson *runs = qm_json_get (c, "runs");
-  const QmJson *strides = qm_json_get (c, "plane_strides");
-  const QmJson *offsets = qm_json_get (c, "plane_offsets");
-  const char *gfmt = NULL, *extra = g_getenv ("QMETRIC_GOLDEN_EXTRA");
-  GString *models = g_string_new (NULL), *parse = g_string_new (NULL);
-  gchar *ref, *dis, *log_path, *desc;
+  const char *extra = g_getenv ("QMETRIC_GOLDEN_EXTRA");
+  GString *models = g_string_new (NULL);
+  gchar *ref, *dis, *log_path, *desc, *parse = qm_golden_rawparse (c);
   gboolean ok = TRUE, multi;
   guint nmodels = 0;
-  RunResult *r;
+  QmGoldenRun *r;
   QmJson *log;
   char err[256];
   size_t i;
 
-  for (i = 0; i < G_N_ELEMENTS (formats); i++)
-    if (!strcmp (formats[i].pix_fmt, pix))
-      gfmt = formats[i].gst;
-  if (!gfmt) {
+  if (!parse) {
     g_print ("%s: FAIL: unknown pix_fmt %s\n", cname, pix);
+    g_string_free (models, TRUE);
     return FALSE;
   }
   for (i = 0; runs && i < runs->n; i++) {
@@ -420,27 +294,15 @@ run_case (const char *golden, const char *cache, const QmJson * c,
   }
   multi = nmodels > 1;
 
-  ref = clip (golden, cache, qm_json_str (c, "ref"));
-  dis = clip (golden, cache, qm_json_str (c, "dis"));
+  ref = qm_golden_clip (golden, cache, qm_json_str (c, "ref"));
+  dis = qm_golden_clip (golden, cache, qm_json_str (c, "dis"));
   if (!ref || !dis) {
     g_free (ref);
     g_free (dis);
+    g_free (parse);
+    g_string_free (models, TRUE);
     return FALSE;
   }
-  /* the files are tightly packed; GStreamer's default rows are 4-byte
-   * aligned, so give rawvideoparse the manifest's layout */
-  g_string_append_printf (parse, "rawvideoparse width=%d height=%d "
-      "format=%s framerate=24/1 frame-size=%d plane-strides=\"<",
-      (int) qm_json_num (c, "width", 0), (int) qm_json_num (c, "height", 0),
-      gfmt, (int) qm_json_num (c, "frame_bytes", 0));
-  for (i = 0; i < strides->n; i++)
-    g_string_append_printf (parse, "%s%d", i ? "," : "",
-        (int) strides->items[i]->num);
-  g_string_append (parse, ">\" plane-offsets=\"<");
-  for (i = 0; i < offsets->n; i++)
-    g_string_append_printf (parse, "%s%d", i ? "," : "",
-        (int) offsets->items[i]->num);
-  g_string_append (parse, ">\"");
 
   log_path = g_strdup_printf ("%s/log-%s-%d.json", cache, cname,
       (int) getpid ());
@@ -449,10 +311,10 @@ run_case (const char *golden, const char *cache, const QmJson * c,
       "filesrc location=\"%s\" ! %s ! q.ref_sink "
       "filesrc location=\"%s\" ! %s ! q.dist_sink", models->str,
       g_getenv ("QMETRIC_GOLDEN_THREADS") ? g_getenv ("QMETRIC_GOLDEN_THREADS")
-      : "2", log_path, extra ? extra : "", ref, parse->str, dis, parse->str);
+      : "2", log_path, extra ? extra : "", ref, parse, dis, parse);
   {
     gint64 t0 = g_get_monotonic_time ();
-    r = run_pipeline (desc);
+    r = qm_golden_run_pipeline (desc);
     g_print ("%s: %u frames in %.1f s\n", cname,
         g_hash_table_size (r->frames), (g_get_monotonic_time () - t0) / 1e6);
   }
@@ -493,77 +355,45 @@ out:
   g_unlink (log_path);
   g_free (log_path);
   g_free (desc);
-  run_result_free (r);
+  qm_golden_run_free (r);
   g_free (ref);
   g_free (dis);
   g_string_free (models, TRUE);
-  g_string_free (parse, TRUE);
+  g_free (parse);
   return ok;
 }
 
 int
 main (int argc, char **argv)
 {
-  const char *golden = g_getenv ("QMETRIC_GOLDEN_DIR");
-  const char *required = g_getenv ("QMETRIC_GOLDEN_REQUIRED");
   const char *cases = g_getenv ("QMETRIC_GOLDEN_CASES");
-  gchar *manifest, *cache;
+  const char *golden;
+  gchar *cache;
   QmJson *man;
   const QmJson *list;
   GPtrArray *stats;
   guint group = 0, ngroups = 1, ran = 0, failed = 0, i;
-  char err[256];
+  int status;
 
   gst_init (&argc, &argv);
   for (i = 1; i < (guint) argc; i++)
     if (!strcmp (argv[i], "--group") && i + 1 < (guint) argc)
       sscanf (argv[++i], "%u/%u", &group, &ngroups);
-  if (!golden)
-    golden = QM_GOLDEN_DIR;
-  manifest = g_build_filename (golden, "manifest.json", NULL);
-  if (!g_file_test (manifest, G_FILE_TEST_EXISTS)) {
-    if (required && !strcmp (required, "1")) {
-      g_print ("FAIL: golden data not found at %s "
-          "(QMETRIC_GOLDEN_REQUIRED=1)\n", golden);
-      return 1;
-    }
-    g_print ("SKIP: golden data not found at %s (set QMETRIC_GOLDEN_DIR)\n",
-        golden);
+  man = qm_golden_manifest (QM_GOLDEN_DIR, "manifest.json", &golden, &status);
+  if (!man)
+    return status;
+  /* the CUDA variant of the gate needs a GPU: without one it is skipped */
+  if (!qm_golden_device_ok ()) {
+    qm_json_free (man);
     return 77;
   }
-  {
-    /* the CUDA variant of the gate needs a GPU: without one it is skipped */
-    const char *extra = g_getenv ("QMETRIC_GOLDEN_EXTRA");
-    if (extra && strstr (extra, "backend=cuda")) {
-      QmSettings s;
-      QmEngine *e = NULL;
-      char *msg = NULL;
-      qm_settings_default (&s, 16, 16, 8, QM_CHROMA_420);
-      s.metrics = "psnr";
-      s.backend = QM_BACKEND_CUDA;
-      if (qm_engine_open (&e, &s, &msg) != 0) {
-        g_print ("SKIP: no CUDA device (%s)\n", msg ? msg : "?");
-        free (msg);
-        return 77;
-      }
-      qm_engine_close (&e);
-    }
-  }
-  man = qm_json_load (manifest, err, sizeof (err));
-  if (!man) {
-    g_print ("FAIL: %s\n", err);
-    return 1;
-  }
-  cache = g_strdup (g_getenv ("QMETRIC_GOLDEN_CACHE"));
-  if (!cache)
-    cache = g_build_filename (g_get_tmp_dir (), "qmetric-golden-cache", NULL);
-  g_mkdir_with_parents (cache, 0755);
+  cache = qm_golden_cache ();
 
   stats = g_ptr_array_new_with_free_func ((GDestroyNotify) feat_stat_free);
   list = qm_json_get (man, "cases");
   for (i = 0; list && i < list->n; i++) {
     const QmJson *c = list->items[i];
-    if (i % ngroups != group || !in_list (cases, qm_json_str (c, "name")))
+    if (i % ngroups != group || !qm_golden_in_list (cases, qm_json_str (c, "name")))
       continue;
     ran++;
     if (!run_case (golden, cache, c, stats))
@@ -578,7 +408,6 @@ main (int argc, char **argv)
   g_print ("%u passed, %u failed\n", ran - failed, failed);
   g_ptr_array_unref (stats);
   qm_json_free (man);
-  g_free (manifest);
   g_free (cache);
   if (!ran) {
     g_print ("FAIL: no case selected\n");
