@@ -137,6 +137,10 @@ qm_golden_run_pipeline (const char *desc)
       gst_structure_get_uint64 (s, "index", &idx);
       *k = (gint64) idx;
       g_hash_table_insert (r->frames, k, gst_structure_copy (s));
+    } else if (GST_MESSAGE_TYPE (m) == GST_MESSAGE_ELEMENT &&
+        gst_structure_has_name (gst_message_get_structure (m),
+            "qmetric-reconfigured")) {
+      r->reconfigured++;
     }
     gst_message_unref (m);
   }

@@ -10,6 +10,7 @@
 
 typedef struct {
   GHashTable *frames;           /* index -> GstStructure "qmetric" */
+  guint reconfigured;           /* "qmetric-reconfigured" messages */
   gchar *error;
   gboolean eos;
 } QmGoldenRun;
