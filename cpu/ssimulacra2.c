@@ -542,6 +542,14 @@ static const char *const *const ssimu2_option_choices[] = {
     [QM_SSIMU2_OPT_RANGE] = ssimu2_ranges,
 };
 
+/* Conversions the one-option-at-a-time pass does not reach (a matrix with
+ * a range), one of them also through the engines on both backends. */
+static const QmOptionSet ssimu2_option_sets[] = {
+    { "yuv_matrix=bt2020,yuv_range=full", QM_OPTSET_DIRECT },
+    { "yuv_matrix=bt601,yuv_range=limited", QM_OPTSET_DIRECT | QM_OPTSET_ENGINE },
+    { NULL, 0 },
+};
+
 extern const struct QmCudaFuncs qm_cuda_ssimulacra2;  /* cuda/ssimulacra2.cu */
 
 const QmMetricDesc qm_metric_ssimulacra2 = {
@@ -570,4 +578,5 @@ const QmMetricDesc qm_metric_ssimulacra2 = {
      * sums are trees instead of raster-order loops (relative ~1e-15),
      * which moves a score by ~1e-11 */
     .cuda_tol = 1e-9,
+    .option_sets = ssimu2_option_sets,
 };
