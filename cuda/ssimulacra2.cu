@@ -445,27 +445,6 @@ static void s2_launch_scales(S2Gpu *s, unsigned slot, cudaStream_t cs)
                     sums, sizeof(QmSsimu2Sums), cudaMemcpyDeviceToHost, cs);
 }
 
-static int s2_slot_graph(S2Gpu *s, unsigned slot, cudaStream_t cs)
-{
-    if (s->exec[slot])
-        return 0;
-    QM_CU_TRY(cudaStreamBeginCapture(cs, cudaStreamCaptureModeThreadLocal));
-    s2_launch_scales(s, slot, cs);
-    const cudaError_t launched = cudaGetLastError();
-    cudaGraph_t graph = NULL;
-    const cudaError_t ended = cudaStreamEndCapture(cs, &graph);
-    cudaError_t e = launched ? launched : ended;
-    if (!e)
-        e = cudaGraphInstantiate(&s->exec[slot], graph, 0);
-    if (graph)
-        cudaGraphDestroy(graph);
-    if (e) {
-        s->exec[slot] = NULL;
-        return QM_EDEVICE;
-    }
-    return 0;
-}
-
 static int s2_gpu_submit(void *priv, const QmGpuFrame *f, unsigned slot, QmStream st)
 {
     S2Gpu *s = (S2Gpu *)priv;
@@ -489,7 +468,8 @@ static int s2_gpu_submit(void *priv, const QmGpuFrame *f, unsigned slot, QmStrea
     else
         s2_conv_kernel<uint16_t><<<dim3(s->sc[0].gx, s->sc[0].gy), S2_PX * S2_PY, 0, cs>>>(*f, a);
     QM_CU_TRY(cudaGetLastError());
-    const int err = s2_slot_graph(s, slot, cs);
+    const int err = qm_graph_once(&s->exec[slot], cs,
+                                  [&] { s2_launch_scales(s, slot, cs); });
     if (err)
         return err;
     QM_CU_TRY(cudaGraphLaunch(s->exec[slot], cs));

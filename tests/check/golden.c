@@ -55,19 +55,7 @@ static const struct {
 static gboolean
 key_selected (const char *key)
 {
-  const char *want = g_getenv ("QMETRIC_GOLDEN_FEATURES");
-  gchar **v;
-  gboolean hit = FALSE;
-  guint i;
-
-  if (!want || !*want)
-    return TRUE;
-  v = g_strsplit (want, ",", -1);
-  for (i = 0; v[i]; i++)
-    if (!strcmp (v[i], key))
-      hit = TRUE;
-  g_strfreev (v);
-  return hit;
+  return qm_golden_in_list (g_getenv ("QMETRIC_GOLDEN_FEATURES"), key, TRUE);
 }
 
 static gboolean
@@ -393,7 +381,8 @@ main (int argc, char **argv)
   list = qm_json_get (man, "cases");
   for (i = 0; list && i < list->n; i++) {
     const QmJson *c = list->items[i];
-    if (i % ngroups != group || !qm_golden_in_list (cases, qm_json_str (c, "name")))
+    if (i % ngroups != group ||
+        !qm_golden_in_list (cases, qm_json_str (c, "name"), FALSE))
       continue;
     ran++;
     if (!run_case (golden, cache, c, stats))

@@ -278,7 +278,7 @@ main (int argc, char **argv)
     double worst, worst_nofma;
     gboolean ok;
 
-    if (!qm_golden_in_list (cases, name))
+    if (!qm_golden_in_list (cases, name, FALSE))
       continue;
     ran++;
     if (!pc) {

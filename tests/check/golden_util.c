@@ -18,7 +18,7 @@ static const struct {
 };
 
 gboolean
-qm_golden_in_list (const char *list, const char *s)
+qm_golden_in_list (const char *list, const char *s, gboolean whole)
 {
   gchar **v;
   gboolean hit = FALSE;
@@ -28,7 +28,7 @@ qm_golden_in_list (const char *list, const char *s)
     return TRUE;
   v = g_strsplit (list, ",", -1);
   for (i = 0; v[i]; i++)
-    if (*v[i] && strstr (s, v[i]))
+    if (*v[i] && (whole ? !strcmp (s, v[i]) : strstr (s, v[i]) != NULL))
       hit = TRUE;
   g_strfreev (v);
   return hit;

@@ -15,9 +15,9 @@ typedef struct {
   gboolean eos;
 } QmGoldenRun;
 
-/* Whether s contains one of the comma-separated substrings of list (an
- * empty or NULL list: every s). */
-gboolean qm_golden_in_list (const char *list, const char *s);
+/* Whether s is (whole: TRUE) or contains (FALSE) one of the
+ * comma-separated items of list (an empty or NULL list: every s). */
+gboolean qm_golden_in_list (const char *list, const char *s, gboolean whole);
 
 /* Decompress golden/REL (yuv/X.yuv.xz) into the cache once; the path of
  * the clip, NULL (after a message) when it cannot. */
