@@ -15,11 +15,14 @@
  *                     the five planes, a thread one row; tiles of 32
  *                     columns (and the 6 + 4 the filter reaches beyond) of
  *                     both pictures are staged in shared memory by
- *                     coalesced loads, the outputs leave the same way;
+ *                     coalesced loads (the next tile's while this one is
+ *                     computed), the outputs leave the same way;
  *   s2_vblur_kernel   the vertical pass: a thread runs one column of one
- *                     plane top to bottom (loads coalesced across the warp);
+ *                     plane top to bottom (loads coalesced across the warp,
+ *                     each row read once, ten rows ahead);
  *   s2_maps_kernel    per pixel the 1 - SSIM' and edge terms of the three
- *                     channels, the block's 18 double sums (fixed tree);
+ *                     channels; a block's 32 x 32 pixels summed per column
+ *                     in order, then columns and warps in a fixed order;
  *   s2_total_kernel   at the end, each scale's 18 sums over its blocks.
  * collect() applies the C reference's qm_ssimu2_score().
  *
@@ -151,6 +154,27 @@ __device__ __forceinline__ float s2_input(const float (*in1)[S2_IPITCH],
     }
 }
 
+/* Samples a thread stages of the tile at t0: columns t0 - 6 .. t0 + 35 of
+ * the block's rows, element i = threadIdx.x + k x blockDim.x in raster
+ * order; zeros outside the picture, as the reference's bounds checks. */
+#define S2_HLOADS ((S2_HROWS * (S2_TW + S2_HALO) + S2_HROWS * 5 - 1) / (S2_HROWS * 5))
+__device__ __forceinline__ void s2_hblur_fetch(const float *__restrict__ img1,
+                                               const float *__restrict__ img2,
+                                               int w, int h, int y0, int t0,
+                                               float *pre1, float *pre2)
+{
+#pragma unroll
+    for (int k = 0; k < S2_HLOADS; k++) {
+        const int i = threadIdx.x + k * S2_HROWS * 5;
+        const int rr = i / (S2_TW + S2_HALO), cc = i % (S2_TW + S2_HALO);
+        const int gx = t0 - QM_SSIMU2_RADIUS - 1 + cc, gy = y0 + rr;
+        const bool in = i < S2_HROWS * (S2_TW + S2_HALO) && gx >= 0 && gx < w &&
+                        gy < h;
+        pre1[k] = in ? img1[(size_t)gy * w + gx] : 0.f;
+        pre2[k] = in ? img2[(size_t)gy * w + gx] : 0.f;
+    }
+}
+
 /* Block: S2_HROWS rows of channel blockIdx.y, warp k = plane kind k, lane =
  * row.  Each row is FastGaussian1D's sequence: outputs -4 .. first - 1 one
  * at a time, groups of four from `first` to `gend`, then one at a time. */
@@ -169,17 +193,22 @@ s2_hblur_kernel(const float *__restrict__ xyb, int w, int h,
     float p1[3] = { 0.f, 0.f, 0.f }, p2[3] = { 0.f, 0.f, 0.f };
     const int first = min(8, w);
     const int gend = w - 7 > first ? first + (w - 7 - first + 3) / 4 * 4 : first;
+    /* the next tile's samples, loaded while the current one is computed */
+    float pre1[S2_HLOADS], pre2[S2_HLOADS];
+    s2_hblur_fetch(img1, img2, w, h, y0, 0, pre1, pre2);
     for (int t0 = 0; t0 < w; t0 += S2_TW) {
         __syncthreads();  /* the previous tile's results are stored */
-        for (int i = threadIdx.x; i < S2_HROWS * (S2_TW + S2_HALO); i += blockDim.x) {
-            const int rr = i / (S2_TW + S2_HALO), cc = i % (S2_TW + S2_HALO);
-            const int gx = t0 - QM_SSIMU2_RADIUS - 1 + cc, gy = y0 + rr;
-            const bool in = gx >= 0 && gx < w && gy < h;
-            /* zeros outside the picture, as the reference's bounds checks */
-            in1[rr][cc] = in ? img1[(size_t)gy * w + gx] : 0.f;
-            in2[rr][cc] = in ? img2[(size_t)gy * w + gx] : 0.f;
+#pragma unroll
+        for (int k = 0; k < S2_HLOADS; k++) {
+            const int i = threadIdx.x + k * S2_HROWS * 5;
+            if (i < S2_HROWS * (S2_TW + S2_HALO)) {
+                in1[i / (S2_TW + S2_HALO)][i % (S2_TW + S2_HALO)] = pre1[k];
+                in2[i / (S2_TW + S2_HALO)][i % (S2_TW + S2_HALO)] = pre2[k];
+            }
         }
         __syncthreads();
+        if (t0 + S2_TW < w)
+            s2_hblur_fetch(img1, img2, w, h, y0, t0 + S2_TW, pre1, pre2);
         if (y < h) {
             /* staged column of picture column x: x - t0 + 6 */
             const int base = QM_SSIMU2_RADIUS + 1 - t0;
@@ -223,7 +252,11 @@ s2_hblur_kernel(const float *__restrict__ xyb, int w, int h,
     }
 }
 
-/* One column of one of the 15 planes (blockIdx.y), rows -4 .. h - 1. */
+/* One column of one of the 15 planes (blockIdx.y), rows -4 .. h - 1, in
+ * chunks of 10 rows: the rows a chunk reads below (n + 4) are those the
+ * next chunk reads above (n + 10 - 6), so each row is loaded once, and the
+ * next chunk's loads are in flight while a chunk is computed. */
+#define S2_VCHUNK (2 * QM_SSIMU2_RADIUS)
 __global__ void __launch_bounds__(S2_VX)
 s2_vblur_kernel(const float *__restrict__ hin, int w, int h, float *__restrict__ out)
 {
@@ -235,22 +268,38 @@ s2_vblur_kernel(const float *__restrict__ hin, int w, int h, float *__restrict__
     float *o = out + blockIdx.y * plane + x;
     const QmSsimu2Iir g = qm_ssimu2_iir();
     float p1[3] = { 0.f, 0.f, 0.f }, p2[3] = { 0.f, 0.f, 0.f };
-#pragma unroll 4
-    for (int n = 1 - QM_SSIMU2_RADIUS; n < h; n++) {
-        const int top = n - QM_SSIMU2_RADIUS - 1, bot = n + QM_SSIMU2_RADIUS - 1;
-        const float a = top >= 0 ? in[(size_t)top * w] : 0.f;
-        const float b = bot < h ? in[(size_t)bot * w] : 0.f;
-        /* a missing row adds 0 where the reference reads the other alone */
-        const float s = a + b;
-        float v;
-        qm_ssimu2_v1(&g, p1, p2, &s, &v, 1);
-        for (int k = 0; k < 3; k++) {  /* y[n] was written over p2 */
-            const float t = p1[k];
-            p1[k] = p2[k];
-            p2[k] = t;
+    /* rows n - 6 and n + 4 of the chunk's steps; zero outside the picture */
+    float top[S2_VCHUNK], cur[S2_VCHUNK], nxt[S2_VCHUNK];
+    int n0 = 1 - QM_SSIMU2_RADIUS;
+#pragma unroll
+    for (int j = 0; j < S2_VCHUNK; j++) {
+        const int r = n0 + j + QM_SSIMU2_RADIUS - 1;
+        top[j] = 0.f;
+        cur[j] = r < h ? in[(size_t)r * w] : 0.f;
+    }
+    for (; n0 < h; n0 += S2_VCHUNK) {
+#pragma unroll
+        for (int j = 0; j < S2_VCHUNK; j++) {
+            const int r = n0 + S2_VCHUNK + j + QM_SSIMU2_RADIUS - 1;
+            nxt[j] = r < h ? in[(size_t)r * w] : 0.f;
         }
-        if (n >= 0)
-            o[(size_t)n * w] = v;
+#pragma unroll
+        for (int j = 0; j < S2_VCHUNK; j++) {
+            const int n = n0 + j;
+            /* a missing row adds 0 where the reference reads the other alone */
+            const float s = top[j] + cur[j];
+            float v;
+            qm_ssimu2_v1(&g, p1, p2, &s, &v, 1);
+            for (int k = 0; k < 3; k++) {  /* y[n] was written over p2 */
+                const float t = p1[k];
+                p1[k] = p2[k];
+                p2[k] = t;
+            }
+            if (n >= 0 && n < h)
+                o[(size_t)n * w] = v;
+            top[j] = cur[j];
+            cur[j] = nxt[j];
+        }
     }
 }
 
