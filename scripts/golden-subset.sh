@@ -20,5 +20,17 @@ for c in m["cases"]:
         shutil.copy(os.path.join(src, r["result"]), os.path.join(".golden", r["result"]))
 json.dump(m, open(".golden/manifest.json", "w"), indent=1)
 print("golden subset: %d cases" % len(m["cases"]))
+# SSIMULACRA2's oracle for the same cases (tests/check/golden_ssimulacra2.c)
+s2 = os.path.join(src, "ssimulacra2", "manifest.json")
+if os.path.exists(s2):
+    names = {c["name"] for c in m["cases"]}
+    m2 = json.load(open(s2))
+    m2["cases"] = [c for c in m2["cases"] if c["name"] in names]
+    os.makedirs(".golden/ssimulacra2/results", exist_ok=True)
+    for c in m2["cases"]:
+        shutil.copy(os.path.join(src, "ssimulacra2", c["result"]),
+                    os.path.join(".golden", "ssimulacra2", c["result"]))
+    json.dump(m2, open(".golden/ssimulacra2/manifest.json", "w"), indent=1)
+    print("ssimulacra2 subset: %d cases" % len(m2["cases"]))
 PY
 du -sh .golden

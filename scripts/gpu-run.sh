@@ -37,6 +37,13 @@ if [[ $what == *golden* ]] && [ -f .golden/manifest.json ]; then
     QMETRIC_GOLDEN_FEATURES=${GOLDEN_FEATURES:-} ./build-gpu/tests/check/golden >"$OUT/golden-cuda.log" 2>&1
   echo "golden cuda rc=$?" | tee -a "$OUT/summary.txt"
   tail -25 "$OUT/golden-cuda.log" | tee -a "$OUT/summary.txt"
+  if [ -f .golden/ssimulacra2/manifest.json ]; then
+    log "golden ssimulacra2, backend=cuda"
+    QMETRIC_GOLDEN_DIR=$PWD/.golden QMETRIC_GOLDEN_CACHE=/tmp/gc QMETRIC_GOLDEN_EXTRA="backend=cuda" \
+      ./build-gpu/tests/check/golden_ssimulacra2 >"$OUT/golden-s2-cuda.log" 2>&1
+    echo "golden ssimulacra2 cuda rc=$?" | tee -a "$OUT/summary.txt"
+    grep -E "^[a-z].* [0-9]+ +[0-9]|passed|FAIL" "$OUT/golden-s2-cuda.log" | tee -a "$OUT/summary.txt"
+  fi
 fi
 if [[ $what == *pipeline* ]]; then
   log "pipeline: nvh264dec on both pads (CUDA memory) vs system memory"
