@@ -27,6 +27,7 @@
 #include "metric.h"
 #include "model.h"
 #include "plan.h"
+#include "aggregate.h"
 #include "backend.h"
 
 #define MAX_INST QM_PLAN_MAX_INST   /* bitmasks below */
@@ -161,27 +162,18 @@ void qm_settings_default(QmSettings *s, int w, int h, int bpc, QmChroma chroma)
 
 static void set_error(QmEngine *e, const char *fmt, ...)
 {
-    char buf[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof(buf), fmt, ap);
+    qm_vmessage(&e->err, &e->s, QM_LOG_ERROR, fmt, ap);
     va_end(ap);
-    free(e->err);
-    e->err = strdup(buf);
-    if (e->s.log)
-        e->s.log(e->s.log_opaque, QM_LOG_ERROR, buf);
 }
 
 void qm_engine_log(QmEngine *e, int level, const char *fmt, ...)
 {
-    if (!e->s.log)
-        return;
-    char buf[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof(buf), fmt, ap);
+    qm_vmessage(NULL, &e->s, level, fmt, ap);
     va_end(ap);
-    e->s.log(e->s.log_opaque, level, buf);
 }
 
 /* ---- CPU backend: instances' private data per worker ---- */
@@ -795,6 +787,12 @@ const char *qm_engine_model_name(const QmEngine *e, unsigned i)
 const uint8_t *qm_engine_model_sha256(const QmEngine *e, unsigned i)
 {
     return qm_model_sha256(e->plan.models[i].m);
+}
+
+QmAggregates *qm_aggregates_new(const QmEngine *e)
+{
+    QmAggregates *a;
+    return qm_aggregates_open(&a, &e->plan, e->s.w, e->s.h, e->s.bpc, e->s.chroma) ? NULL : a;
 }
 
 const char *qm_engine_error(const QmEngine *e)

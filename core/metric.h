@@ -132,6 +132,25 @@ typedef struct QmCpuFuncs {
 
 struct QmCudaFuncs;  /* cuda/qm_cuda.h */
 
+/* Pooled values a metric provides itself (the log's "aggregate_metrics"),
+ * for a metric whose score over a run is not a pool of its per-frame
+ * values: XPSNR pools the square roots of its weighted SSE (a mean of root
+ * distortions, not of dB values) and reports the smallest plane's.  The
+ * consumer of the results (the element, qmetric-yuv) drives it through
+ * QmAggregates (qm.h) with the rows it pools. */
+typedef struct QmPoolFuncs {
+    size_t state_size;  /* zeroed before init() */
+    /* optional: the geometry and options of the instance */
+    int (*init)(void *state, const QmMetricConfig *cfg);
+    /* one frame's row of the instance: v[f], present where set[f] is
+     * nonzero, for feature f of desc->features; in frame order */
+    void (*add)(void *state, const double *v, const uint8_t *set);
+    /* the n-th pooled value: its name (a feature's, or another libvmaf key
+     * such as "xpsnr_min"; the instance's option suffixes are appended as
+     * to its features) and *x; NULL after the last */
+    const char *(*value)(const void *state, unsigned n, double *x);
+} QmPoolFuncs;
+
 /* How a metric's scores read (charts, reports): metrics with the same unit,
  * direction and range share a chart panel (tools/qmplot.c). */
 typedef struct QmScale {
@@ -202,6 +221,7 @@ typedef struct QmMetricDesc {
      * terminated by { NULL }; may be NULL */
     const QmOptionSet *option_sets;
     QmTestContent option_sets_content;  /* what they run on */
+    const QmPoolFuncs *pool;       /* pooled values of its own, or NULL */
 } QmMetricDesc;
 
 /* NULL-terminated table of every metric (registry.c). */
@@ -213,6 +233,8 @@ const QmMetricDesc *qm_metric_find(const char *name);
  * libvmaf appends "_<alias>_<value>" for every option that differs from its
  * default (e.g. "integer_vif_scale0_egl_1").  Returns a malloc'd string. */
 char *qm_feature_key(const QmMetricDesc *d, unsigned f, const QmOptValues *o);
+/* The same for any key of the metric (e.g. a pooled value's name). */
+char *qm_metric_key(const QmMetricDesc *d, const char *name, const QmOptValues *o);
 
 /* Look-ahead of an instance of d with options o (desc->delay_of or
  * desc->delay). */

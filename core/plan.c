@@ -7,27 +7,32 @@
 
 #include "plan.h"
 
-static void plan_error(QmPlan *p, const char *fmt, ...)
+void qm_vmessage(char **dst, const QmSettings *s, int level, const char *fmt, va_list ap)
 {
     char buf[512];
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    if (dst) {
+        free(*dst);
+        *dst = strdup(buf);
+    }
+    if (s && s->log && level >= 0)
+        s->log(s->log_opaque, level, buf);
+}
+
+static void plan_error(QmPlan *p, const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof(buf), fmt, ap);
+    qm_vmessage(&p->err, NULL, -1, fmt, ap);
     va_end(ap);
-    free(p->err);
-    p->err = strdup(buf);
 }
 
 static void plan_log(const QmSettings *s, int level, const char *fmt, ...)
 {
-    if (!s->log)
-        return;
-    char buf[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof(buf), fmt, ap);
+    qm_vmessage(NULL, s, level, fmt, ap);
     va_end(ap);
-    s->log(s->log_opaque, level, buf);
 }
 
 static void opt_defaults(const QmMetricDesc *d, QmOptValues *o)

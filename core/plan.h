@@ -17,6 +17,7 @@
 #ifndef QM_PLAN_H
 #define QM_PLAN_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -63,5 +64,9 @@ void qm_plan_free(QmPlan *p);
 
 /** "4:2:0", "4:0:0 (GRAY)"...: for messages. */
 const char *qm_chroma_name(QmChroma c);
+
+/** A one-line message from fmt: a copy in *dst (replacing it; dst may be
+ *  NULL) and to s->log at this level (s NULL or level < 0: not logged). */
+void qm_vmessage(char **dst, const QmSettings *s, int level, const char *fmt, va_list ap);
 
 #endif /* QM_PLAN_H */

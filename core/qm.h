@@ -228,6 +228,24 @@ const char *qm_engine_error(const QmEngine *e);
 
 void qm_engine_close(QmEngine **e);
 
+/* ---- pooled values the metrics provide themselves ---- */
+
+/* Some metrics pool a run their own way (libvmaf's "aggregate_metrics";
+ * XPSNR: from the square roots of its weighted SSE, QmMetricDesc.pool).
+ * The consumer adds the rows it pools, as it adds them to QmPools. */
+typedef struct QmAggregates QmAggregates;
+
+/** For the results of engine e (empty when none of its metrics has such a
+ *  value); NULL when out of memory or a metric's pooling fails to start. */
+QmAggregates *qm_aggregates_new(const QmEngine *e);
+/** Add one result row (QmResult.value and .present). */
+void qm_aggregates_add(QmAggregates *a, const double *value, const uint8_t *present);
+/** The i-th pooled value over the rows added: its key (with the instance's
+ *  option suffixes; valid until qm_aggregates_free()) and *value; NULL
+ *  after the last. */
+const char *qm_aggregates_get(QmAggregates *a, unsigned i, double *value);
+void qm_aggregates_free(QmAggregates *a);
+
 /* ---- metric catalogue ---- */
 
 /** NULL-terminated list of the metric names the engine knows. */

@@ -15,6 +15,10 @@ struct QmLog {
     char **attr_names;  /* XML: as an attribute value (pooled metrics) */
     uint64_t frames;
     int w, h;
+    /* qm_log_aggregate(): keys as given, and values */
+    char **agg_keys;
+    double *agg_values;
+    unsigned n_agg;
 };
 
 static const struct { unsigned bit; const char *name; } pool_names[] = {
@@ -254,6 +258,42 @@ static void free_names(QmLog *l)
     }
     free(l->names);
     free(l->attr_names);
+    for (unsigned i = 0; i < l->n_agg; i++)
+        free(l->agg_keys[i]);
+    free(l->agg_keys);
+    free(l->agg_values);
+}
+
+int qm_log_aggregate(QmLog *l, const char *key, double value)
+{
+    if (!l)
+        return 0;
+    char **k = realloc(l->agg_keys, (l->n_agg + 1) * sizeof(*k));
+    if (k)
+        l->agg_keys = k;
+    double *v = realloc(l->agg_values, (l->n_agg + 1) * sizeof(*v));
+    if (v)
+        l->agg_values = v;
+    char *dup = k && v ? strdup(key) : NULL;
+    if (!dup)
+        return QM_ENOMEM;
+    l->agg_keys[l->n_agg] = dup;
+    l->agg_values[l->n_agg++] = value;
+    return 0;
+}
+
+/* The "name": value pairs of qm_log_aggregate() in JSON: one per line
+ * (pretty, the JSON log) or on one line (JSON lines). */
+static void write_json_aggregates(QmLog *l, int pretty)
+{
+    char num[64];
+    for (unsigned i = 0; i < l->n_agg; i++) {
+        char *k = escape_json(l->agg_keys[i]);
+        qm_format_score(num, sizeof(num), l->agg_values[i]);
+        fprintf(l->f, pretty ? "%s\n    \"%s\": %s" : "%s\"%s\":%s", i ? "," : "",
+                k ? k : "", num);
+        free(k);
+    }
 }
 
 QmLog *qm_log_open(const char *path, QmLogFormat fmt, unsigned n,
@@ -493,7 +533,9 @@ int qm_log_close(QmLog *l, QmPool *pools, unsigned methods, double fps)
             }
             fprintf(l->f, "\n    }");
         }
-        fprintf(l->f, "\n  },\n  \"aggregate_metrics\": {}\n}\n");
+        fprintf(l->f, "\n  },\n  \"aggregate_metrics\": {");
+        write_json_aggregates(l, 1);
+        fprintf(l->f, "%s}\n}\n", l->n_agg ? "\n  " : "");
         break;
     case QM_LOG_FORMAT_CSV:
         break;  /* CSV holds the frames only, as libvmaf's */
@@ -511,15 +553,33 @@ int qm_log_close(QmLog *l, QmPool *pools, unsigned methods, double fps)
             }
             fprintf(l->f, " />\n");
         }
+        fprintf(l->f, "  </pooled_metrics>\n");
+        if (l->n_agg) {
+            /* libvmaf's layout: one attribute per value */
+            fprintf(l->f, "  <aggregate_metrics");
+            for (unsigned i = 0; i < l->n_agg; i++) {
+                char *attr = xml_name(l->agg_keys[i]);
+                qm_format_score(num, sizeof(num), l->agg_values[i]);
+                fprintf(l->f, " %s=\"%s\"", attr ? attr : "_", num);
+                free(attr);
+            }
+            fprintf(l->f, " />\n");
+        }
         qm_format_score(num, sizeof(num), fps);
-        fprintf(l->f, "  </pooled_metrics>\n  <fyi fps=\"%s\" />\n</VMAF>\n", num);
+        fprintf(l->f, "  <fyi fps=\"%s\" />\n</VMAF>\n", num);
         break;
     case QM_LOG_FORMAT_JSONL:
         qm_format_score(num, sizeof(num), fps);
         fprintf(l->f, "{\"type\":\"summary\",\"frames\":%llu,\"fps\":%s,"
                 "\"pooled_metrics\":{", (unsigned long long)l->frames, num);
         write_jsonl_pools(l, l->n, pools, methods, 0);
-        fprintf(l->f, "}}\n");
+        fprintf(l->f, "}");
+        if (l->n_agg) {
+            fprintf(l->f, ",\"aggregate_metrics\":{");
+            write_json_aggregates(l, 0);
+            fprintf(l->f, "}");
+        }
+        fprintf(l->f, "}\n");
         break;
     }
     int err = ferror(l->f) ? QM_EIO : 0;

@@ -63,6 +63,12 @@ typedef struct QmLogWindow {
 /** Append one window record (JSON lines only; other formats: nothing). */
 int qm_log_window(QmLog *l, const QmLogWindow *w);
 
+/** A pooled value a metric provides itself (QmAggregates, qm.h), written
+ *  by qm_log_close() after the pooled values: JSON and JSON lines under
+ *  "aggregate_metrics", XML as <aggregate_metrics>, CSV not at all.
+ *  Returns 0 or QM_ENOMEM. */
+int qm_log_aggregate(QmLog *l, const char *key, double value);
+
 /**
  * Write the pooled values (pools[i] for feature i; a feature with no frame
  * is left out), the speed in frames/s, close the file and free l.

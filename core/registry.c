@@ -87,8 +87,13 @@ bool qm_feature_info(const char *key, QmFeatureInfo *info)
 
 char *qm_feature_key(const QmMetricDesc *d, unsigned f, const QmOptValues *o)
 {
+    return qm_metric_key(d, d->features[f], o);
+}
+
+char *qm_metric_key(const QmMetricDesc *d, const char *name, const QmOptValues *o)
+{
     char buf[256];
-    size_t l = (size_t)snprintf(buf, sizeof(buf), "%s", d->features[f]);
+    size_t l = (size_t)snprintf(buf, sizeof(buf), "%s", name);
     for (int i = 0; d->options && d->options[i].name && l < sizeof(buf); i++) {
         const QmOptionDesc *od = &d->options[i];
         if (o->v[i] == od->def || !(od->flags & QM_OPT_IN_KEY))

@@ -31,23 +31,11 @@ size_t qm_motion_scratch_len(int w)
     return (size_t)w + 2 * RADIUS;
 }
 
-/* The taps are symmetric (f[0] = f[4], f[1] = f[3]): sums of mirrored
- * sample pairs save two of the five multiplications per pass.  Integer
- * sums are exact whatever their grouping, so this changes no result. */
-#define F0 QM_MOTION_F0
-#define F1 QM_MOTION_F1
-#define F2 QM_MOTION_F2
-
 /*
- * Vertical pass of one output row: the 5-tap blur of (prev - cur) over the
- * rows r[0..4] (already mirrored), rounded and shifted right by bpc (libvmaf:
- * y_round = 1 << (bpc - 1), ">> 8" at 8 bits, ">> bpc" otherwise).
- * Returns nonzero when any output is nonzero.
- *
- * Exactness of the accumulator: |d| <= 2^bpc - 1 and the taps sum to 2^16,
- * so |sum| + round < 2^31 for bpc <= 15; 16-bit samples need 64 bits
- * (`wide`), as libvmaf's int64_t accumulator gives them.  Integer sums are
- * exact either way, so the narrower type changes no result.
+ * Vertical pass of one output row: the blur of (prev - cur) over the rows
+ * r[0..4] (already mirrored) by qm_motion_blur_v() (motion.h).  Returns
+ * nonzero when any output is nonzero.  16-bit samples (`wide`) take the
+ * 64-bit sum.
  *
  * Forced inline so that each caller gets a copy specialised for its sample
  * size and accumulator width (one code path for every bit depth).
@@ -57,7 +45,6 @@ blur_rows_vertical(const uint8_t *const prev[QM_MOTION_TAPS],
                    const uint8_t *const cur[QM_MOTION_TAPS],
                    int w, int bpc, int bytes, int wide, int32_t *restrict out)
 {
-    const int32_t round = 1 << (bpc - 1);
     int32_t any = 0;
 
     if (bytes == 1) {
@@ -68,10 +55,8 @@ blur_rows_vertical(const uint8_t *const prev[QM_MOTION_TAPS],
                       *restrict c2 = cur[2], *restrict c3 = cur[3],
                       *restrict c4 = cur[4];
         for (int x = 0; x < w; x++) {
-            const int32_t s = F0 * ((p0[x] - c0[x]) + (p4[x] - c4[x])) +
-                              F1 * ((p1[x] - c1[x]) + (p3[x] - c3[x])) +
-                              F2 * (p2[x] - c2[x]);
-            out[x] = (s + round) >> bpc;
+            out[x] = qm_motion_blur_v(p0[x] - c0[x], p1[x] - c1[x], p2[x] - c2[x],
+                                      p3[x] - c3[x], p4[x] - c4[x], bpc);
             any |= out[x];
         }
         return any;
@@ -89,55 +74,30 @@ blur_rows_vertical(const uint8_t *const prev[QM_MOTION_TAPS],
                    *restrict c4 = (const uint16_t *)cur[4];
     if (!wide) {
         for (int x = 0; x < w; x++) {
-            const int32_t s = F0 * ((p0[x] - c0[x]) + (p4[x] - c4[x])) +
-                              F1 * ((p1[x] - c1[x]) + (p3[x] - c3[x])) +
-                              F2 * (p2[x] - c2[x]);
-            out[x] = (s + round) >> bpc;
+            out[x] = qm_motion_blur_v(p0[x] - c0[x], p1[x] - c1[x], p2[x] - c2[x],
+                                      p3[x] - c3[x], p4[x] - c4[x], bpc);
             any |= out[x];
         }
     } else {
         for (int x = 0; x < w; x++) {
-            const int64_t s =
-                (int64_t)F0 * ((p0[x] - c0[x]) + (p4[x] - c4[x])) +
-                (int64_t)F1 * ((p1[x] - c1[x]) + (p3[x] - c3[x])) +
-                (int64_t)F2 * (p2[x] - c2[x]);
-            out[x] = (int32_t)((s + round) >> bpc);
+            out[x] = qm_motion_blur_v_wide(p0[x] - c0[x], p1[x] - c1[x], p2[x] - c2[x],
+                                           p3[x] - c3[x], p4[x] - c4[x], bpc);
             any |= out[x];
         }
     }
     return any;
 }
 
-/*
- * Horizontal pass of one row and its SAD: pad points RADIUS samples before
- * the row, whose mirrored border samples are filled in.  The row sum is a
- * uint32 as in libvmaf (it wraps only for rows wider than 65536 samples).
- *
- * libvmaf computes b = (sum f[k] v[x+k] + 2^15) >> 16 in int64_t, because
- * |v| reaches 65535 and 65535 * 65536 does not fit an int32.  We get the
- * same b in int32 arithmetic (which vectorises on every SIMD level) by
- * splitting each tap into f = 256 fh + fl (fh = f >> 8, fl = f & 255):
- *
- *   A = sum fh v  (|A| <= 253 * 65535),  B = sum fl v  (|B| <= 768 * 65535)
- *   b = floor((256 A + B + 2^15) / 2^16)
- *     = floor((A + floor((B + 2^15) / 2^8)) / 2^8)
- *
- * exact because A is an integer and floor(floor(x) / m) = floor(x / m) for
- * an integer m > 0; ">>" on a negative int is an arithmetic shift (floor)
- * with GCC and Clang, as libvmaf also assumes.
- */
+/* Horizontal pass of one row and its SAD (qm_motion_blur_h_abs()): pad
+ * points RADIUS samples before the row, whose mirrored border samples are
+ * filled in.  The row sum is a uint32 as in libvmaf (it wraps only for
+ * rows wider than 65536 samples). */
 static inline __attribute__((always_inline)) uint32_t
 row_sad_horizontal(const int32_t *restrict pad, int w)
 {
     uint32_t sum = 0;
-    for (int x = 0; x < w; x++) {
-        const int32_t e0 = pad[x] + pad[x + 4], e1 = pad[x + 1] + pad[x + 3],
-                      e2 = pad[x + 2];
-        const int32_t a = (F0 >> 8) * e0 + (F1 >> 8) * e1 + (F2 >> 8) * e2;
-        const int32_t b = (F0 & 255) * e0 + (F1 & 255) * e1 + (F2 & 255) * e2;
-        const int32_t v = (a + ((b + (1 << 15)) >> 8)) >> 8;
-        sum += (uint32_t)(v < 0 ? -v : v);
-    }
+    for (int x = 0; x < w; x++)
+        sum += qm_motion_blur_h_abs(pad + x);
     return sum;
 }
 

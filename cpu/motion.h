@@ -34,7 +34,9 @@
  *
  * Stage boundaries are the GPU kernel boundaries: one kernel produces the
  * per-row SADs of a frame pair (bit-exact, integer), a reduction sums them,
- * and the remaining double arithmetic is shared host code.
+ * and the remaining double arithmetic is shared host code.  The per-pixel
+ * arithmetic (mirror, both blurs) is written once below, QM_HD (qm_hd.h):
+ * cpu/motion.c and cuda/motion.cu call the same functions.
  */
 #ifndef QM_MOTION_H
 #define QM_MOTION_H
@@ -69,6 +71,57 @@ QM_HD int qm_motion_mirror(int i, int n)
     if (i >= n)
         return 2 * n - 2 - i;
     return i;
+}
+
+/* The vertical blur of one column's five differences d0..d4 = prev - cur
+ * (rows y - 2 .. y + 2, mirrored), rounded and shifted right by bpc
+ * (libvmaf: y_round = 1 << (bpc - 1)).  |d| <= 2^bpc - 1 and the taps sum
+ * to 2^16, so the int32 sum is exact for bpc <= 15; 16-bit samples need
+ * qm_motion_blur_v_wide() (libvmaf's int64_t accumulator).  Integer sums
+ * are exact either way: the narrower type changes no result, nor does
+ * adding the symmetric taps' pairs first (two multiplications fewer). */
+QM_HD int32_t qm_motion_blur_v(int32_t d0, int32_t d1, int32_t d2, int32_t d3,
+                               int32_t d4, int bpc)
+{
+    const int32_t s = QM_MOTION_F0 * (d0 + d4) + QM_MOTION_F1 * (d1 + d3) +
+                      QM_MOTION_F2 * d2;
+    return (s + (1 << (bpc - 1))) >> bpc;
+}
+
+QM_HD int32_t qm_motion_blur_v_wide(int32_t d0, int32_t d1, int32_t d2,
+                                    int32_t d3, int32_t d4, int bpc)
+{
+    const int64_t s = (int64_t)QM_MOTION_F0 * (d0 + d4) +
+                      (int64_t)QM_MOTION_F1 * (d1 + d3) + (int64_t)QM_MOTION_F2 * d2;
+    return (int32_t)((s + (1 << (bpc - 1))) >> bpc);
+}
+
+/*
+ * |b| of the horizontal blur at v[2] of five vertically blurred values
+ * v[0..4] (mirrored at the row's ends).
+ *
+ * libvmaf computes b = (sum f[k] v[k] + 2^15) >> 16 in int64_t, because
+ * |v| reaches 65535 and 65535 * 65536 does not fit an int32.  The same b
+ * comes out of int32 arithmetic (which vectorises on every SIMD level) by
+ * splitting each tap into f = 256 fh + fl (fh = f >> 8, fl = f & 255):
+ *
+ *   A = sum fh v  (|A| <= 253 * 65535),  B = sum fl v  (|B| <= 768 * 65535)
+ *   b = floor((256 A + B + 2^15) / 2^16)
+ *     = floor((A + floor((B + 2^15) / 2^8)) / 2^8)
+ *
+ * exact because A is an integer and floor(floor(x) / m) = floor(x / m) for
+ * an integer m > 0; ">>" on a negative int is an arithmetic shift (floor)
+ * with GCC, Clang and nvcc, as libvmaf also assumes.
+ */
+QM_HD uint32_t qm_motion_blur_h_abs(const int32_t *v)
+{
+    const int32_t e0 = v[0] + v[4], e1 = v[1] + v[3], e2 = v[2];
+    const int32_t a = (QM_MOTION_F0 >> 8) * e0 + (QM_MOTION_F1 >> 8) * e1 +
+                      (QM_MOTION_F2 >> 8) * e2;
+    const int32_t b = (QM_MOTION_F0 & 255) * e0 + (QM_MOTION_F1 & 255) * e1 +
+                      (QM_MOTION_F2 & 255) * e2;
+    const int32_t r = (a + ((b + (1 << 15)) >> 8)) >> 8;
+    return (uint32_t)(r < 0 ? -r : r);
 }
 
 #ifdef __cplusplus

@@ -1043,10 +1043,10 @@ static const QmOptionSet speed_option_sets[] = {
 
 const QmMetricDesc qm_metric_speed_chroma = {
     .name = "speed_chroma",
-    .display = "SpEED chroma",
+    .display = "SpEED",
     .description = "SpEED-QA on the Cb and Cr planes (VMAF v1 model input)",
-    /* a difference of entropies: 0 for identical pictures */
-    .scale = { "entropy difference", -1, 0, NAN },
+    /* a difference of entropies (log2: bits), 0 for identical pictures */
+    .scale = { "bits", -1, 0, NAN },
     .features = speed_features,
     .options = speed_options,
     .option_choices = speed_option_choices,

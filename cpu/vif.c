@@ -27,6 +27,7 @@
 #include "cpu.h"
 #include "metric.h"
 #include "vif.h"
+#include "vif_pixel.h"
 #if defined(QM_HAVE_VIF_AVX2) || defined(QM_HAVE_VIF_AVX512)
 #include "x86/vif_x86.h"
 #endif
@@ -60,35 +61,17 @@ const uint16_t *qm_vif_filter(int scale, int *taps)
     return vif_filter[scale];
 }
 
-/* libvmaf integer_vif.c: sigma_nsq = 65536 << 1, the noise variance 2.0
- * (as in the float VIF) in the Q16 variance unit. */
-#define VIF_SIGMA_NSQ (2 << 16)
-
 /* ---- borders ----
- * libvmaf pads each scale's picture with mirrored rows (row -k is row k,
- * row h-1+k is row h-1-k) and each filtered row with mirrored columns the
- * same way.  Its padding copies are sequential, so a pad wider than the
- * picture reflects again at the far edge: the extension is periodic with
- * period 2 (n - 1).  With the minimum size (16 x 16, see below) one
- * reflection always suffices, but the general rule costs nothing.  (With
- * n = 1 the reference reads samples left over from earlier work, which is
- * why that size is refused.) */
-static int mirror(int i, int n)
-{
-    if (n < 2)
-        return 0;
-    const int period = 2 * (n - 1);
-    i = abs(i) % period;
-    return i < n ? i : period - i;
-}
+ * qm_vif_mirror() (vif_pixel.h): with the minimum size (16 x 16, see below)
+ * one reflection always suffices, but the general rule costs nothing. */
 
 /* Extend a filtered row of n samples by `half` mirrored samples each side. */
 #define DEFINE_PAD_ROW(NAME, T)                                            \
     static inline void NAME(T *row, int n, int half)                       \
     {                                                                      \
         for (int k = 1; k <= half; k++) {                                  \
-            row[-k] = row[mirror(-k, n)];                                  \
-            row[n - 1 + k] = row[mirror(n - 1 + k, n)];                    \
+            row[-k] = row[qm_vif_mirror(-k, n)];                           \
+            row[n - 1 + k] = row[qm_vif_mirror(n - 1 + k, n)];             \
         }                                                                  \
     }
 DEFINE_PAD_ROW(pad_row16, uint16_t)
@@ -152,21 +135,6 @@ void qm_vif_log2_table(uint16_t tab[QM_VIF_LOG2_TABLE_SIZE])
     memset(tab, 0, QM_VIF_LOG2_TABLE_SIZE * sizeof(*tab));
     for (unsigned i = 32767; i < QM_VIF_LOG2_TABLE_SIZE; i++)
         tab[i] = (uint16_t)round(log2f((float)i) * 2048);
-}
-
-/* libvmaf integer_vif.h log2_32 / log2_64: 2048 log2(x) from the 16 most
- * significant bits of x (the rest truncated), for x >= 2^17 (so that at
- * least one bit is shifted out and the index lands in 32768 .. 65535). */
-static inline int32_t log2_q11_32(const uint16_t *tab, uint32_t x)
-{
-    const int k = 16 - __builtin_clz(x);
-    return tab[x >> k] + 2048 * k;
-}
-
-static inline int32_t log2_q11_64(const uint16_t *tab, uint64_t x)
-{
-    const int k = 48 - __builtin_clzll(x);
-    return tab[x >> k] + 2048 * k;
 }
 
 /* ---- stage 1: statistics of one scale ---- */
@@ -237,11 +205,9 @@ DEFINE_STAT_VERTICAL(stat_vertical8, uint8_t, uint16_t)
 DEFINE_STAT_VERTICAL(stat_vertical16, uint16_t, uint32_t)
 
 /* Horizontal pass: filter the (mirror-padded) moment rows and form the
- * local statistics.  The horizontal mean stays unshifted (Q24 of the
- * normalised sample); its square is brought to Q16 by >> 32 with rounding,
- * the filtered second moments by >> 16 with rounding (libvmaf
- * vif_statistic_*: mu*_sq_val, xx/yy/xy_filt_val).  Differences are taken
- * modulo 2^32 and read as signed, and sigma2^2 is clamped at 0, as there. */
+ * local statistics (qm_vif_sigmas()).  The horizontal mean stays unshifted
+ * (Q24 of the normalised sample), the filtered second moments go to Q16 by
+ * >> 16 with rounding (libvmaf vif_statistic_*: xx/yy/xy_filt_val). */
 static inline __attribute__((always_inline)) void
 stat_horizontal(const VifRows *in, const uint16_t *f, const int taps, int w)
 {
@@ -267,64 +233,26 @@ stat_horizontal(const VifRows *in, const uint16_t *f, const int taps, int w)
             xyl += fk * (uint16_t)xy[j + k];
             xyh += fk * (uint16_t)(xy[j + k] >> 16);
         }
-        const uint32_t mu1_sq = (uint32_t)(((uint64_t)a1 * a1 + 0x80000000u) >> 32);
-        const uint32_t mu2_sq = (uint32_t)(((uint64_t)a2 * a2 + 0x80000000u) >> 32);
-        const uint32_t mu12 = (uint32_t)(((uint64_t)a1 * a2 + 0x80000000u) >> 32);
-        const uint32_t fxx = join_q16(xxl, xxh, 16, 0x8000);
-        const uint32_t fyy = join_q16(yyl, yyh, 16, 0x8000);
-        const uint32_t fxy = join_q16(xyl, xyh, 16, 0x8000);
-        const int32_t v2 = (int32_t)(fyy - mu2_sq);
-        s11[j] = (int32_t)(fxx - mu1_sq);
-        s22[j] = v2 > 0 ? v2 : 0;
-        s12[j] = (int32_t)(fxy - mu12);
+        qm_vif_sigmas(a1, a2, join_q16(xxl, xxh, 16, 0x8000),
+                      join_q16(yyl, yyh, 16, 0x8000), join_q16(xyl, xyh, 16, 0x8000),
+                      &s11[j], &s22[j], &s12[j]);
     }
 }
 
-/* The per-pixel VIF terms of one row, summed (libvmaf vif_statistic_*,
- * the part after the filters).  In Q11 log2 units:
- *   den term: log2(sigma_n^2 + sigma1^2) - 17, i.e. log2(1 + sigma1^2/2)
- *             with 2^17 = sigma_n^2 in Q16;
- *   num term: log2(sv^2 + sigma_n^2 + g^2 sigma1^2) - log2(sv^2 + sigma_n^2),
- *             only where sigma12 > 0 and sigma2^2 > 0.
- * g and sv^2 are evaluated in double exactly as the reference writes them
- * (eps = 65536e-10 in g's denominator; sv^2 truncated to an integer and
- * clamped at 0; g capped at the enhancement gain limit after sv^2 is
- * formed; g^2 sigma1^2 truncated to an integer). */
+/* The per-pixel VIF terms of one row (qm_vif_pixel_terms()), summed. */
 __attribute__((noinline)) void
 qm_vif_terms_cpu(const int32_t *s11_row, const int32_t *s22_row,
                  const int32_t *s12_row, int n, const QmVifParams *p,
                  QmVifAccum *acc)
 {
-    const uint16_t *tab = p->log2_tab;
-    const double egl = p->enhn_gain_limit;
-    const double eps = 65536 * 1.0e-10;
-    int64_t num_log = 0, den_log = 0, num_non_log = 0, den_non_log = 0;
-    for (int j = 0; j < n; j++) {
-        const int32_t s11 = s11_row[j], s22 = s22_row[j], s12 = s12_row[j];
-        if (s11 < VIF_SIGMA_NSQ) {
-            num_non_log += s22;
-            den_non_log++;
-            continue;
-        }
-        den_log += log2_q11_32(tab, (uint32_t)s11 + VIF_SIGMA_NSQ) - 2048 * 17;
-        if (s12 <= 0 || s22 <= 0)
-            continue;
-        double g = s12 / (s11 + eps);
-        /* (int32_t) of the difference, then max(., 0): any difference
-         * below 1 (the reference's int conversion of a huge negative
-         * value included) gives 0. */
-        const double sv = s22 - g * s12;
-        const uint32_t sv_sq = sv >= 1.0 ? (uint32_t)(int32_t)sv : 0;
-        g = g < egl ? g : egl;
-        const uint32_t numer1 = sv_sq + VIF_SIGMA_NSQ;
-        const int64_t numer2 = (int64_t)(g * g * s11) + numer1;
-        num_log += log2_q11_64(tab, (uint64_t)numer2) -
-                   log2_q11_64(tab, numer1);
-    }
-    acc->num_log += num_log;
-    acc->den_log += den_log;
-    acc->num_non_log += num_non_log;
-    acc->den_non_log += den_non_log;
+    QmVifAccum row = { 0, 0, 0, 0 };
+    for (int j = 0; j < n; j++)
+        qm_vif_pixel_terms(s11_row[j], s22_row[j], s12_row[j], p->log2_tab,
+                           p->enhn_gain_limit, &row);
+    acc->num_log += row.num_log;
+    acc->den_log += row.den_log;
+    acc->num_non_log += row.num_non_log;
+    acc->den_non_log += row.den_non_log;
 }
 
 /* Pointers to the `taps` rows centred on row i, mirrored at the edges. */
@@ -333,7 +261,7 @@ static void window_rows(const uint8_t **rows, const void *base,
 {
     const int half = taps / 2;
     for (int k = 0; k < taps; k++)
-        rows[k] = (const uint8_t *)base + (ptrdiff_t)mirror(i - half + k, h) * stride;
+        rows[k] = (const uint8_t *)base + (ptrdiff_t)qm_vif_mirror(i - half + k, h) * stride;
 }
 
 static inline __attribute__((always_inline)) void

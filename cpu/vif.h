@@ -24,6 +24,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define QM_VIF_SCALES 4
 /* Widest filter: 17 taps (scale 0); every stage reads at most 8 samples on
  * either side of a position. */
@@ -189,5 +193,9 @@ void qm_vif_log2_table(uint16_t tab[QM_VIF_LOG2_TABLE_SIZE]);
 void qm_vif_num_den(const QmVifAccum *a, float *num, float *den);
 /** The scale's score: num / den in float precision, widened to double. */
 double qm_vif_scale_score(const QmVifAccum *a);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* QM_VIF_H */

@@ -50,6 +50,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "qm_hd.h"
+
 #define restrict __restrict__
 extern "C" {
 #include "adm.h"
@@ -173,15 +175,6 @@ template <typename T> ADM_HD T ldg(const T *p)
 #endif
 }
 
-ADM_HD int clz32(uint32_t x)
-{
-#ifdef __CUDA_ARCH__
-    return __clz((int)x);
-#else
-    return __builtin_clz(x);
-#endif
-}
-
 /* |x| as the C code's (uint32_t)abs(x): 2^31 for INT32_MIN. */
 ADM_HD uint32_t uabs(int32_t x)
 {
@@ -262,7 +255,7 @@ ADM_HD int32_t restore(int32_t ob, int32_t tb, bool angle, long long egl_int, do
     const long long to = ((long long)tb ^ sm) - sm;
     uint32_t m = (uint32_t)((((long long)ob) ^ sm) - sm);
     /* |o| >= 2^15 is rounded to 15 significant bits first */
-    const int s = 17 - clz32(m | 1);
+    const int s = 17 - qm_hd_clz32(m | 1);
     const int sh = m >= 32768 ? s : 0;
     m = (m + ((1u << sh) >> 1)) >> sh;
     long long k = ((long long)recip(m) * to + (1LL << (14 + sh))) >> (15 + sh);

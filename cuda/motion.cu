@@ -8,11 +8,11 @@
  *   motion_sad_kernel   one block per tile of TW x TH output samples:
  *                       d = prev - cur over the tile and its 2-sample
  *                       mirrored border, blurred vertically into shared
- *                       memory (int32, or int64 sums at 16 bits, exactly as
- *                       blur_rows_vertical()), then horizontally from shared
- *                       memory (the int32 split-tap arithmetic of
- *                       row_sad_horizontal()); per tile and row the uint32
- *                       sum of |b|.  The same pass stores the current luma
+ *                       memory (int32, or int64 sums at 16 bits:
+ *                       qm_motion_blur_v*() of motion.h, the C code's own),
+ *                       then horizontally from shared memory
+ *                       (qm_motion_blur_h_abs()); per tile and row the
+ *                       uint32 sum of |b|.  The same pass stores the current luma
  *                       (>> shift, packed) as the next frame's "previous".
  *                       The last block to finish adds the tiles' row sums
  *                       into each row's uint32 SAD and the rows into the
@@ -78,7 +78,6 @@ motion_sad_kernel(QmGpuPlane cur, int shift, const T *__restrict__ prev,
 
     const int tid = threadIdx.x;
     const int x0 = blockIdx.x * TW, y0 = blockIdx.y * TH;
-    const int32_t round = 1 << (bpc - 1);
 
     /* Vertical pass.  Item = one tile column over SEG output rows: its
      * SEG + 2R differences in registers, SEG blurred values out.  Items
@@ -121,21 +120,10 @@ motion_sad_kernel(QmGpuPlane cur, int shift, const T *__restrict__ prev,
         }
 #pragma unroll
         for (int r = 0; r < SEG; r++) {
-            /* cpu/motion.c blur_rows_vertical(): same sums, same shift */
-            int32_t v;
-            if (WIDE) {
-                const long long s =
-                    (long long)QM_MOTION_F0 * (d[r] + d[r + 4]) +
-                    (long long)QM_MOTION_F1 * (d[r + 1] + d[r + 3]) +
-                    (long long)QM_MOTION_F2 * d[r + 2];
-                v = (int32_t)((s + round) >> bpc);
-            } else {
-                const int32_t s = QM_MOTION_F0 * (d[r] + d[r + 4]) +
-                                  QM_MOTION_F1 * (d[r + 1] + d[r + 3]) +
-                                  QM_MOTION_F2 * d[r + 2];
-                v = (s + round) >> bpc;
-            }
-            sv[seg * SEG + r][sc] = v;
+            /* the C code's vertical blur (motion.h) */
+            sv[seg * SEG + r][sc] =
+                WIDE ? qm_motion_blur_v_wide(d[r], d[r + 1], d[r + 2], d[r + 3], d[r + 4], bpc)
+                     : qm_motion_blur_v(d[r], d[r + 1], d[r + 2], d[r + 3], d[r + 4], bpc);
         }
     }
     __syncthreads();
@@ -154,18 +142,8 @@ motion_sad_kernel(QmGpuPlane cur, int shift, const T *__restrict__ prev,
                 const int col = lane + 32 * k;
                 if (x0 + col >= w)
                     break;
-                /* cpu/motion.c row_sad_horizontal(): the taps split into
-                 * f = 256 fh + fl keep the Q16 rounding exact in int32 */
-                const int32_t *p = &sv[r][col];
-                const int32_t e0 = p[0] + p[4], e1 = p[1] + p[3], e2 = p[2];
-                const int32_t a = (QM_MOTION_F0 >> 8) * e0 +
-                                  (QM_MOTION_F1 >> 8) * e1 +
-                                  (QM_MOTION_F2 >> 8) * e2;
-                const int32_t b = (QM_MOTION_F0 & 255) * e0 +
-                                  (QM_MOTION_F1 & 255) * e1 +
-                                  (QM_MOTION_F2 & 255) * e2;
-                const int32_t v = (a + ((b + (1 << 15)) >> 8)) >> 8;
-                acc += (uint32_t)(v < 0 ? -v : v);
+                /* the C code's horizontal blur (motion.h) */
+                acc += qm_motion_blur_h_abs(&sv[r][col]);
             }
         }
         /* uint32 additions modulo 2^32, as the C row accumulator */

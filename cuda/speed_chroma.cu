@@ -546,7 +546,7 @@ static int speed_gpu_kernels(SpeedGpu *s, const QmGpuFrame *f, cudaStream_t cs)
         speed_antialias_kernel<FloatSrc><<<grid_of(g.ow, g.oh, blk), blk, 0, cs>>>(
             fs, g, s->t, s->d_dec);
     } else {
-        typedef RawSrc<T> Raw;  /* (scripts/cuda-emu reads one template level) */
+        typedef RawSrc<T> Raw;  /* (tests/cuda-emu reads one template level) */
         speed_antialias_kernel<Raw><<<grid_of(g.ow, g.oh, blk), blk, 0, cs>>>(
             raw, g, s->t, s->d_dec);
     }

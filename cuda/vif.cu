@@ -16,15 +16,15 @@
  * Every integer operation is the C code's (same widths, same roundings, the
  * same modulo-2^32 differences); where the C code splits a 48-bit sum into
  * two 32-bit halves to vectorise, the kernels use a 64-bit accumulator,
- * which gives the same value.  The per-pixel float part (gain, residual
- * variance, their products) is the C code's double arithmetic in the same
- * order (nvcc --fmad=false: no contraction; double division and
+ * which gives the same value.  The per-pixel part (local statistics, gain,
+ * residual variance, the log2 terms) is the C code's own functions
+ * (cpu/vif_pixel.h; nvcc --fmad=false: no contraction; double division and
  * conversions are correctly rounded on the GPU as on the CPU), and log2
  * comes from the same table (qm_vif_log2_table(), uploaded once).  So the
  * sums, hence the features, are bit-identical to the C reference.
  *
  * Borders: a tile element outside the picture holds the mirrored sample
- * (the C code's mirror(): no repeated edge sample, periodic beyond).  That
+ * (qm_vif_mirror(): no repeated edge sample, periodic beyond).  That
  * is exactly what the C code's padding gives: its horizontal pass reads the
  * vertically filtered row at mirrored columns, and the vertical filter at a
  * mirrored column is the vertical filter of the mirrored input column.
@@ -40,10 +40,7 @@
 #include <type_traits>
 
 #include "common.cuh"
-
-extern "C" {
-#include "vif.h"
-}
+#include "vif_pixel.h"
 
 namespace {
 
@@ -61,9 +58,6 @@ static_assert(kTileWH * (kTileH / kRowsPerThread) == kThreads,
               "vertical pass: one (column, row group) per thread");
 static_assert(kTileWH * (kTileH / 2) == 2 * kThreads,
               "decimation, vertical pass: two (column, even row) per thread");
-
-/* libvmaf integer_vif.c: sigma_nsq = 2 in Q16 (as VIF_SIGMA_NSQ in vif.c) */
-constexpr int32_t kSigmaNsq = 2 << 16;
 
 template <int S>
 struct VifGeo {
@@ -114,58 +108,6 @@ struct VifScaleArgs {
     unsigned long long *acc;      /* QmVifAccum of this scale, as 4 sums */
 };
 
-/* cpu/vif.c mirror(): reflect without repeating the edge, period 2 (n - 1). */
-__device__ __forceinline__ int vif_mirror(int i, int n)
-{
-    if ((unsigned)i < (unsigned)n)
-        return i;
-    if (n < 2)
-        return 0;
-    const int period = 2 * (n - 1);
-    i = abs(i) % period;
-    return i < n ? i : period - i;
-}
-
-/* cpu/vif.c log2_q11_32 / log2_q11_64: 2048 log2(x) from the 16 most
- * significant bits of x (x >= 2^17). */
-__device__ __forceinline__ int32_t vif_log2_32(const uint16_t *tab, uint32_t x)
-{
-    const int k = 16 - __clz((int)x);
-    return (int32_t)__ldg(tab + (x >> k)) + 2048 * k;
-}
-
-__device__ __forceinline__ int32_t vif_log2_64(const uint16_t *tab, uint64_t x)
-{
-    const int k = 48 - __clzll((long long)x);
-    return (int32_t)__ldg(tab + (x >> k)) + 2048 * k;
-}
-
-/* The per-pixel terms, cpu/vif.c stat_terms() operation for operation. */
-__device__ __forceinline__ void vif_terms(int32_t s11, int32_t s22, int32_t s12,
-                                          const uint16_t *tab, double egl,
-                                          long long &num_log, long long &den_log,
-                                          long long &num_non_log,
-                                          long long &den_non_log)
-{
-    const double eps = 65536 * 1.0e-10;
-    if (s11 < kSigmaNsq) {
-        num_non_log += s22;
-        den_non_log++;
-        return;
-    }
-    den_log += vif_log2_32(tab, (uint32_t)s11 + kSigmaNsq) - 2048 * 17;
-    if (s12 <= 0 || s22 <= 0)
-        return;
-    double g = s12 / (s11 + eps);
-    const double sv = s22 - g * s12;
-    /* sv < s22 <= INT32_MAX here (g s12 > 0): the conversion is exact */
-    const uint32_t sv_sq = sv >= 1.0 ? (uint32_t)(int32_t)sv : 0;
-    g = g < egl ? g : egl;
-    const uint32_t numer1 = sv_sq + kSigmaNsq;
-    const int64_t numer2 = (int64_t)(g * g * s11) + numer1;
-    num_log += vif_log2_64(tab, (uint64_t)numer2) - vif_log2_64(tab, numer1);
-}
-
 /* One scale: statistics (STAT) and/or decimation to the next scale (DEC).
  * T: sample type of the scale's picture (uint8_t only at scale 0, 8 bits). */
 template <int S, typename T, bool STAT, bool DEC>
@@ -191,11 +133,11 @@ vif_scale_kernel(const VifScaleArgs a)
     /* 1. the tile and its halo, mirrored at the picture's edges: qm_load()
      * with the column's part of the address formed once */
     {
-        const int x = vif_mirror(tx0 - R + col, a.w);
+        const int x = qm_vif_mirror(tx0 - R + col, a.w);
         const char *rc = (const char *)a.ref.data + (ptrdiff_t)x * a.ref.step * (ptrdiff_t)sizeof(T);
         const char *dc = (const char *)a.dis.data + (ptrdiff_t)x * a.dis.step * (ptrdiff_t)sizeof(T);
         for (int r = grp; r < G::IH; r += kThreads / kTileWH) {
-            const int y = vif_mirror(ty0 - R + r, a.h);
+            const int y = qm_vif_mirror(ty0 - R + r, a.h);
             sm.in_r[r][col] = (uint16_t)(__ldg((const T *)(rc + (ptrdiff_t)y * a.ref.stride)) >> a.ref_shift);
             sm.in_d[r][col] = (uint16_t)(__ldg((const T *)(dc + (ptrdiff_t)y * a.dis.stride)) >> a.dis_shift);
         }
@@ -268,10 +210,10 @@ vif_scale_kernel(const VifScaleArgs a)
     }
     __syncthreads();
 
-    /* 3a. horizontal pass, local statistics and VIF terms (cpu/vif.c
-     * stat_horizontal, stat_terms); output (o, c) reads tile columns
-     * c .. c + 2R */
-    long long num_log = 0, den_log = 0, num_non_log = 0, den_non_log = 0;
+    /* 3a. horizontal pass (cpu/vif.c stat_horizontal), local statistics and
+     * VIF terms (cpu/vif_pixel.h, the C code's functions); output (o, c)
+     * reads tile columns c .. c + 2R */
+    QmVifAccum sums = { 0, 0, 0, 0 };
     if (STAT) {
         const uint16_t *tab = a.log2_tab;
         const double egl = a.egl;
@@ -290,16 +232,11 @@ vif_scale_kernel(const VifScaleArgs a)
                 fyy += (uint64_t)fk * sm.yy[o][c + k];
                 fxy += (uint64_t)fk * sm.xy[o][c + k];
             }
-            const uint32_t mu1_sq = (uint32_t)(((uint64_t)a1 * a1 + 0x80000000u) >> 32);
-            const uint32_t mu2_sq = (uint32_t)(((uint64_t)a2 * a2 + 0x80000000u) >> 32);
-            const uint32_t mu12 = (uint32_t)(((uint64_t)a1 * a2 + 0x80000000u) >> 32);
-            const uint32_t vxx = (uint32_t)((fxx + 0x8000) >> 16);
-            const uint32_t vyy = (uint32_t)((fyy + 0x8000) >> 16);
-            const uint32_t vxy = (uint32_t)((fxy + 0x8000) >> 16);
-            const int32_t v2 = (int32_t)(vyy - mu2_sq);
-            vif_terms((int32_t)(vxx - mu1_sq), v2 > 0 ? v2 : 0,
-                      (int32_t)(vxy - mu12), tab, egl, num_log, den_log,
-                      num_non_log, den_non_log);
+            int32_t s11, s22, s12;
+            qm_vif_sigmas(a1, a2, (uint32_t)((fxx + 0x8000) >> 16),
+                          (uint32_t)((fyy + 0x8000) >> 16),
+                          (uint32_t)((fxy + 0x8000) >> 16), &s11, &s22, &s12);
+            qm_vif_pixel_terms(s11, s22, s12, tab, egl, &sums);
         }
     }
 
@@ -329,7 +266,7 @@ vif_scale_kernel(const VifScaleArgs a)
 
     /* 4. the block's four sums: warps, then one atomicAdd per sum */
     if (STAT) {
-        long long v[4] = { num_log, den_log, num_non_log, den_non_log };
+        long long v[4] = { sums.num_log, sums.den_log, sums.num_non_log, sums.den_non_log };
 #pragma unroll
         for (int q = 0; q < 4; q++)
             for (int off = 16; off > 0; off >>= 1)

@@ -248,7 +248,7 @@ int main(void)
         CHECK(strstr(svg, ">SSIM / MS-SSIM [index]<") != NULL, "SSIM and MS-SSIM share a panel");
         CHECK(strstr(svg, ">PSNR / PSNR-HVS [dB]<") != NULL, "PSNR and PSNR-HVS share a panel");
         CHECK(strstr(svg, ">VIF / ADM [ratio]<") != NULL, "a key with option suffixes");
-        CHECK(strstr(svg, ">SpEED chroma [entropy difference] (lower is better)<") != NULL,
+        CHECK(strstr(svg, ">SpEED [bits] (lower is better)<") != NULL,
               "SpEED's features in one panel, lower is better");
         CHECK(strstr(svg, ">no_such_metric<") != NULL, "an unknown key gets a panel of its own");
         g_free(svg);

@@ -15,17 +15,6 @@ static const char *const names[] = {
 };
 #define N (sizeof(names) / sizeof(names[0]))
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    char *s = calloc(1, 1 << 16);
-    if (f && s)
-        s[fread(s, 1, (1 << 16) - 1, f)] = 0;
-    if (f)
-        fclose(f);
-    return s;
-}
-
 static char *write_log(QmLogFormat fmt)
 {
     char path[] = "/tmp/qmlog_test.XXXXXX";
@@ -50,7 +39,7 @@ static char *write_log(QmLogFormat fmt)
     CHECK(qm_log_close(l, pools, QM_POOL_MEAN, 1.0) == 0, "close");
     for (unsigned i = 0; i < N; i++)
         qm_pool_clear(&pools[i]);
-    s = slurp(path);
+    s = unit_slurp(path);
     unlink(path);
     return s;
 }

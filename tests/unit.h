@@ -1,10 +1,12 @@
 /* gst-qmetric: the checks of the plain C unit tests (model_test,
- * motion_test, plot_test): CHECK counts a failed condition in `failures`,
- * reports it (file:line and a printf-style message) and goes on. */
+ * motion_test, plot_test, ...): CHECK counts a failed condition in
+ * `failures`, reports it (file:line and a printf-style message) and goes
+ * on; unit_slurp() reads back a file a test wrote. */
 #ifndef QM_TESTS_UNIT_H
 #define QM_TESTS_UNIT_H
 
 #include <stdio.h>
+#include <stdlib.h>
 
 /* where failed checks are reported */
 #ifndef QM_CHECK_OUT
@@ -22,5 +24,18 @@ static int failures;
             fputc('\n', QM_CHECK_OUT);                                        \
         }                                                                     \
     } while (0)
+
+/* The first 64 KiB of a file as a string (empty when it cannot be read);
+ * the caller frees it. */
+static inline char *unit_slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    char *s = calloc(1, 1 << 16);
+    if (f && s)
+        s[fread(s, 1, (1 << 16) - 1, f)] = 0;
+    if (f)
+        fclose(f);
+    return s;
+}
 
 #endif /* QM_TESTS_UNIT_H */

@@ -501,6 +501,12 @@ int main(int argc, char **argv)
         }
     }
     QmPool *pools = calloc(nf, sizeof(*pools));
+    /* the pooled values some metrics provide themselves, over the same rows */
+    QmAggregates *aggs = qm_aggregates_new(e);
+    if (!pools || !aggs) {
+        fprintf(stderr, "qmetric-yuv: out of memory\n");
+        return 1;
+    }
 
     /* A chunk: the engine starts QM_CHUNK_CONTEXT frames early (on a
      * multiple of the subsample step, so that the same frames are computed
@@ -575,6 +581,7 @@ int main(int argc, char **argv)
             for (unsigned i = 0; i < nf; i++)
                 if (r.present[i])
                     qm_pool_add(&pools[i], r.value[i]);
+            qm_aggregates_add(aggs, r.value, r.present);
         }
         if (err != QM_EAGAIN && err != QM_EOF) {
             fprintf(stderr, "qmetric-yuv: %s\n", qm_engine_error(e) ? qm_engine_error(e) : qm_strerror(err));
@@ -602,6 +609,14 @@ int main(int argc, char **argv)
     }
     const double secs = now_s() - t0;
     const double fps = reported / secs;
+    double agg;
+    for (unsigned i = 0; log && !out_err; i++) {
+        const char *key = qm_aggregates_get(aggs, i, &agg);
+        if (!key)
+            break;
+        if (qm_log_aggregate(log, key, agg))
+            out_err = ENOMEM;
+    }
     errno = 0;
     if (log && qm_log_close(log, pools, QM_POOL_LIBVMAF, fps) && !out_err)
         out_err = errno ? errno : EIO;
@@ -627,6 +642,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "qmetric-yuv times: frames %.3f s, log and engine close %.3f s, "
                 "files closed %.3f s\n", secs, t1 - t0 - secs, now_s() - t1);
     free(pools);
+    qm_aggregates_free(aggs);
     free(names);
     fclose(fr);
     fclose(fd);

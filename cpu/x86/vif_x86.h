@@ -23,6 +23,7 @@
 #include <stdlib.h>
 
 #include "vif.h"
+#include "vif_pixel.h"
 
 /* The moment rows of one output row, as 16-bit streams (biased by 2^15):
  * the two vertical means and the low and high 16 bits of the three
@@ -68,17 +69,6 @@ static inline void vif_x86_streams(void *scratch, int w, uint16_t *s[VIF_X86_STR
     }
 }
 
-/* vif.c mirror(): reflection without repeating the edge sample, periodic
- * with period 2 (n - 1) when the pad is wider than the picture. */
-static inline int vif_x86_mirror(int i, int n)
-{
-    if (n < 2)
-        return 0;
-    const int period = 2 * (n - 1);
-    i = abs(i) % period;
-    return i < n ? i : period - i;
-}
-
 static inline void vif_x86_pad(uint16_t *row, int n, int half)
 {
     if (half < n - 1) {  /* one reflection each side: mirror() without % */
@@ -89,8 +79,8 @@ static inline void vif_x86_pad(uint16_t *row, int n, int half)
         return;
     }
     for (int k = 1; k <= half; k++) {
-        row[-k] = row[vif_x86_mirror(-k, n)];
-        row[n - 1 + k] = row[vif_x86_mirror(n - 1 + k, n)];
+        row[-k] = row[qm_vif_mirror(-k, n)];
+        row[n - 1 + k] = row[qm_vif_mirror(n - 1 + k, n)];
     }
 }
 
@@ -103,7 +93,7 @@ static inline void vif_x86_window(const uint8_t **rows, const void *base,
         const int y = i - half + k;
         /* mirror() (an integer division) only near the edges */
         rows[k] = (const uint8_t *)base +
-                  (ptrdiff_t)(y >= 0 && y < h ? y : vif_x86_mirror(y, h)) * stride;
+                  (ptrdiff_t)(y >= 0 && y < h ? y : qm_vif_mirror(y, h)) * stride;
     }
 }
 

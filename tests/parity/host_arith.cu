@@ -15,6 +15,14 @@
  *              the C code's qm_ciede_lab() and qm_ciede_de2000() (the same
  *              source, with glibc on both sides: this checks the casts and
  *              C++ overloads; CUDA's libm is the parity test's business);
+ *   vif        cpu/vif_pixel.h's per-pixel terms compiled by nvcc for the
+ *              host, summed as cuda/vif.cu sums them, against the C
+ *              stage qm_vif_terms_cpu() on rows of random and extreme local
+ *              statistics, at several enhancement gain limits;
+ *   motion     the kernel's per-column arithmetic (cpu/motion.h: mirrored
+ *              differences, both blurs) against the C stage's row SADs
+ *              (qm_motion_row_sad_8/16), on random pictures of small and
+ *              odd sizes at 8, 10, 15 and 16 bits;
  *   adm        the scale kernels of cuda/adm.cu (cuda/adm_tile.cuh: tiles,
  *              halos, mirrored borders, per-row partial sums, the final
  *              row rounding), emulated one thread and one block after the
@@ -33,8 +41,12 @@
 #include <string.h>
 #include <time.h>
 
+#include <vector>
+
 #include "adm_tile.cuh"
 #include "ciede_pixel.h"
+#include "motion.h"
+#include "vif_pixel.h"
 #include "fsum.h"
 #include "psnr_hvs_block.h"
 #include "psnr_hvs_sum.cuh"
@@ -399,6 +411,116 @@ static long ciede_tests(long n, long *pow7_diff)
         /* the GPU's x^7 against glibc's powf (a statistic, see cpu/ciede_pixel.h) */
         const float c = (float)(urand() * 200.0);
         *pow7_diff += qm_fsum_bits(powf(c, 7)) != qm_fsum_bits(qm_ciede_pow7f_double(c));
+    }
+    return bad;
+}
+
+/* ---- vif ---- */
+
+static int32_t vif_stat(int kind)
+{
+    switch (kind) {
+    case 0:
+        return (int32_t)rnd();                       /* anything */
+    case 1:
+        return (int32_t)(rnd() % (1u << 22));        /* around sigma_n^2 */
+    default:
+        return (int32_t)(rnd() % (1u << 31));        /* large, positive */
+    }
+}
+
+static long vif_tests(long *n_rows)
+{
+    static const double egls[] = { 100.0, 1.0, 50.5, 1.0000001 };
+    uint16_t *tab = (uint16_t *)malloc(QM_VIF_LOG2_TABLE_SIZE * sizeof(uint16_t));
+    qm_vif_log2_table(tab);
+    enum { N = 1000 };
+    int32_t s11[N], s22[N], s12[N];
+    long bad = 0;
+    *n_rows = 0;
+    for (int rep = 0; rep < 400; rep++) {
+        const int k = (int)(rnd() % 3);
+        for (int j = 0; j < N; j++) {
+            s11[j] = vif_stat(k);
+            s22[j] = vif_stat(k) & 0x7fffffff;   /* the stage clamps it at 0 */
+            s12[j] = vif_stat((int)(rnd() % 3));
+            if (j % 97 == 0)
+                s11[j] = (2 << 16) - (int32_t)(rnd() % 2);  /* the branch's edge */
+        }
+        const double egl = egls[rep % 4];
+        const QmVifParams p = { egl, tab };
+        QmVifAccum c = { 0, 0, 0, 0 }, g = { 0, 0, 0, 0 };
+        qm_vif_terms_cpu(s11, s22, s12, N, &p, &c);
+        for (int j = 0; j < N; j++)
+            qm_vif_pixel_terms(s11[j], s22[j], s12[j], tab, egl, &g);
+        bad += c.num_log != g.num_log || c.den_log != g.den_log ||
+               c.num_non_log != g.num_non_log || c.den_non_log != g.den_non_log;
+        (*n_rows)++;
+    }
+    free(tab);
+    return bad;
+}
+
+/* ---- motion ---- */
+
+/* Row SADs as cuda/motion.cu forms them: per output sample the five
+ * mirrored differences of its column, the vertical blur, then the
+ * horizontal one over five mirrored columns; a row's sum modulo 2^32. */
+static void motion_gpu_rows(const uint16_t *prev, const uint16_t *cur, int w, int h, int bpc,
+                            uint32_t *rows)
+{
+    std::vector<int32_t> v((size_t)w * h);
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            int32_t d[5];
+            for (int k = 0; k < 5; k++) {
+                const int ym = qm_motion_mirror(y - 2 + k, h);
+                d[k] = prev[(size_t)ym * w + x] - cur[(size_t)ym * w + x];
+            }
+            v[(size_t)y * w + x] = bpc > 15 ? qm_motion_blur_v_wide(d[0], d[1], d[2], d[3], d[4], bpc)
+                                            : qm_motion_blur_v(d[0], d[1], d[2], d[3], d[4], bpc);
+        }
+    for (int y = 0; y < h; y++) {
+        uint32_t acc = 0;
+        for (int x = 0; x < w; x++) {
+            int32_t c[5];
+            for (int k = 0; k < 5; k++)
+                c[k] = v[(size_t)y * w + qm_motion_mirror(x - 2 + k, w)];
+            acc += qm_motion_blur_h_abs(c);
+        }
+        rows[y] = acc;
+    }
+}
+
+static long motion_tests(long *cases)
+{
+    static const int depths[] = { 8, 10, 15, 16 };
+    long bad = 0;
+    *cases = 0;
+    for (int rep = 0; rep < 200; rep++) {
+        const int w = 3 + (int)(rnd() % 70), h = 3 + (int)(rnd() % 40);
+        const int bpc = depths[rep % 4], max = (1 << bpc) - 1;
+        std::vector<uint16_t> prev((size_t)w * h), cur((size_t)w * h);
+        std::vector<uint8_t> prev8((size_t)w * h), cur8((size_t)w * h);
+        for (size_t i = 0; i < prev.size(); i++) {
+            /* extremes often: the largest blurred differences */
+            const uint32_t r = rnd();
+            prev[i] = (uint16_t)(r & 1 ? (r >> 1) % (max + 1) : (r & 2 ? max : 0));
+            cur[i] = (uint16_t)(r & 4 ? (r >> 3) % (max + 1) : (r & 8 ? 0 : max));
+            prev8[i] = (uint8_t)prev[i];
+            cur8[i] = (uint8_t)cur[i];
+        }
+        std::vector<uint32_t> c(h), g(h);
+        std::vector<int32_t> scratch(qm_motion_scratch_len(w));
+        if (bpc == 8)
+            qm_motion_row_sad_fn(8)(prev8.data(), w, cur8.data(), w, w, h, 8, scratch.data(),
+                                    c.data());
+        else
+            qm_motion_row_sad_fn(bpc)(prev.data(), 2 * w, cur.data(), 2 * w, w, h, bpc,
+                                      scratch.data(), c.data());
+        motion_gpu_rows(prev.data(), cur.data(), w, h, bpc, g.data());
+        bad += c != g;
+        (*cases)++;
     }
     return bad;
 }
@@ -851,6 +973,16 @@ int main(int argc, char **argv)
     bad = ciede_tests(nc, &p7);
     printf("ciede: %ld of %ld pixel pairs differ (GPU x^7 vs glibc powf: %ld differ)\n",
            bad, nc, p7);
+    fails += bad != 0;
+
+    long vif_rows;
+    bad = vif_tests(&vif_rows);
+    printf("vif: %ld of %ld rows of terms differ\n", bad, vif_rows);
+    fails += bad != 0;
+
+    long motion_cases;
+    bad = motion_tests(&motion_cases);
+    printf("motion: %ld of %ld pictures' row SADs differ\n", bad, motion_cases);
     fails += bad != 0;
 
     long adm_cases;

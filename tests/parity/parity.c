@@ -18,11 +18,12 @@
  * frame 0 checks the first-frame convention.
  * Metrics with options are also run with each option at its non-default
  * extremes, every value of a small integral range (a mode) or else the
- * midpoint, and the option sets of their descriptors (QmMetricDesc.option_sets,
- * on the content the descriptor names: CAMBI's on banded and blocky content
- * up to 1080p), through the descriptors' functions; an option vector both
- * backends refuse alike (e.g. a viewing distance the reference has no CSF for) is counted
- * with the refused combinations.
+ * midpoint, and the option sets of their descriptors
+ * (QmMetricDesc.option_sets, on the content the descriptor names: CAMBI's
+ * on banded and blocky content up to 1080p), through the descriptors'
+ * functions; an option vector both backends refuse alike (e.g. a viewing
+ * distance the reference has no CSF for) is counted with the refused
+ * combinations.
  *
  * Metrics with post()/flush() (motion) get their option vectors through the
  * engine too (its `features` text), where the temporal rows, the look-ahead
@@ -606,22 +607,24 @@ typedef struct OptionPlan {
 
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 
-/* every option vector: small sizes (33x33: the smallest adm) */
+/* QM_TEST_CONTENT_SMALL, and each option alone: small sizes (33x33: the
+ * smallest adm) */
 static int osizes[][2] = { { 16, 16 }, { 33, 33 }, { 35, 19 }, { 64, 48 }, { 577, 323 } };
 static const int opats[] = { PAT_RANDOM, PAT_GAIN, PAT_SAME };
 static const OptionPlan plan_small = { osizes, N_OF(osizes), NULL, 0, opats, N_OF(opats) };
 
-/* CAMBI's listed values: banded and blocky content up to 1080p, where its
- * largest window (63) and cambi_high_res_speedup=1080 act */
+/* QM_TEST_CONTENT_BANDED (CAMBI): banded and blocky content up to 1080p,
+ * where its largest window (63) and cambi_high_res_speedup=1080 act */
 static int osizes_large[][2] = { { 577, 323 }, { 1920, 1080 } };
 static const int olayouts_large[] = { 0, 2, 5, 6 };  /* 420-8, p010, 444-12/16 */
 static const int opats_large[] = { PAT_BANDS, PAT_BLOCKS, PAT_RANDOM };
 static const OptionPlan plan_large = { osizes_large, N_OF(osizes_large), olayouts_large,
                                        N_OF(olayouts_large), opats_large, N_OF(opats_large) };
 
-/* SpEED's listed values: 577x323 (4:2:0: 6 blocks; 2 at speed_prescale
- * 0.6) and 1080p (72 blocks, 4:2:0), where the rescalers and the 16x
- * decimation have room; realistic (noisy) and identical distortions too */
+/* QM_TEST_CONTENT_NATURAL (SpEED): 577x323 (4:2:0: 6 blocks; 2 at
+ * speed_prescale 0.6) and 1080p (72 blocks, 4:2:0), where the rescalers and
+ * the 16x decimation have room; realistic (noisy) and identical
+ * distortions too */
 static int osizes_speed[][2] = { { 577, 323 }, { 1920, 1080 } };
 static const int olayouts_speed[] = { 0, 1, 2, 4, 5, 6 };  /* all but 10-bit padded, 400 */
 static const int opats_speed[] = { PAT_RANDOM, PAT_NOISY, PAT_SAME };
