@@ -4,7 +4,7 @@
  * (../shared/golden/ssimulacra2/manifest.json, yuv_to_rgb; docs/metrics.md).
  *
  * The stages are listed in ssimulacra2.h, their arithmetic is
- * ssimulacra2_math.h.  This file streams each scale row by row, so that an
+ * ssimulacra2_pixel.h.  This file streams each scale row by row, so that an
  * instance holds the pyramid's smaller scales and a few rows, not the ~30
  * full-size planes of the reference:
  *

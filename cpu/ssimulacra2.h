@@ -13,7 +13,7 @@
  *      (QmSsimu2Sums, in double, in raster order);
  *   4. host side: qm_ssimu2_score(), the weighted sum of the 108 norms and
  *      the published final mapping.
- * The arithmetic of steps 1-3 is cpu/ssimulacra2_math.h.
+ * The arithmetic of steps 1-3 is cpu/ssimulacra2_pixel.h.
  */
 #ifndef QM_SSIMULACRA2_H
 #define QM_SSIMULACRA2_H
@@ -22,7 +22,7 @@
 #include <stdint.h>
 
 #include "metric.h"
-#include "ssimulacra2_math.h"
+#include "ssimulacra2_pixel.h"
 
 #ifdef __cplusplus
 extern "C" {

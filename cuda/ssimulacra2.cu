@@ -26,7 +26,7 @@
  *   s2_total_kernel   at the end, each scale's 18 sums over its blocks.
  * collect() applies the C reference's qm_ssimu2_score().
  *
- * Exactness: the per-pixel arithmetic is cpu/ssimulacra2_math.h, the C
+ * Exactness: the per-pixel arithmetic is cpu/ssimulacra2_pixel.h, the C
  * code's own (fmaf where the reference fuses, IEEE division, no other
  * contraction: --fmad=false), and each filter runs the same sequence of
  * operations per line (the horizontal pass's singles and groups of four at

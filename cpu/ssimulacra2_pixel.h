@@ -18,8 +18,8 @@
  *          the pyramid, the products blurred for the variances, the SSIM
  *          and edge maps and the pooling (baseline x86-64 code, no FMA).
  */
-#ifndef QM_SSIMULACRA2_MATH_H
-#define QM_SSIMULACRA2_MATH_H
+#ifndef QM_SSIMULACRA2_PIXEL_H
+#define QM_SSIMULACRA2_PIXEL_H
 
 #include <math.h>
 #include <stdint.h>
@@ -313,4 +313,4 @@ QM_HD double qm_ssimu2_quartic(double x)
     return x;
 }
 
-#endif /* QM_SSIMULACRA2_MATH_H */
+#endif /* QM_SSIMULACRA2_PIXEL_H */
