@@ -53,7 +53,7 @@ int qm_aggregates_open(QmAggregates **out, const QmPlan *p, int w, int h, int bp
             qm_aggregates_free(a);
             return QM_ENOMEM;
         }
-        const QmMetricConfig cfg = { w, h, bpc, chroma, &pi->opt, { { 0, 0 }, { 0, 0 } } };
+        const QmMetricConfig cfg = { w, h, bpc, chroma, &pi->opt };
         const int err = pf->init ? pf->init(ai->state, &cfg) : 0;
         if (err) {
             qm_aggregates_free(a);

@@ -36,7 +36,6 @@ typedef struct QmBackendInst {
 typedef struct QmBackendSetup {
     int w, h, bpc;
     QmChroma chroma;
-    QmColor color[2];   /* QmSettings.color */
     int device;         /* -1: any */
     void *context;      /* optional device context to share (a CUcontext) */
     unsigned n_slots;   /* frames in flight */

@@ -188,8 +188,7 @@ static int cpu_init_insts(QmEngine *e)
         in->priv = calloc((size_t)in->npriv, sizeof(void *));
         if (!in->priv)
             return QM_ENOMEM;
-        QmMetricConfig cfg = { e->s.w, e->s.h, e->s.bpc, e->s.chroma, in->opt,
-                                { e->s.color[0], e->s.color[1] } };
+        QmMetricConfig cfg = { e->s.w, e->s.h, e->s.bpc, e->s.chroma, in->opt };
         for (int k = 0; k < in->npriv; k++) {
             in->priv[k] = calloc(1, in->d->cpu.priv_size ? in->d->cpu.priv_size : 1);
             if (!in->priv[k])
@@ -508,7 +507,6 @@ static int open_backend(QmEngine *e, const QmBackendOps *ops)
     e->bk_slots = copy_threads >= 4 ? 8 : 4;
     QmBackendSetup gs = {
         .w = e->s.w, .h = e->s.h, .bpc = e->s.bpc, .chroma = e->s.chroma,
-        .color = { e->s.color[0], e->s.color[1] },
         .device = e->s.cuda_device, .context = e->s.cuda_context,
         .n_slots = e->bk_slots, .inst = gi, .n_inst = n,
         .copy_threads = copy_threads,

@@ -85,7 +85,6 @@ typedef struct QmMetricConfig {
     int w, h, bpc;
     QmChroma chroma;
     const QmOptValues *opt;  /* indexed like desc->options */
-    QmColor color[2];        /* QmSettings.color: reference, distorted */
 } QmMetricConfig;
 
 /* Input of one compute() call. */

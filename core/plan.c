@@ -279,7 +279,7 @@ static const char *cannot_run(const QmSettings *s, const QmMetricDesc *d, char *
     }
     QmOptValues o;
     opt_defaults(d, &o);
-    QmMetricConfig cfg = { s->w, s->h, s->bpc, s->chroma, &o, { s->color[0], s->color[1] } };
+    QmMetricConfig cfg = { s->w, s->h, s->bpc, s->chroma, &o };
     void *priv = calloc(1, d->cpu.priv_size ? d->cpu.priv_size : 1);
     if (!priv)
         return NULL;  /* the real init reports it */

@@ -41,6 +41,20 @@ typedef enum QmChroma {
     QM_CHROMA_444,
 } QmChroma;
 
+/* How YCbCr samples encode colour, for the metrics that convert them to
+ * RGB (ssimulacra2): what the picture's producer says (the element: the
+ * caps' colorimetry, where they state one).  Zero: not known, which those
+ * metrics read as BT.709, limited range. */
+typedef enum QmMatrix {
+    QM_MATRIX_UNKNOWN = 0, QM_MATRIX_BT709, QM_MATRIX_BT601, QM_MATRIX_BT2020,
+    QM_MATRIX_SMPTE240M, QM_MATRIX_FCC,
+} QmMatrix;
+typedef enum QmRange { QM_RANGE_UNKNOWN = 0, QM_RANGE_LIMITED, QM_RANGE_FULL } QmRange;
+typedef struct QmColor {
+    QmMatrix matrix;
+    QmRange range;
+} QmColor;
+
 /**
  * One picture, planar.  Samples are uint8_t when bpc == 8 and little-endian
  * uint16_t holding values 0 .. 2^bpc - 1 otherwise.  Strides are in bytes.
@@ -63,6 +77,7 @@ typedef struct QmPicture {
                                are interleaved (NV12, P010; data[2] points at
                                the first Cr sample); 0 means 1 */
     int shift;              /* stored sample >> shift = value (P010: 6) */
+    QmColor color;          /* its colorimetry; zero: not known */
 } QmPicture;
 
 enum { QM_PICTURE_DEVICE = 1 << 0 };
@@ -74,20 +89,6 @@ void qm_plane_size(int w, int h, QmChroma chroma, int p, int *pw, int *ph);
 void qm_plane_size_full(int w, int h, QmChroma chroma, int p, int *pw, int *ph);
 /** 1 for QM_CHROMA_400, else 3. */
 int qm_n_planes(QmChroma chroma);
-
-/* How YCbCr samples encode colour, for the metrics that convert them to
- * RGB (ssimulacra2): what the pictures' producer says (the element: the
- * caps' colorimetry, where they name one).  Zero: not known, which those
- * metrics read as BT.709, limited range. */
-typedef enum QmMatrix {
-    QM_MATRIX_UNKNOWN = 0, QM_MATRIX_BT709, QM_MATRIX_BT601, QM_MATRIX_BT2020,
-    QM_MATRIX_SMPTE240M, QM_MATRIX_FCC,
-} QmMatrix;
-typedef enum QmRange { QM_RANGE_UNKNOWN = 0, QM_RANGE_LIMITED, QM_RANGE_FULL } QmRange;
-typedef struct QmColor {
-    QmMatrix matrix;
-    QmRange range;
-} QmColor;
 
 typedef enum QmBackend {
     QM_BACKEND_AUTO = 0, /* CUDA when a device works, else CPU */
@@ -108,7 +109,6 @@ typedef void (*QmReleaseFn)(void *opaque, void *frame_user);
 typedef struct QmSettings {
     int w, h, bpc;
     QmChroma chroma;
-    QmColor color[2];       /* reference, distorted; zero: not known */
     /* Comma-separated metric names (see qm_metric_names()); NULL or "all"
      * selects every metric, "default" the VMAF model's features only.  The
      * tools and the element default to QM_DEFAULT_METRICS (with

@@ -30,7 +30,7 @@
 
 typedef struct Ssimu2 {
     int w, h, bpc, ss_x, ss_y, cw, ch;
-    QmSsimu2Conv conv[2];
+    QmOptValues opt;
     int n_scales, sw[QM_SSIMU2_SCALES], sh[QM_SSIMU2_SCALES];
     QmSsimu2Iir g;
     float *lut;           /* 16-bit sRGB sample -> linear light */
@@ -43,7 +43,7 @@ typedef struct Ssimu2 {
     float *hin, *hring;   /* LANES x w: one row; RING rows */
     float *vp1, *vp2, *vsum, *vout;  /* vertical pass: 3 x, 3 x, 1 x, 1 x
                                         LANES x w */
-    double *terms;        /* error-map terms of a row: [3 channels][2][w] */
+    double *terms;        /* error-map terms of a row, one channel: [2][w] */
 } Ssimu2;
 
 /* ---- setup ---- */
@@ -81,7 +81,8 @@ static const double matrix_k[][2] = {
     [QM_SSIMU2_MATRIX_FCC] = { 0.30, 0.11 },
 };
 
-void qm_ssimu2_setup_conv(const QmMetricConfig *cfg, QmSsimu2Conv conv[2])
+void qm_ssimu2_setup_conv(const QmOptValues *opt, int bpc, QmColor c,
+                          QmSsimu2Conv *conv)
 {
     static const int from_color[] = {
         [QM_MATRIX_UNKNOWN] = QM_SSIMU2_MATRIX_BT709,
@@ -91,17 +92,15 @@ void qm_ssimu2_setup_conv(const QmMetricConfig *cfg, QmSsimu2Conv conv[2])
         [QM_MATRIX_SMPTE240M] = QM_SSIMU2_MATRIX_SMPTE240M,
         [QM_MATRIX_FCC] = QM_SSIMU2_MATRIX_FCC,
     };
-    for (int i = 0; i < 2; i++) {
-        int m = (int)cfg->opt->v[QM_SSIMU2_OPT_MATRIX];
-        int r = (int)cfg->opt->v[QM_SSIMU2_OPT_RANGE];
-        if (m == QM_SSIMU2_MATRIX_AUTO)
-            m = from_color[cfg->color[i].matrix];
-        if (r == QM_SSIMU2_RANGE_AUTO)
-            r = cfg->color[i].range == QM_RANGE_FULL ? QM_SSIMU2_RANGE_FULL
-                                                     : QM_SSIMU2_RANGE_LIMITED;
-        qm_ssimu2_conv_init(&conv[i], cfg->bpc, matrix_k[m][0], matrix_k[m][1],
-                            r == QM_SSIMU2_RANGE_FULL);
-    }
+    int m = (int)opt->v[QM_SSIMU2_OPT_MATRIX];
+    int r = (int)opt->v[QM_SSIMU2_OPT_RANGE];
+    if (m == QM_SSIMU2_MATRIX_AUTO)
+        m = (unsigned)c.matrix < sizeof(from_color) / sizeof(from_color[0])
+                ? from_color[c.matrix] : QM_SSIMU2_MATRIX_BT709;
+    if (r == QM_SSIMU2_RANGE_AUTO)
+        r = c.range == QM_RANGE_FULL ? QM_SSIMU2_RANGE_FULL : QM_SSIMU2_RANGE_LIMITED;
+    qm_ssimu2_conv_init(conv, bpc, matrix_k[m][0], matrix_k[m][1],
+                        r == QM_SSIMU2_RANGE_FULL);
 }
 
 int qm_ssimu2_scales(int w, int h, int sw[QM_SSIMU2_SCALES],
@@ -148,7 +147,7 @@ static int ssimu2_init(void *priv, const QmMetricConfig *cfg)
     s->ss_x = cfg->chroma != QM_CHROMA_444;
     s->ss_y = cfg->chroma == QM_CHROMA_420;
     qm_plane_size_full(cfg->w, cfg->h, cfg->chroma, 1, &s->cw, &s->ch);
-    qm_ssimu2_setup_conv(cfg, s->conv);
+    s->opt = *cfg->opt;
     s->n_scales = qm_ssimu2_scales(s->w, s->h, s->sw, s->sh);
     s->g = qm_ssimu2_iir();
     const size_t w = (size_t)s->w;
@@ -168,7 +167,7 @@ static int ssimu2_init(void *priv, const QmMetricConfig *cfg)
     s->vp2 = malloc(3 * LANES * w * sizeof(float));
     s->vsum = malloc(LANES * w * sizeof(float));
     s->vout = malloc(LANES * w * sizeof(float));
-    s->terms = malloc(6 * w * sizeof(double));
+    s->terms = malloc(2 * w * sizeof(double));
     if (!s->lut || !s->pyr[0] || !s->pyr[1] || !s->rgb || !s->tmp || !s->lin0 || !s->xyb ||
         !s->hin || !s->hring || !s->vp1 || !s->vp2 || !s->vsum || !s->vout ||
         !s->terms) {
@@ -398,7 +397,8 @@ static void vertical_step(Ssimu2 *s, int n, int w, int h, double sums[3][6])
 
 /* One scale: rows of linear light in, sums out, the next scale's linear
  * planes written when there is one. */
-static void scale_pass(Ssimu2 *s, int sc, const QmFrame *f, double sums[3][6])
+static void scale_pass(Ssimu2 *s, int sc, const QmFrame *f,
+                       const QmSsimu2Conv conv[2], double sums[3][6])
 {
     const int w = s->sw[sc], h = s->sh[sc];
     const size_t plane = (size_t)w * h;
@@ -412,7 +412,7 @@ static void scale_pass(Ssimu2 *s, int sc, const QmFrame *f, double sums[3][6])
         for (int i = 0; i < 2; i++) {
             if (sc == 0) {
                 float *row = s->lin0 + (size_t)((r & 1) * 6 + i * 3) * w;
-                linear_row(s, i ? f->dist : f->ref, &s->conv[i], r, row);
+                linear_row(s, i ? f->dist : f->ref, &conv[i], r, row);
                 for (int c = 0; c < 3; c++) {
                     lin[i][c] = row + (size_t)c * w;
                     prev[i][c] = s->lin0 + (size_t)((~r & 1) * 6 + i * 3 + c) * w;
@@ -509,9 +509,12 @@ static int ssimu2_compute(void *priv, const QmFrame *f, QmRows *out)
 {
     Ssimu2 *s = priv;
     QmSsimu2Sums sums;
+    QmSsimu2Conv conv[2];
+    qm_ssimu2_setup_conv(&s->opt, s->bpc, f->ref->color, &conv[0]);
+    qm_ssimu2_setup_conv(&s->opt, s->bpc, f->dist->color, &conv[1]);
     memset(&sums, 0, sizeof(sums));
     for (int sc = 0; sc < s->n_scales; sc++)
-        scale_pass(s, sc, f, sums.v[sc]);
+        scale_pass(s, sc, f, conv, sums.v[sc]);
     qm_rows_set(out, 0, 0, qm_ssimu2_score(&sums, s->n_scales, s->sw, s->sh));
     return 0;
 }
@@ -527,12 +530,12 @@ static const char *const ssimu2_ranges[] = { "auto", "limited", "full", NULL };
 
 static const QmOptionDesc ssimu2_options[] = {
     [QM_SSIMU2_OPT_MATRIX] = { "yuv_matrix", "matrix",
-        "YCbCr matrix of the conversion to RGB: auto (the input's colorimetry "
-        "where the caller knows it, else BT.709), bt709, bt601, bt2020, "
+        "YCbCr matrix of the conversion to RGB: auto (the pictures' "
+        "colorimetry where known, else BT.709), bt709, bt601, bt2020, "
         "smpte240m or fcc", 0, 0, 5, QM_OPT_IN_KEY | QM_OPT_ENUM },
     [QM_SSIMU2_OPT_RANGE] = { "yuv_range", "range",
-        "sample range of the conversion to RGB: auto (the input's where the "
-        "caller knows it, else limited), limited or full", 0, 0, 2,
+        "sample range of the conversion to RGB: auto (the pictures' where "
+        "known, else limited), limited or full", 0, 0, 2,
         QM_OPT_IN_KEY | QM_OPT_ENUM },
     { NULL },
 };

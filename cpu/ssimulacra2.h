@@ -38,10 +38,11 @@ enum {
 };
 enum { QM_SSIMU2_RANGE_AUTO = 0, QM_SSIMU2_RANGE_LIMITED, QM_SSIMU2_RANGE_FULL };
 
-/* Each side's conversion for this configuration: the options where they
- * name a matrix or range, else the colorimetry the caller gave (cfg->color),
- * else BT.709 limited range. */
-void qm_ssimu2_setup_conv(const QmMetricConfig *cfg, QmSsimu2Conv conv[2]);
+/* The conversion of a picture of bpc bits and colorimetry c: the options'
+ * matrix and range where they name one, else c's, else BT.709 limited
+ * range. */
+void qm_ssimu2_setup_conv(const QmOptValues *opt, int bpc, QmColor c,
+                          QmSsimu2Conv *conv);
 
 /* The conversion of a bit depth for a matrix's Kr, Kb and a range
  * (full: H.273's (2^bpc - 1) scale, chroma centred on 2^(bpc - 1)). */

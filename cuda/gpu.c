@@ -284,8 +284,7 @@ static int open_locked(QmGpu *g, const QmGpuSetup *s)
     }
     for (unsigned i = 0; i < g->n_inst; i++) {
         GpuInst *gi = &g->inst[i];
-        QmMetricConfig cfg = { s->w, s->h, s->bpc, s->chroma, gi->in.opt,
-                                { s->color[0], s->color[1] } };
+        QmMetricConfig cfg = { s->w, s->h, s->bpc, s->chroma, gi->in.opt };
         gi->priv = calloc(1, gi->f->priv_size ? gi->f->priv_size : 1);
         if (!gi->priv)
             return QM_ENOMEM;
@@ -390,6 +389,7 @@ static void stage(QmGpu *g, Slot *sl, int which, const QmPicture *pic,
 
     gp->bpc = pic->bpc;
     gp->shift = pic->shift;
+    gp->color = pic->color;
     for (int p = 0; p < np; p++) {
         int pw, ph, sw, sh;
         qm_plane_size(pic->w, pic->h, pic->chroma, p, &pw, &ph);

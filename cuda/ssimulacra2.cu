@@ -60,8 +60,8 @@ typedef struct S2Scale {
 } S2Scale;
 
 typedef struct S2Gpu {
-    int w, h, ss_x, ss_y, cw, ch, n_scales;
-    QmSsimu2Conv conv[2];
+    int w, h, bpc, ss_x, ss_y, cw, ch, n_scales;
+    QmOptValues opt;
     S2Scale sc[QM_SSIMU2_SCALES];
     int sw[QM_SSIMU2_SCALES], sh[QM_SSIMU2_SCALES];
     float *d_lin[2];       /* linear planes of scale s in d_lin[s & 1] */
@@ -446,7 +446,8 @@ static int s2_gpu_init(void *priv, const QmMetricConfig *cfg, unsigned n_slots,
     s->ss_x = cfg->chroma != QM_CHROMA_444;
     s->ss_y = cfg->chroma == QM_CHROMA_420;
     qm_plane_size_full(cfg->w, cfg->h, cfg->chroma, 1, &s->cw, &s->ch);
-    qm_ssimu2_setup_conv(cfg, s->conv);
+    s->bpc = cfg->bpc;
+    s->opt = *cfg->opt;
     s->n_scales = qm_ssimu2_scales(s->w, s->h, s->sw, s->sh);
     for (int i = 0; i < s->n_scales; i++) {
         S2Scale *c = &s->sc[i];
@@ -501,8 +502,9 @@ static int s2_gpu_submit(void *priv, const QmGpuFrame *f, unsigned slot, QmStrea
     if (slot >= s->n_slots)
         return QM_EINVAL;
     S2ConvArgs a;
-    a.conv[0] = s->conv[0];
-    a.conv[1] = s->conv[1];
+    /* each picture's own colorimetry, as the C code */
+    qm_ssimu2_setup_conv(&s->opt, s->bpc, f->ref.color, &a.conv[0]);
+    qm_ssimu2_setup_conv(&s->opt, s->bpc, f->dist.color, &a.conv[1]);
     a.w = s->w;
     a.h = s->h;
     a.ss_x = s->ss_x;

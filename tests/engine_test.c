@@ -171,8 +171,7 @@ static int fake_open(void **ctx, const QmBackendSetup *s, char **err)
         const QmMetricDesc *d = s->inst[i].desc;
         f->inst[i] = s->inst[i];
         f->priv[i] = calloc(1, d->cpu.priv_size ? d->cpu.priv_size : 1);
-        QmMetricConfig cfg = { s->w, s->h, s->bpc, s->chroma, s->inst[i].opt,
-                               { s->color[0], s->color[1] } };
+        QmMetricConfig cfg = { s->w, s->h, s->bpc, s->chroma, s->inst[i].opt };
         if (d->cpu.init(f->priv[i], &cfg))
             return QM_EDEVICE;
     }

@@ -174,7 +174,6 @@ struct _GstQmetric
   /* the caps of the pair being compared (its frames' own, from the pairing
    * queue) and those the engine was opened for */
   GstVideoInfo pair_ref_info, pair_dist_info, engine_info;
-  QmColor engine_color[2];      /* the colorimetry the engine converts with */
   gboolean have_ref_info, have_dist_info;
   QmEngine *engine;
   guint n_features;
@@ -765,7 +764,7 @@ valid_utf8 (const gchar * s)
   return g_utf8_make_valid (s ? s : "", -1);
 }
 
-/* A side's colorimetry as QmSettings.color takes it: what its caps state
+/* A side's colorimetry as QmPicture.color takes it: what its caps state
  * (the caps event marks a matrix they do not state unknown). */
 static void
 color_of (const GstVideoInfo * info, QmColor * c)
@@ -798,14 +797,14 @@ color_of (const GstVideoInfo * info, QmColor * c)
 /* The pair's colorimetry: each side's caps, a side that states none taking
  * the other's (a raw reference beside its decoded encode). */
 static void
-pair_colors (GstQmetric * self, QmColor c[2])
+pair_colors (GstQmetric * self, QmColor * ref, QmColor * dist)
 {
-  color_of (&self->pair_ref_info, &c[0]);
-  color_of (&self->pair_dist_info, &c[1]);
-  if (c[0].matrix == QM_MATRIX_UNKNOWN)
-    c[0] = c[1];
-  else if (c[1].matrix == QM_MATRIX_UNKNOWN)
-    c[1] = c[0];
+  color_of (&self->pair_ref_info, ref);
+  color_of (&self->pair_dist_info, dist);
+  if (ref->matrix == QM_MATRIX_UNKNOWN)
+    *ref = *dist;
+  else if (dist->matrix == QM_MATRIX_UNKNOWN)
+    *dist = *ref;
 }
 
 /* The engine's settings for pictures described by info, from the
@@ -818,7 +817,6 @@ fill_settings (GstQmetric * self, QmSettings * s, const GstVideoInfo * info)
 
   qm_settings_default (s, GST_VIDEO_INFO_WIDTH (info),
       GST_VIDEO_INFO_HEIGHT (info), f->bpc, f->chroma);
-  pair_colors (self, s->color);
   GST_OBJECT_LOCK (self);
   s->metrics = g_strdup (self->metrics);
   s->metrics_are_default = !self->metrics_set;
@@ -883,7 +881,6 @@ open_engine (GstQmetric * self, GstClockTime rt)
 
   ret = qm_engine_open (&self->engine, &s, &err);
   clear_settings (&s);
-  memcpy (self->engine_color, s.color, sizeof (s.color));
   if (ret) {
     gchar *why = valid_utf8 (err ? err : qm_strerror (ret));
     GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS,
@@ -1925,25 +1922,16 @@ compare_pair (GstQmetric * self, GstBuffer * rbuf, GstBuffer * dbuf,
   QmPair *p;
   GstSegment *seg = &self->dist_pad->segment;
   GstQmetricMapResult mr;
-  QmColor colors[2];
   gboolean gpu;
   int err;
 
   /* a size or format change reaches the engine with the first pair in the
    * new caps (earlier pairs, queued before the caps event, keep theirs):
-   * the pairs so far are scored, in order, and a new engine opens; so
-   * does a change of colorimetry (ssimulacra2's conversion to RGB) */
-  pair_colors (self, colors);
+   * the pairs so far are scored, in order, and a new engine opens */
   if (self->engine && geometry_changed (&self->pair_dist_info,
           &self->engine_info)) {
     drain_all (self);
     self->reconfigured = TRUE;
-  } else if (self->engine && memcmp (colors, self->engine_color,
-          sizeof (colors))) {
-    /* opened at one pad's caps before the other's said more: again, quietly,
-     * before the first pair */
-    drain_all (self);
-    self->reconfigured = self->n_pairs > 0;
   }
   /* both buffers are ours from here on: every exit path releases them */
   if (!formats_agree (self) || (!self->engine && !open_engine (self, rt))) {
@@ -1980,6 +1968,7 @@ compare_pair (GstQmetric * self, GstBuffer * rbuf, GstBuffer * dbuf,
     return GST_FLOW_OK;
   }
   gst_buffer_unref (rbuf);       /* the mapped frame holds its own ref */
+  pair_colors (self, &p->ref.pic.color, &p->dist.pic.color);
   if (!GST_CLOCK_TIME_IS_VALID (self->first_stream_time))
     self->first_stream_time = p->stream_time;
   self->last_stream_time = p->stream_time;

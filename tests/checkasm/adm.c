@@ -499,7 +499,7 @@ static void test_engine(unsigned isa)
         case 3: opt.v[QM_ADM_OPT_SKIP_SCALE0] = it & 8 ? 1 : 0; opt.v[QM_ADM_OPT_EGL] = 2.7; break;
         default: break;
         }
-        const QmMetricConfig cfg = { w, h, bpc, QM_CHROMA_420, &opt, { { 0, 0 }, { 0, 0 } } };
+        const QmMetricConfig cfg = { w, h, bpc, QM_CHROMA_420, &opt };
         const size_t es = bpc == 8 ? 1 : 2;
         const ptrdiff_t stride = (ptrdiff_t)((size_t)(w + (int)(checkasm_rand() % 40)) * es);
         uint8_t *ref = malloc((size_t)stride * h), *dis = malloc((size_t)stride * h);

@@ -697,8 +697,7 @@ static int check_option_vector(const QmMetricDesc *d, int m, uint64_t seed, cons
                     fill(&ref[i], l, w, h, PAT_RANDOM, NULL);
                     fill(&dis[i], l, w, h, pat, &ref[i]);
                 }
-                const QmMetricConfig cfg = { w, h, l->bpc, l->chroma, ov,
-                                             { { 0, 0 }, { 0, 0 } } };
+                const QmMetricConfig cfg = { w, h, l->bpc, l->chroma, ov };
                 double a[4 * QM_MAX_FEATURES], b[4 * QM_MAX_FEATURES];
                 uint8_t sa[4 * QM_MAX_FEATURES] = { 0 }, sb[4 * QM_MAX_FEATURES] = { 0 };
                 int ea = direct_cpu(d, &cfg, ref, dis, n, nf, a, sa);
