@@ -45,6 +45,55 @@ gst_qmetric_format_lookup (GstVideoFormat format)
   return NULL;
 }
 
+gboolean
+gst_qmetric_info_from_caps (GstVideoInfo * info, const GstCaps * caps)
+{
+  if (!gst_video_info_from_caps (info, caps))
+    return FALSE;
+  if (!gst_structure_has_field (gst_caps_get_structure (caps, 0),
+          "colorimetry"))
+    info->colorimetry.matrix = GST_VIDEO_COLOR_MATRIX_UNKNOWN;
+  return TRUE;
+}
+
+/* A side's colorimetry as QmPicture.color takes it: what its caps state. */
+static void
+color_of (const GstVideoInfo * info, QmColor * c)
+{
+  switch (info->colorimetry.matrix) {
+    case GST_VIDEO_COLOR_MATRIX_BT709:
+      c->matrix = QM_MATRIX_BT709;
+      break;
+    case GST_VIDEO_COLOR_MATRIX_BT601:
+      c->matrix = QM_MATRIX_BT601;
+      break;
+    case GST_VIDEO_COLOR_MATRIX_BT2020:
+      c->matrix = QM_MATRIX_BT2020;
+      break;
+    case GST_VIDEO_COLOR_MATRIX_SMPTE240M:
+      c->matrix = QM_MATRIX_SMPTE240M;
+      break;
+    case GST_VIDEO_COLOR_MATRIX_FCC:
+      c->matrix = QM_MATRIX_FCC;
+      break;
+    default:
+      c->matrix = QM_MATRIX_UNKNOWN;
+      break;
+  }
+  c->range = info->colorimetry.range == GST_VIDEO_COLOR_RANGE_0_255 ?
+      QM_RANGE_FULL : info->colorimetry.range == GST_VIDEO_COLOR_RANGE_16_235 ?
+      QM_RANGE_LIMITED : QM_RANGE_UNKNOWN;
+}
+
+void
+gst_qmetric_sides_share_color (GstQmetricSide * ref, GstQmetricSide * dist)
+{
+  if (ref->pic.color.matrix == QM_MATRIX_UNKNOWN)
+    ref->pic.color = dist->pic.color;
+  else if (dist->pic.color.matrix == QM_MATRIX_UNKNOWN)
+    dist->pic.color = ref->pic.color;
+}
+
 /* Copy one plane, shifting samples right (16-bit samples only). */
 static void
 copy_shifted (guint8 * dst, gsize dst_stride, const guint8 * src,
@@ -266,6 +315,7 @@ gst_qmetric_side_map (GstQmetricSide * side, const GstVideoInfo * info,
   p->h = h;
   p->bpc = f->bpc;
   p->chroma = f->chroma;
+  color_of (info, &p->color);
   if (device)
     return map_device (side, f, info, buffer);
   if (!gst_video_frame_map (&side->frame, (GstVideoInfo *) info, buffer,
@@ -279,7 +329,8 @@ gst_qmetric_side_map (GstQmetricSide * side, const GstVideoInfo * info,
   if (!check_extent (side))
     return GST_QMETRIC_MAP_UNREADABLE;
 
-  /* whole chroma planes: XPSNR reads an odd size's last column/row */
+  /* whole chroma planes: XPSNR and SSIMULACRA2 read an odd size's last
+   * column/row */
   qm_plane_size_full (w, h, f->chroma, 1, &cw, &ch);
 
   if (!f->semi && f->shift == 0) {
