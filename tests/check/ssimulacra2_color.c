@@ -23,19 +23,23 @@
 static int failures;
 
 /* The pipeline: smpte bars against a brighter copy, each pad's caps with
- * the given colorimetry (NULL: none); features: the named instances. */
+ * the given colorimetry (NULL: none); features: the named instances.  Each
+ * side has a source of its own: through a tee, a colorimetry asked for on
+ * one branch would be negotiated for both pads. */
 static RunResult *
 run (const char *ref_color, const char *dist_color, const char *features)
 {
   gchar *rc = ref_color ? g_strdup_printf (",colorimetry=%s", ref_color) :
       g_strdup ("");
-  gchar *dc = dist_color ? g_strdup_printf ("! video/x-raw,colorimetry=%s ",
-      dist_color) : g_strdup ("");
+  gchar *dc = dist_color ? g_strdup_printf (",colorimetry=%s", dist_color) :
+      g_strdup ("");
   gchar *desc = g_strdup_printf ("qmetric name=q metrics=ssimulacra2 "
-      "features=%s threads=1 ! fakesink videotestsrc num-buffers=3 "
-      "pattern=smpte ! video/x-raw,format=I420,width=96,height=64%s ! tee "
-      "name=t t. ! queue ! q.ref_sink t. ! queue ! videobalance "
-      "brightness=0.05 %s! q.dist_sink", features, rc, dc);
+      "features=%s threads=1 ! fakesink "
+      "videotestsrc num-buffers=3 pattern=smpte ! "
+      "video/x-raw,format=I420,width=96,height=64%s ! q.ref_sink "
+      "videotestsrc num-buffers=3 pattern=smpte ! "
+      "video/x-raw,format=I420,width=96,height=64%s ! videobalance "
+      "brightness=0.05 ! q.dist_sink", features, rc, dc);
   RunResult *r = run_pipeline (desc);
 
   if (r->error) {
