@@ -311,6 +311,11 @@ typedef struct QmFeatureInfo {
     const char *unit;     /* e.g. "dB" */
     int better;           /* +1: higher is better, -1: lower is, 0: neither */
     double lo, hi;        /* natural range, NaN where unbounded */
+    bool headline;        /* the feature that stands for its metric in a table
+                             or a chart: the one named as the metric, else
+                             its first (psnr_y for PSNR); a model's score */
+    bool model_input;     /* its metric is an input of the VMAF models (vif,
+                             adm, motion), reported beside their score */
 } QmFeatureInfo;
 /** Fill *info for feature key `key` as logs and messages name it (a
  *  metric's feature, with or without the suffixes of its options, e.g.
