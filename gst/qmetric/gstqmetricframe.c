@@ -56,30 +56,28 @@ gst_qmetric_info_from_caps (GstVideoInfo * info, const GstCaps * caps)
   return TRUE;
 }
 
-/* A side's colorimetry as QmPicture.color takes it: what its caps state. */
+static const struct {
+  GstVideoColorMatrix gst;
+  QmMatrix qm;
+} matrices[] = {
+  {GST_VIDEO_COLOR_MATRIX_BT709, QM_MATRIX_BT709},
+  {GST_VIDEO_COLOR_MATRIX_BT601, QM_MATRIX_BT601},
+  {GST_VIDEO_COLOR_MATRIX_BT2020, QM_MATRIX_BT2020},
+  {GST_VIDEO_COLOR_MATRIX_SMPTE240M, QM_MATRIX_SMPTE240M},
+  {GST_VIDEO_COLOR_MATRIX_FCC, QM_MATRIX_FCC},
+};
+
+/* A side's colorimetry as QmPicture.color takes it: what its caps state
+ * (any other matrix: unknown). */
 static void
 color_of (const GstVideoInfo * info, QmColor * c)
 {
-  switch (info->colorimetry.matrix) {
-    case GST_VIDEO_COLOR_MATRIX_BT709:
-      c->matrix = QM_MATRIX_BT709;
-      break;
-    case GST_VIDEO_COLOR_MATRIX_BT601:
-      c->matrix = QM_MATRIX_BT601;
-      break;
-    case GST_VIDEO_COLOR_MATRIX_BT2020:
-      c->matrix = QM_MATRIX_BT2020;
-      break;
-    case GST_VIDEO_COLOR_MATRIX_SMPTE240M:
-      c->matrix = QM_MATRIX_SMPTE240M;
-      break;
-    case GST_VIDEO_COLOR_MATRIX_FCC:
-      c->matrix = QM_MATRIX_FCC;
-      break;
-    default:
-      c->matrix = QM_MATRIX_UNKNOWN;
-      break;
-  }
+  guint i;
+
+  c->matrix = QM_MATRIX_UNKNOWN;
+  for (i = 0; i < G_N_ELEMENTS (matrices); i++)
+    if (matrices[i].gst == info->colorimetry.matrix)
+      c->matrix = matrices[i].qm;
   c->range = info->colorimetry.range == GST_VIDEO_COLOR_RANGE_0_255 ?
       QM_RANGE_FULL : info->colorimetry.range == GST_VIDEO_COLOR_RANGE_16_235 ?
       QM_RANGE_LIMITED : QM_RANGE_UNKNOWN;
