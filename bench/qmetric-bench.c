@@ -73,7 +73,7 @@ static void make_clip(Clip *c, int w, int h, int bpc, bool device)
     ptrdiff_t stride[3];
     size_t off = 0;
     for (int p = 0; p < 3; p++) {
-        qm_plane_size(w, h, QM_CHROMA_420, p, &pw[p], &ph[p]);
+        qm_plane_size_full(w, h, QM_CHROMA_420, p, &pw[p], &ph[p]);
         c->stride[p] = (size_t)pw[p] * bytes;
         stride[p] = (ptrdiff_t)c->stride[p];
         c->plane_off[p] = off;

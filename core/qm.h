@@ -41,14 +41,29 @@ typedef enum QmChroma {
     QM_CHROMA_444,
 } QmChroma;
 
+/* How YCbCr samples encode colour, for the metrics that convert them to
+ * RGB (ssimulacra2): what the picture's producer says (the element: the
+ * caps' colorimetry, where they state one).  Zero: not known, which those
+ * metrics read as BT.709, limited range. */
+typedef enum QmMatrix {
+    QM_MATRIX_UNKNOWN = 0, QM_MATRIX_BT709, QM_MATRIX_BT601, QM_MATRIX_BT2020,
+    QM_MATRIX_SMPTE240M, QM_MATRIX_FCC,
+} QmMatrix;
+typedef enum QmRange { QM_RANGE_UNKNOWN = 0, QM_RANGE_LIMITED, QM_RANGE_FULL } QmRange;
+typedef struct QmColor {
+    QmMatrix matrix;
+    QmRange range;
+} QmColor;
+
 /**
  * One picture, planar.  Samples are uint8_t when bpc == 8 and little-endian
  * uint16_t holding values 0 .. 2^bpc - 1 otherwise.  Strides are in bytes.
  * Chroma planes hold ceil(w / 2) (x ceil(h / 2)) samples, as GStreamer and
  * FFmpeg lay them out (qm_plane_size_full()); libvmaf's metrics read the
  * (w >> ss_x) x (h >> ss_y) part (qm_plane_size()), leaving out an
- * odd-sized picture's last chroma column/row as libvmaf does, and XPSNR
- * the whole plane as FFmpeg's filter does.
+ * odd-sized picture's last chroma column/row as libvmaf does; XPSNR
+ * reads the whole plane as FFmpeg's filter does, SSIMULACRA2 as the golden
+ * set's RGB conversion does.
  */
 typedef struct QmPicture {
     int w, h;               /* luma size */
@@ -63,6 +78,7 @@ typedef struct QmPicture {
                                are interleaved (NV12, P010; data[2] points at
                                the first Cr sample); 0 means 1 */
     int shift;              /* stored sample >> shift = value (P010: 6) */
+    QmColor color;          /* its colorimetry; zero: not known */
 } QmPicture;
 
 enum { QM_PICTURE_DEVICE = 1 << 0 };
@@ -295,6 +311,11 @@ typedef struct QmFeatureInfo {
     const char *unit;     /* e.g. "dB" */
     int better;           /* +1: higher is better, -1: lower is, 0: neither */
     double lo, hi;        /* natural range, NaN where unbounded */
+    bool headline;        /* the feature that stands for its metric in a table
+                             or a chart: the one named as the metric, else
+                             its first (psnr_y for PSNR); a model's score */
+    bool model_input;     /* its metric is an input of the VMAF models (vif,
+                             adm, motion), reported beside their score */
 } QmFeatureInfo;
 /** Fill *info for feature key `key` as logs and messages name it (a
  *  metric's feature, with or without the suffixes of its options, e.g.

@@ -81,15 +81,19 @@ bool qm_feature_info(const char *key, QmFeatureInfo *info)
 {
     /* a model's score: "vmaf", or the model's name with several models */
     if (!strcmp(key, "vmaf") || !strncmp(key, "vmaf_", 5)) {
-        *info = (QmFeatureInfo){ "vmaf", "VMAF", "score", +1, 0, 100 };
+        *info = (QmFeatureInfo){ "vmaf", "VMAF", "score", +1, 0, 100, true, false };
         return true;
     }
-    unsigned f;
+    unsigned f, head = 0;
     const QmMetricDesc *best = qm_feature_owner(key, &f);
     if (!best)
         return false;
+    for (unsigned i = 0; best->features[i]; i++)
+        if (!strcmp(best->features[i], best->name))
+            head = i;
     *info = (QmFeatureInfo){ best->name, best->display, best->scale.unit,
-                             best->scale.better, best->scale.lo, best->scale.hi };
+                             best->scale.better, best->scale.lo, best->scale.hi,
+                             f == head, (best->flags & QM_METRIC_MODEL_INPUT) != 0 };
     return true;
 }
 

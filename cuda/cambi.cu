@@ -941,28 +941,6 @@ static void cambi_launch_scales(const CambiGpu *s, CambiOut *o, CambiOut *h_out,
     cudaMemcpyAsync(h_out, o, sizeof(*o), cudaMemcpyDeviceToHost, cs);
 }
 
-/* The slot's graph of cambi_launch_scales(), captured at its first frame. */
-static int cambi_slot_graph(CambiGpu *s, unsigned slot, cudaStream_t cs)
-{
-    if (s->exec[slot])
-        return 0;
-    QM_CU_TRY(cudaStreamBeginCapture(cs, cudaStreamCaptureModeThreadLocal));
-    cambi_launch_scales(s, s->d_out + slot, s->h_out + slot, cs);
-    const cudaError_t launched = cudaGetLastError();
-    cudaGraph_t graph = NULL;
-    const cudaError_t ended = cudaStreamEndCapture(cs, &graph);
-    cudaError_t e = launched ? launched : ended;
-    if (!e)
-        e = cudaGraphInstantiate(&s->exec[slot], graph, 0);
-    if (graph)
-        cudaGraphDestroy(graph);
-    if (e) {
-        s->exec[slot] = NULL;
-        return QM_EDEVICE;
-    }
-    return 0;
-}
-
 static int cambi_gpu_submit(void *priv, const QmGpuFrame *f, unsigned slot,
                             QmStream st)
 {
@@ -982,7 +960,10 @@ static int cambi_gpu_submit(void *priv, const QmGpuFrame *f, unsigned slot,
     else
         cambi_launch_preprocess<uint16_t>(s, lum, f->dist.shift, o, cs);
     QM_CU_TRY(cudaGetLastError());
-    const int err = cambi_slot_graph(s, slot, cs);
+    /* the slot's graph of cambi_launch_scales(), captured at its first frame */
+    const int err = qm_graph_once(&s->exec[slot], cs, [&] {
+        cambi_launch_scales(s, s->d_out + slot, s->h_out + slot, cs);
+    });
     if (err)
         return err;
     QM_CU_TRY(cudaGraphLaunch(s->exec[slot], cs));

@@ -42,4 +42,29 @@ __device__ __forceinline__ T qm_block_sum(T v)
             return QM_EDEVICE;                             \
     } while (0)
 
+/* What launch() enqueues on cs, captured once as a graph into *exec (left
+ * alone when already made): a slot's work that reads only the twin's own
+ * buffers.  QM_EDEVICE, *exec NULL, when the capture fails. */
+template <typename F>
+static int qm_graph_once(cudaGraphExec_t *exec, cudaStream_t cs, F launch)
+{
+    if (*exec)
+        return 0;
+    QM_CU_TRY(cudaStreamBeginCapture(cs, cudaStreamCaptureModeThreadLocal));
+    launch();
+    const cudaError_t launched = cudaGetLastError();
+    cudaGraph_t graph = NULL;
+    const cudaError_t ended = cudaStreamEndCapture(cs, &graph);
+    cudaError_t e = launched ? launched : ended;
+    if (!e)
+        e = cudaGraphInstantiate(exec, graph, 0);
+    if (graph)
+        cudaGraphDestroy(graph);
+    if (e) {
+        *exec = NULL;
+        return QM_EDEVICE;
+    }
+    return 0;
+}
+
 #endif

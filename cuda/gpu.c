@@ -389,11 +389,13 @@ static void stage(QmGpu *g, Slot *sl, int which, const QmPicture *pic,
 
     gp->bpc = pic->bpc;
     gp->shift = pic->shift;
+    gp->color = pic->color;
     for (int p = 0; p < np; p++) {
         int pw, ph, fw, fh;
         qm_plane_size(pic->w, pic->h, pic->chroma, p, &pw, &ph);
-        /* whole planes are staged: XPSNR reads an odd size's last chroma
-         * column and row, which libvmaf's metrics leave out (qm.h) */
+        /* whole planes are staged: XPSNR and SSIMULACRA2 read an odd
+         * size's last chroma column and row, which libvmaf's metrics leave
+         * out (qm.h) */
         qm_plane_size_full(pic->w, pic->h, pic->chroma, p, &fw, &fh);
         gp->p[p].w = pw;
         gp->p[p].h = ph;

@@ -50,6 +50,7 @@ typedef struct QmGpuPicture {
     QmGpuPlane p[3];
     int bpc;            /* 8: uint8_t samples, else uint16_t */
     int shift;          /* sample >> shift = value */
+    QmColor color;      /* QmPicture.color */
 } QmGpuPicture;
 
 typedef struct QmGpuFrame {

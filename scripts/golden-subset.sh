@@ -25,8 +25,8 @@ json.dump(m, open(".golden/manifest.json", "w"), indent=1)
 print("golden subset: %d cases" % len(m["cases"]))
 # the manifests beside the main one, for the same cases (their clips are the
 # main one's): the presets' runs (tests/check/golden_ctc.c), FFmpeg's XPSNR
-# (golden_xpsnr.c)
-for sub in ("ctc", "xpsnr"):
+# (golden_xpsnr.c), libjxl's SSIMULACRA2 (golden_ssimulacra2.c)
+for sub in ("ctc", "xpsnr", "ssimulacra2"):
     path = os.path.join(src, sub, "manifest.json")
     if not os.path.exists(path):
         continue

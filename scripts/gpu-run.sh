@@ -46,8 +46,9 @@ if [[ $what == *golden* ]] && [ -f .golden/manifest.json ]; then
     QMETRIC_GOLDEN_FEATURES=${GOLDEN_FEATURES:-} ./build-gpu/tests/check/golden >"$OUT/golden-cuda.log" 2>&1
   echo "golden cuda rc=$?" | tee -a "$OUT/summary.txt"
   tail -25 "$OUT/golden-cuda.log" | tee -a "$OUT/summary.txt"
-  # the gates over the manifests beside the main one (presets, XPSNR)
-  for gate in ctc xpsnr; do
+  # the gates over the manifests beside the main one (presets, XPSNR,
+  # SSIMULACRA2)
+  for gate in ctc xpsnr ssimulacra2; do
     [ -f .golden/$gate/manifest.json ] || continue
     log "golden $gate, backend=cuda"
     QMETRIC_GOLDEN_DIR=$PWD/.golden QMETRIC_GOLDEN_CACHE=/tmp/gc QMETRIC_GOLDEN_EXTRA="backend=cuda ${GOLDEN_EXTRA:-}" \

@@ -100,6 +100,8 @@ run_case aqua_576x324_yuv420p10le_x264crf30 420 10 vmaf,psnr vmaf_v0.6.1neg
 # 24 fps, second-order at 60
 run_case garden_576x324_yuv420p_x264crf30 420 8 xpsnr,psnr vmaf_v0.6.1
 run_case aqua_576x324_yuv420p10le_x264crf30 420 10 xpsnr vmaf_v0.6.1 "--fps 60"
+# SSIMULACRA2: per frame, pooled from its chunks' full-precision rows
+run_case mandelbrot_576x324_yuv420p_x264crf45 420 8 ssimulacra2 vmaf_v0.6.1
 # the five-frame-window motion of the _hfr models reaches furthest back
 if "$YUV" --list >/dev/null && [ -n "$(ls "$(dirname "$0")/../data/models/" | grep hfr_3d0h)" ]; then
   run_case mandelbrot_576x324_yuv420p_x264crf35 420 8 vmaf vmaf_v1.0.16_hfr_3d0h

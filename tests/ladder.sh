@@ -104,16 +104,69 @@ v = list(nums(d))
 assert v and all(abs(x) < 1e-9 for x in v if isinstance(x, (int, float))), s
 EOF
 
-# the chart: both panels; one codec, one curve named after it (not after the
-# reference); each point labelled with its rendition on both panels; rate
-# ticks in the axis' unit (kbit/s), not "500 k"
-grep -q '<svg' rd.svg && grep -q 'vmaf' rd.svg && grep -q 'psnr_y' rd.svg || fail "rd.svg lacks a panel"
+# the chart: a panel per metric (VMAF, PSNR, SSIM); one codec, one curve
+# named after it (not after the reference); each point labelled with its
+# rendition on every panel; rate ticks in the axis' unit (kbit/s), not "500 k"
+grep -q '<svg' rd.svg && grep -q 'vmaf' rd.svg && grep -q 'psnr_y' rd.svg &&
+  grep -q 'float_ssim' rd.svg && [ "$(grep -c "<g id='panel-" rd.svg)" = 3 ] ||
+  fail "rd.svg has not the three panels"
 grep -q "<text x='[0-9.]*' y='[0-9.]*'>H.264</text>" rd.svg || fail "the legend does not name the codec"
 ! grep -q '>ref.mkv</text>' rd.svg || fail "the legend names the reference"
 for n in r60 r150 r400 small; do
-  [ "$(grep -c ">$n</text>" rd.svg)" = 2 ] || fail "point $n is not labelled on both panels"
+  [ "$(grep -c ">$n</text>" rd.svg)" = 3 ] || fail "point $n is not labelled on every panel"
 done
 grep -q 'bitrate (kbit/s, log scale)' rd.svg && ! grep -q ' [kM]</text>' rd.svg || fail "rate ticks are not in kbit/s"
+
+# SSIMULACRA2 on a ladder: its column in the table and the rows, one panel
+# read as its descriptor says (unit "score", never above 100, higher is
+# better: the upper hull), qmetric-bd on its column (the same ladder 1
+# higher everywhere: BD-quality 1, BD-rate negative), --plot-metrics
+# choosing the panels and a name it does not know refused (2, nothing written)
+"$qc" ref.mkv r60.mkv r150.mkv r400.mkv small=half.mkv --metrics ssimulacra2 \
+  --ladder-csv s2.csv --plot-rd s2.svg --hull >s2.txt 2>err.txt || fail "SSIMULACRA2 ladder: $(cat err.txt)"
+python3 - <<'EOF' || fail "SSIMULACRA2 ladder (above)"
+import csv, re, sys
+rows = list(csv.DictReader(open("s2.csv")))
+table = open("s2.txt").read().split("\n")
+svg = open("s2.svg").read()
+bad = []
+if table[0].split()[-1] != "ssimulacra2": bad.append("table header %r" % table[0])
+for r, line in zip(rows, table[1:]):
+    if not -100 < float(r["ssimulacra2.mean"]) < 100 or line.split()[-1] != r["ssimulacra2.mean"]:
+        bad.append("%s: table %r, csv %s" % (r["name"], line, r["ssimulacra2.mean"]))
+if svg.count("<g id='panel-") != 1 or "ssimulacra2 (score)" not in svg: bad.append("panel")
+ticks = [float(t) for t in re.findall(r"text-anchor='end'[^>]*>(-?[0-9.]+)</text>", svg)]
+if not ticks or max(ticks) > 100: bad.append("quality ticks %s" % ticks)
+if "id='hull-0'" not in svg: bad.append("no hull")
+for r in rows:
+    if svg.count(">%s</text>" % r["name"]) != 1: bad.append("label %s" % r["name"])
+w = csv.DictWriter(open("s2up.csv", "w"), fieldnames=list(rows[0].keys()))
+w.writeheader()
+for r in rows:
+    r["ssimulacra2.mean"] = "%.6f" % (float(r["ssimulacra2.mean"]) + 1)
+    w.writerow(r)
+for b in bad: print("  " + b)
+sys.exit(1 if bad else 0)
+EOF
+"$bd" --metric ssimulacra2 --json a=s2.csv up=s2up.csv --plot bd.svg >bd2.json 2>err.txt ||
+  fail "qmetric-bd on ssimulacra2: $(cat err.txt)"
+python3 - <<'EOF' || fail "qmetric-bd on ssimulacra2 (above)"
+import json, sys
+d = json.load(open("bd2.json"))
+m = d["tests"][0]["metrics"]["ssimulacra2"]
+ok = abs(m["bd_quality"] - 1) < 1e-6 and m["bd_rate_percent"] < 0
+if not ok: print("  %s" % d)
+sys.exit(0 if ok else 1)
+EOF
+grep -q 'ssimulacra2 (score)' bd.svg || fail "qmetric-bd's chart has no SSIMULACRA2 panel"
+"$qc" ref.mkv r60.mkv r150.mkv --metrics ssimulacra2,psnr --plot-metrics psnr_y,ssimulacra2 \
+  --plot-rd pm.svg >pm.txt 2>err.txt || fail "--plot-metrics on a ladder: $(cat err.txt)"
+[ "$(grep -c "<g id='panel-" pm.svg)" = 2 ] && grep -q 'psnr_y (dB)' pm.svg &&
+  [ "$(head -1 pm.txt | awk '{print $(NF-1), $NF}')" = "psnr_y ssimulacra2" ] ||
+  fail "--plot-metrics on a ladder: $(head -1 pm.txt)"
+"$qc" -q ref.mkv r60.mkv r150.mkv --metrics ssimulacra2 --plot-metrics vmaf --plot-rd e.svg 2>err.txt; rc=$?
+[ $rc = 2 ] && grep -q "plot-metrics: no feature or metric 'vmaf'" err.txt && [ ! -e e.svg ] ||
+  fail "--plot-metrics naming a feature not scored: rc $rc, $(cat err.txt)"
 
 # manifests: text (NAME=PATH, comments) and JSON give the same rows
 mkdir m

@@ -46,6 +46,9 @@ stats=mean,harmonic-mean,min,max,p1,p5
 [default]
 pipeline=videotestsrc pattern=smpte100 ! video/x-raw,format=I420,width=160,height=120,framerate=10/1 ! tee name=t t. ! queue ! q.ref_sink t. ! queue ! videobalance brightness=0.08 ! q.dist_sink qmetric name=q metrics=vmaf threads=1 ! fakesink sync=true
 
+[ssimulacra2]
+pipeline=videotestsrc pattern=smpte100 ! video/x-raw,format=I420,width=160,height=120,framerate=10/1 ! tee name=t t. ! queue ! q.ref_sink t. ! queue ! videobalance brightness=0.08 ! q.dist_sink qmetric name=q metrics=ssimulacra2,psnr threads=1 ! fakesink sync=true
+
 [broken]
 pipeline=videotestsrc ! video/x-raw,width=160,height=120 ! q.ref_sink videotestsrc ! video/x-raw,width=320,height=240 ! q.dist_sink qmetric name=q metrics=psnr ! fakesink
 """
@@ -81,6 +84,7 @@ class Probe(ProbeProc):
 def ready(s):
     return ((get(s, 'qmetric_windows_total', probe='static') or 0) >= 2 and
             (get(s, 'qmetric_windows_total', probe='default') or 0) >= 2 and
+            (get(s, 'qmetric_windows_total', probe='ssimulacra2') or 0) >= 2 and
             (get(s, 'qmetric_probe_errors_total', probe='broken') or 0) >= 2 and
             (get(s, 'qmetric_probe_restarts_total', probe='files') or 0) >= 1)
 
@@ -97,6 +101,15 @@ def check_values(s):
             any(n == 'qmetric_window_score' and ('feature', 'psnr_y') not in lab
                 for n, lab in files):
         fail("series of a PSNR probe: %s" % files)
+    # SSIMULACRA2 with the default features=: its score beside psnr_y, the
+    # same in every window of still pictures, below 100 (the pictures differ)
+    s2 = sorted(dict(lab)['feature'] for n, lab in names_of(s, 'ssimulacra2')
+                if n == 'qmetric_window_frames')
+    v = get(s, 'qmetric_window_score', probe='ssimulacra2', feature='ssimulacra2', stat='mean')
+    lo = get(s, 'qmetric_window_score', probe='ssimulacra2', feature='ssimulacra2', stat='min')
+    if s2 != ['psnr_y', 'ssimulacra2'] or v is None or not -100 < v < 100 or \
+            abs(v - lo) > 1e-12 * abs(lo):
+        fail("SSIMULACRA2 probe: features %s, window mean %s, min %s" % (s2, v, lo))
     if get(s, 'qmetric_probe_state', probe='broken', state='scoring') is not None:
         fail("the broken probe is scoring")
     err = [dict(lab)['error'] for (n, lab) in s if n == 'qmetric_probe_last_error_info'
@@ -246,7 +259,7 @@ def test_prometheus(tmp):
             fail("Prometheus never had the series: %s" % got)
         up = {r['metric']['probe']: float(r['value'][1]) for r in got['up']
               if r['metric']['probe'] != 'files'}
-        if up != {'static': 1.0, 'default': 1.0, 'broken': 0.0}:
+        if up != {'static': 1.0, 'default': 1.0, 'ssimulacra2': 1.0, 'broken': 0.0}:
             fail("qmetric_probe_up in Prometheus: %s" % up)
         vmaf = float(got['vmaf'][0]['value'][1])
         if vmaf != want:

@@ -93,6 +93,20 @@ int main(void)
     CHECK(qm_feature_info("vmaf_v0.6.1neg", &fi) && !strcmp(fi.metric, "vmaf"),
           "a model's name");
     CHECK(!qm_feature_info("no_such_feature", &fi), "an unknown key");
+    /* what stands for a metric in a ladder's table and chart */
+    static const struct { const char *key; bool headline, model_input; } heads[] = {
+        { "vmaf", true, false }, { "psnr_y", true, false }, { "psnr_cb", false, false },
+        { "psnr_hvs", true, false }, { "psnr_hvs_y", false, false },
+        { "ssimulacra2", true, false }, { "float_ssim", true, false },
+        { "integer_vif_scale0", true, true }, { "integer_adm2", true, true },
+    };
+    for (size_t i = 0; i < sizeof(heads) / sizeof(heads[0]); i++)
+        CHECK(qm_feature_info(heads[i].key, &fi) && fi.headline == heads[i].headline &&
+              fi.model_input == heads[i].model_input, "headline/model input of %s",
+              heads[i].key);
+    /* SSIMULACRA2's chart: higher is better, 100 at most, unbounded below */
+    CHECK(qm_feature_info("ssimulacra2", &fi) && !strcmp(fi.display, "SSIMULACRA2") &&
+          fi.better == 1 && fi.hi == 100 && isnan(fi.lo), "ssimulacra2's scale");
     if (failures)
         return 1;
     printf("registry: %d metrics ok\n", n);

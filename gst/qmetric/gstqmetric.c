@@ -1196,6 +1196,7 @@ compare_pair (GstQmetric * self, GstBuffer * rbuf, GstBuffer * dbuf,
     return GST_FLOW_OK;
   }
   gst_buffer_unref (rbuf);      /* the mapped frame holds its own ref */
+  gst_qmetric_sides_share_color (&p->ref, &p->dist);
   qm_frame_times_stamp (&p->times, QM_FT_MAPPED);
   /* a skipped pair still goes through the engine, unscored, as subsample
    * leaves pairs out: motion sees every frame, so the pairs that are
@@ -1351,7 +1352,7 @@ gst_qmetric_sink_event (GstAggregator * agg, GstAggregatorPad * pad,
       gboolean changed;
 
       gst_event_parse_caps (event, &caps);
-      if (!gst_video_info_from_caps (&info, caps)) {
+      if (!gst_qmetric_info_from_caps (&info, caps)) {
         GST_ELEMENT_ERROR (self, STREAM, FORMAT,
             ("Invalid caps on %s", GST_PAD_NAME (pad)),
             ("%" GST_PTR_FORMAT, caps));

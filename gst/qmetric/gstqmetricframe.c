@@ -45,6 +45,53 @@ gst_qmetric_format_lookup (GstVideoFormat format)
   return NULL;
 }
 
+gboolean
+gst_qmetric_info_from_caps (GstVideoInfo * info, const GstCaps * caps)
+{
+  if (!gst_video_info_from_caps (info, caps))
+    return FALSE;
+  if (!gst_structure_has_field (gst_caps_get_structure (caps, 0),
+          "colorimetry"))
+    info->colorimetry.matrix = GST_VIDEO_COLOR_MATRIX_UNKNOWN;
+  return TRUE;
+}
+
+static const struct {
+  GstVideoColorMatrix gst;
+  QmMatrix qm;
+} matrices[] = {
+  {GST_VIDEO_COLOR_MATRIX_BT709, QM_MATRIX_BT709},
+  {GST_VIDEO_COLOR_MATRIX_BT601, QM_MATRIX_BT601},
+  {GST_VIDEO_COLOR_MATRIX_BT2020, QM_MATRIX_BT2020},
+  {GST_VIDEO_COLOR_MATRIX_SMPTE240M, QM_MATRIX_SMPTE240M},
+  {GST_VIDEO_COLOR_MATRIX_FCC, QM_MATRIX_FCC},
+};
+
+/* A side's colorimetry as QmPicture.color takes it: what its caps state
+ * (any other matrix: unknown). */
+static void
+color_of (const GstVideoInfo * info, QmColor * c)
+{
+  guint i;
+
+  c->matrix = QM_MATRIX_UNKNOWN;
+  for (i = 0; i < G_N_ELEMENTS (matrices); i++)
+    if (matrices[i].gst == info->colorimetry.matrix)
+      c->matrix = matrices[i].qm;
+  c->range = info->colorimetry.range == GST_VIDEO_COLOR_RANGE_0_255 ?
+      QM_RANGE_FULL : info->colorimetry.range == GST_VIDEO_COLOR_RANGE_16_235 ?
+      QM_RANGE_LIMITED : QM_RANGE_UNKNOWN;
+}
+
+void
+gst_qmetric_sides_share_color (GstQmetricSide * ref, GstQmetricSide * dist)
+{
+  if (ref->pic.color.matrix == QM_MATRIX_UNKNOWN)
+    ref->pic.color = dist->pic.color;
+  else if (dist->pic.color.matrix == QM_MATRIX_UNKNOWN)
+    dist->pic.color = ref->pic.color;
+}
+
 /* Copy one plane, shifting samples right (16-bit samples only). */
 static void
 copy_shifted (guint8 * dst, gsize dst_stride, const guint8 * src,
@@ -266,6 +313,7 @@ gst_qmetric_side_map (GstQmetricSide * side, const GstVideoInfo * info,
   p->h = h;
   p->bpc = f->bpc;
   p->chroma = f->chroma;
+  color_of (info, &p->color);
   if (device)
     return map_device (side, f, info, buffer);
   if (!gst_video_frame_map (&side->frame, (GstVideoInfo *) info, buffer,
@@ -279,7 +327,8 @@ gst_qmetric_side_map (GstQmetricSide * side, const GstVideoInfo * info,
   if (!check_extent (side))
     return GST_QMETRIC_MAP_UNREADABLE;
 
-  /* whole chroma planes: XPSNR reads an odd size's last column/row */
+  /* whole chroma planes: XPSNR and SSIMULACRA2 read an odd size's last
+   * column/row */
   qm_plane_size_full (w, h, f->chroma, 1, &cw, &ch);
 
   if (!f->semi && f->shift == 0) {

@@ -26,6 +26,12 @@ typedef struct {
 /* NULL for a format the engine cannot read. */
 const GstQmetricFormat *gst_qmetric_format_lookup (GstVideoFormat format);
 
+/* gst_video_info_from_caps(), except that a matrix the caps do not state
+ * is GST_VIDEO_COLOR_MATRIX_UNKNOWN: GStreamer's guess depends on the
+ * picture's size, and an unstated matrix takes the other side's
+ * (gst_qmetric_sides_share_color()). */
+gboolean gst_qmetric_info_from_caps (GstVideoInfo * info, const GstCaps * caps);
+
 /* One side of a pair: the mapped frame and the picture handed to the
  * engine (pointing into the frame, or into `scratch` where the layout had
  * to be converted: semi-planar chroma, MSB-aligned samples). */
@@ -57,6 +63,12 @@ typedef enum {
 GstQmetricMapResult gst_qmetric_side_map (GstQmetricSide * side,
     const GstVideoInfo * info, GstBuffer * buffer, gboolean device);
 void gst_qmetric_side_unmap (GstQmetricSide * side);
+
+/* After both sides of a pair are mapped: a side whose caps state no matrix
+ * converts as the other side (a raw reference beside its decoded encode);
+ * QmPicture.color is read by the metrics that convert to RGB. */
+void gst_qmetric_sides_share_color (GstQmetricSide * ref,
+    GstQmetricSide * dist);
 
 G_END_DECLS
 

@@ -114,6 +114,10 @@ run_pipeline (const char *desc)
       g_error_free (e);
       g_free (dbg);
     } else if (GST_MESSAGE_TYPE (m) == GST_MESSAGE_ELEMENT &&
+        gst_structure_has_name (gst_message_get_structure (m),
+            "qmetric-reconfigured")) {
+      r->reconfigured++;
+    } else if (GST_MESSAGE_TYPE (m) == GST_MESSAGE_ELEMENT &&
         gst_structure_has_name (gst_message_get_structure (m), "qmetric")) {
       const GstStructure *s = gst_message_get_structure (m);
       guint64 idx;
@@ -145,12 +149,18 @@ gval (const QmJson * v)
   return v->type == QM_JSON_NUMBER ? v->num : INFINITY;
 }
 
-gboolean
-close_enough (double ours, double ref)
+static gboolean
+close_within (double ours, double ref, double tol)
 {
   if (isinf (ref) || isnan (ref) || isinf (ours) || isnan (ours))
     return !isfinite (ref) && !isfinite (ours);
-  return fabs (ours - ref) < TOL;
+  return fabs (ours - ref) < tol;
+}
+
+gboolean
+close_enough (double ours, double ref)
+{
+  return close_within (ours, ref, TOL);
 }
 
 
@@ -183,6 +193,13 @@ gboolean
 golden_check_value (GPtrArray * stats, const char *label, const char *key,
     const char *where, gboolean have, double v, const QmJson * g)
 {
+  return golden_check_within (stats, label, key, where, have, v, g, TOL);
+}
+
+gboolean
+golden_check_within (GPtrArray * stats, const char *label, const char *key,
+    const char *where, gboolean have, double v, const QmJson * g, double tol)
+{
   FeatStat *st = stat_for (stats, key);
 
   st->checked++;
@@ -193,7 +210,7 @@ golden_check_value (GPtrArray * stats, const char *label, const char *key,
   }
   if (isfinite (v) && isfinite (gval (g)))
     st->worst = MAX (st->worst, fabs (v - gval (g)));
-  if (!close_enough (v, gval (g))) {
+  if (!close_within (v, gval (g), tol)) {
     if (st->fails++ < 3)
       g_print ("  %s: %s %s: ours %.17g, reference %.17g\n", label, key,
           where, v, gval (g));
@@ -275,12 +292,16 @@ golden_pipeline (const char *props, const char *log_path, const char *ref,
 {
   const char *extra = g_getenv ("QMETRIC_GOLDEN_EXTRA");
   const char *threads = g_getenv ("QMETRIC_GOLDEN_THREADS");
-
-  return g_strdup_printf ("qmetric name=q %s threads=%s log-location=\"%s\" %s "
+  gchar *log = log_path ? g_strdup_printf ("log-location=\"%s\"", log_path) :
+      g_strdup ("");
+  gchar *desc = g_strdup_printf ("qmetric name=q %s threads=%s %s %s "
       "! fakesink filesrc location=\"%s\" ! %s ! q.ref_sink "
       "filesrc location=\"%s\" ! %s ! q.dist_sink", props,
-      threads ? threads : "2", log_path, extra ? extra : "", ref, parse, dis,
+      threads ? threads : "2", log, extra ? extra : "", ref, parse, dis,
       parse);
+
+  g_free (log);
+  return desc;
 }
 
 static const struct {

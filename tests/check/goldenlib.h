@@ -1,9 +1,11 @@
 /* gst-qmetric: what the golden gates share (tests/check/golden.c: the
  * libvmaf runs of ../shared/golden/manifest.json; golden_ctc.c: the CLI
  * presets of ctc/manifest.json; golden_xpsnr.c: FFmpeg's xpsnr filter,
- * xpsnr/manifest.json): the clips decompressed into a cache, the element
- * run in a pipeline with its messages kept, the comparison rule and the
- * per-feature statistics. */
+ * xpsnr/manifest.json; golden_ssimulacra2.c: libjxl's tool,
+ * ssimulacra2/manifest.json) and the element tests that run pipelines the
+ * same way (ssimulacra2_color.c): the clips decompressed into a cache, the
+ * element run in a pipeline with its messages kept, the comparison rule and
+ * the per-feature statistics. */
 #ifndef QM_GOLDENLIB_H
 #define QM_GOLDENLIB_H
 
@@ -19,6 +21,7 @@
 
 typedef struct {
   GHashTable *frames;           /* index -> GstStructure */
+  guint reconfigured;           /* "qmetric-reconfigured" messages */
   gchar *error;
   gboolean eos;
 } RunResult;
@@ -38,11 +41,12 @@ gboolean key_selected (const char *key);
  * NULL after a message. */
 gchar *clip (const char *golden, const char *cache, const char *rel);
 /* The gate's pipeline: both clips through `parse` into a qmetric element
- * with `props`, the log at log_path, QMETRIC_GOLDEN_THREADS threads
+ * with `props`, the log at log_path (NULL: none), QMETRIC_GOLDEN_THREADS threads
  * (default 2) and QMETRIC_GOLDEN_EXTRA's properties. */
 gchar *golden_pipeline (const char *props, const char *log_path,
     const char *ref, const char *dis, const char *parse);
-/* The pipeline run to its end: every "qmetric" message by index. */
+/* The pipeline run to its end (EOS, an error, or 600 s without a
+ * message): every "qmetric" message by index. */
 RunResult *run_pipeline (const char *desc);
 void run_result_free (RunResult * r);
 /* A reference value: null means infinite. */
@@ -56,6 +60,11 @@ void feat_stat_free (FeatStat * f);
 gboolean golden_check_value (GPtrArray * stats, const char *label,
     const char *key, const char *where, gboolean have, double v,
     const QmJson * g);
+/* golden_check_value() with another bound than TOL (a reference printed
+ * with other decimals). */
+gboolean golden_check_within (GPtrArray * stats, const char *label,
+    const char *key, const char *where, gboolean have, double v,
+    const QmJson * g, double tol);
 /* The case of this name in the parent manifest (golden/manifest.json:
  * its clips' layout), or NULL. */
 const QmJson *golden_parent_case (const char *golden, const char *name);

@@ -375,6 +375,10 @@ gboolean qmc_report_gate(App *app, const char *who, const Threshold *t, double v
 char **qmc_score_features(const GstStructure *st);
 /* Every gate's feature among these, else a usage error (qmc_fail); FALSE then. */
 gboolean qmc_check_gate_features(App *app, char **features);
+/* --plot-metrics expanded against these features into app->plot_features
+ * (untouched without the option); a name matching none is a usage error
+ * (qmc_fail), FALSE then. */
+gboolean qmc_check_plot_features(App *app, char **features);
 double qmc_gate_value(App *app, const Threshold *t);
 /* One pooled value of a feature from the summary message; NAN if absent. */
 double qmc_pooled(const GstStructure *summary, const char *feature, const char *method);

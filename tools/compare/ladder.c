@@ -239,13 +239,15 @@ static void watch_rendition(Rend *r)
 
 /* ---------------------------------------------------------------- run */
 
-/* A gate on a feature that no element scores is a usage error at the
- * first frame (the features are the same for every rendition). */
+/* A gate or a --plot-metrics name on a feature that no element scores is a
+ * usage error at the first frame (the features are the same for every
+ * rendition). */
 static void ladder_scores(App *app, Side *dist, const GstStructure *st)
 {
-    if (!app->pairs_done++ && app->o.thresholds->len) {
+    if (!app->pairs_done++) {
         char **f = qmc_score_features(st);
-        qmc_check_gate_features(app, f);
+        if (qmc_check_gate_features(app, f))
+            qmc_check_plot_features(app, f);
         g_strfreev(f);
     }
 }

@@ -9,6 +9,7 @@
 
 #include "series.h"
 #include "../rdplot.h"
+#include "qm.h"
 
 /* A report on an open stream (the CSV, the JSON); code: the exit status. */
 typedef void (*Writer)(App *app, FILE *f, GPtrArray *feats, GPtrArray *stats, int code);
@@ -245,13 +246,36 @@ static void write_json(App *app, FILE *f, GPtrArray *feats, GPtrArray *stats, in
     qmc_json_end(f, app->error, code);
 }
 
-static void print_table(GPtrArray *rends, FILE *f, GPtrArray *feats)
+/* The features of the table and of the chart: --plot-metrics', else the
+ * one that stands for each metric (qm_feature_info()'s headline: VMAF's
+ * scores first, then the others in the scores' order), leaving out the
+ * models' input metrics and the scores whose higher values are not better;
+ * else (none is left) the first feature. */
+static GPtrArray *shown_features(App *app, GPtrArray *feats)
 {
-    static const char *const cols[] = { "vmaf", "psnr_y", "float_ssim" };
+    GPtrArray *a = g_ptr_array_new();
+    if (app->o.plot_metrics) {
+        for (char **f = app->plot_features; f && *f; f++)
+            g_ptr_array_add(a, *f);
+        return a;
+    }
+    for (int vmaf = 1; vmaf >= 0; vmaf--)
+        for (guint k = 0; k < feats->len; k++) {
+            QmFeatureInfo fi;
+            if (qm_feature_info(feats->pdata[k], &fi) && fi.headline && !fi.model_input &&
+                fi.better > 0 && (strcmp(fi.metric, "vmaf") == 0) == vmaf)
+                g_ptr_array_add(a, feats->pdata[k]);
+        }
+    if (!a->len && feats->len)
+        g_ptr_array_add(a, feats->pdata[0]);
+    return a;
+}
+
+static void print_table(GPtrArray *rends, FILE *f, GPtrArray *cols)
+{
     fprintf(f, "%-16s %11s %10s %7s", "rendition", "size", "kbit/s", "frames");
-    for (guint c = 0; c < G_N_ELEMENTS(cols); c++)
-        if (g_ptr_array_find_with_equal_func(feats, cols[c], g_str_equal, NULL))
-            fprintf(f, " %10s", cols[c]);
+    for (guint c = 0; c < cols->len; c++)
+        fprintf(f, " %*s", MAX(10, (int)strlen(cols->pdata[c])), (char *)cols->pdata[c]);
     fputc('\n', f);
     for (guint i = 0; i < rends->len; i++) {
         Rend *r = rends->pdata[i];
@@ -260,9 +284,9 @@ static void print_table(GPtrArray *rends, FILE *f, GPtrArray *feats)
         row_of(r, &w);
         g_snprintf(res, sizeof(res), "%dx%d", w.width, w.height);
         fprintf(f, "%-16s %11s %10.1f %7" G_GUINT64_FORMAT, r->name, res, w.kbps, w.frames);
-        for (guint c = 0; c < G_N_ELEMENTS(cols); c++)
-            if (g_ptr_array_find_with_equal_func(feats, cols[c], g_str_equal, NULL))
-                fprintf(f, " %10.6f", r->summary ? qmc_pooled(r->summary, cols[c], "mean") : NAN);
+        for (guint c = 0; c < cols->len; c++)
+            fprintf(f, " %*.6f", MAX(10, (int)strlen(cols->pdata[c])),
+                    r->summary ? qmc_pooled(r->summary, cols->pdata[c], "mean") : NAN);
         fputc('\n', f);
     }
 }
@@ -310,22 +334,17 @@ static int check_gates(App *app)
     return n ? EXIT_FAIL_BELOW : 0;
 }
 
-/* VMAF and PSNR (Y) panels, those of them that were computed; one curve
- * per series, each point labelled with its rendition's name. */
-static char *rd_svg(App *app, GPtrArray *feats)
+/* A panel per shown feature; one curve per series, each point labelled
+ * with its rendition's name. */
+static char *rd_svg(App *app, GPtrArray *shown)
 {
     GPtrArray *rends = app->dists;
-    const char *want[] = { "vmaf", "psnr_y" };
-    const char *metrics[2];
-    size_t nm = 0;
+    const size_t nm = shown->len;
     GPtrArray *names = g_ptr_array_new();
     GArray *curves = g_array_new(FALSE, TRUE, sizeof(QmRdCurve));
     GPtrArray *owned = g_ptr_array_new_with_free_func(g_free);
     char *svg, *sub;
 
-    for (guint k = 0; k < G_N_ELEMENTS(want); k++)
-        if (g_ptr_array_find_with_equal_func(feats, want[k], g_str_equal, NULL))
-            metrics[nm++] = want[k];
     /* the series in order of first appearance */
     for (guint i = 0; i < rends->len; i++) {
         const char *s = ((Rend *)rends->pdata[i])->series;
@@ -334,11 +353,13 @@ static char *rd_svg(App *app, GPtrArray *feats)
     }
     for (guint c = 0; c < names->len; c++) {
         double *rate = g_new(double, rends->len);
-        double **q = g_new0(double *, 2);
+        double **q = g_new0(double *, MAX(nm, 1));
         const char **label = g_new(const char *, rends->len);
         size_t n = 0;
-        q[0] = g_new(double, rends->len);
-        q[1] = g_new(double, rends->len);
+        for (size_t m = 0; m < nm; m++) {
+            q[m] = g_new(double, rends->len);
+            g_ptr_array_add(owned, q[m]);
+        }
         for (guint i = 0; i < rends->len; i++) {
             Rend *r = rends->pdata[i];
             Row w;
@@ -347,15 +368,13 @@ static char *rd_svg(App *app, GPtrArray *feats)
             row_of(r, &w);
             rate[n] = w.kbps;
             for (size_t m = 0; m < nm; m++)
-                q[m][n] = qmc_pooled(r->summary, metrics[m], "mean");
+                q[m][n] = qmc_pooled(r->summary, shown->pdata[m], "mean");
             label[n++] = r->name;
         }
         QmRdCurve cv = { .name = names->pdata[c], .rate = rate,
                          .quality = (const double *const *)q, .label = label, .n = n };
         g_array_append_val(curves, cv);
         g_ptr_array_add(owned, rate);
-        g_ptr_array_add(owned, q[0]);
-        g_ptr_array_add(owned, q[1]);
         g_ptr_array_add(owned, q);
         g_ptr_array_add(owned, label);
     }
@@ -364,7 +383,8 @@ static char *rd_svg(App *app, GPtrArray *feats)
     {
         const QmRdOptions ro = { .title = "Rate-quality", .subtitle = sub,
                                  .hull = app->o.hull };
-        svg = qm_rd_svg_string((QmRdCurve *)curves->data, curves->len, metrics, nm, &ro);
+        svg = qm_rd_svg_string((QmRdCurve *)curves->data, curves->len,
+                               (const char *const *)shown->pdata, nm, &ro);
     }
     g_free(sub);
     g_ptr_array_free(owned, TRUE);
@@ -404,6 +424,7 @@ int qmc_ladder_report(App *app, Output *csv, Output *json, Output *rd)
     const Options *o = &app->o;
     GPtrArray *rends = app->dists;
     GPtrArray *feats = features_of(rends), *stats = stats_of(rends, feats);
+    GPtrArray *shown = shown_features(app, feats);
     gboolean ok = !app->error;
     FILE *table = o->quiet ? NULL : o->summary == SUMMARY_JSON ||
                   qmc_output_is_stdout(csv) || qmc_output_is_stdout(json) ||
@@ -413,7 +434,7 @@ int qmc_ladder_report(App *app, Output *csv, Output *json, Output *rd)
     if (ok) {
         assign_series(rends);
         if (table)
-            print_table(rends, table, feats);
+            print_table(rends, table, shown);
         gates = check_gates(app);
     }
     if (ok && csv->tmp)
@@ -421,7 +442,7 @@ int qmc_ladder_report(App *app, Output *csv, Output *json, Output *rd)
     if (ok && json->tmp)
         write_report(app, json, write_json, feats, stats, gates);
     if (ok && rd->tmp) {
-        char *svg = rd_svg(app, feats);
+        char *svg = rd_svg(app, shown);
         write_to(app, rd, svg);
         g_free(svg);
     }
@@ -442,6 +463,7 @@ int qmc_ladder_report(App *app, Output *csv, Output *json, Output *rd)
     code = app->error ? app->exit_code : app->interrupted ? EXIT_INTERRUPTED : gates;
     if (o->summary == SUMMARY_JSON && ok)
         write_json(app, stdout, feats, stats, code);
+    g_ptr_array_free(shown, TRUE);
     g_ptr_array_free(stats, TRUE);
     g_ptr_array_free(feats, TRUE);
     return code;

@@ -55,22 +55,24 @@ gboolean qmc_check_gate_features(App *app, char **features)
     return TRUE;
 }
 
-/* Expand --plot-metrics: feature keys, or metric names standing for their
- * per-plane features (psnr -> psnr_y, psnr_cb, psnr_cr), or "all". */
-static char **expand_plot_features(App *app, const char *list, char **bad)
+/* Expand --plot-metrics against the features scored: feature keys, or
+ * metric names standing for their per-plane features (psnr -> psnr_y,
+ * psnr_cb, psnr_cr), or "all". */
+static char **expand_plot_features(char **features, const char *list, char **bad)
 {
     GPtrArray *out = g_ptr_array_new();
     char **items = g_strsplit(list, ",", -1);
     for (char **it = items; *it; it++) {
         char *name = g_strstrip(*it);
+        const gboolean key = g_strv_contains((const char *const *)features, name);
         gboolean found = FALSE;
         if (!*name)
             continue;
-        for (char **f = app->features; f && *f; f++) {
+        for (char **f = features; *f; f++) {
             gboolean take;
             if (!strcmp(name, "all"))
                 take = TRUE;
-            else if (has_feature(app, name))
+            else if (key)
                 take = !strcmp(*f, name);
             else
                 take = g_str_has_prefix(*f, name) && (*f)[strlen(name)] == '_' &&
@@ -89,25 +91,34 @@ static char **expand_plot_features(App *app, const char *list, char **bad)
     return (char **)g_ptr_array_free(out, FALSE);
 }
 
+gboolean qmc_check_plot_features(App *app, char **features)
+{
+    char *bad = NULL;
+    if (!app->o.plot_metrics)
+        return TRUE;
+    g_strfreev(app->plot_features);
+    app->plot_features = expand_plot_features(features, app->o.plot_metrics, &bad);
+    if (bad) {
+        char *l = feature_list(features);
+        app->no_output = TRUE;
+        qmc_fail(app, EXIT_USAGE, "--plot-metrics: no feature or metric '%s' in the scores "
+                 "(they are: %s)", bad, l);
+        g_free(l);
+        g_free(bad);
+        return FALSE;
+    }
+    return TRUE;
+}
+
 /* The first scores tell which features exist: check the names the user gave
  * against them now rather than after an hour of decoding. */
 static void first_scores(App *app, const GstStructure *st)
 {
-    char *bad = NULL;
-
     app->features = qmc_score_features(st);
     app->features_checked = TRUE;
 
-    if (app->o.plot_metrics) {
-        app->plot_features = expand_plot_features(app, app->o.plot_metrics, &bad);
-        if (bad) {
-            char *l = feature_list(app->features);
-            app->no_output = TRUE;
-            qmc_fail(app, EXIT_USAGE, "--plot-metrics: no feature or metric '%s' in the scores "
-                     "(they are: %s)", bad, l);
-            g_free(l);
-        }
-    } else {
+    qmc_check_plot_features(app, app->features);
+    if (!app->o.plot_metrics) {
         /* VMAF (one line per model when several), else the first feature */
         GPtrArray *p = g_ptr_array_new();
         for (char **f = app->features; *f; f++)

@@ -18,6 +18,7 @@
 
 #include "duration.h"
 #include "gstqmetricmeta.h"
+#include "qm.h"
 
 const double probe_vmaf_bounds[PROBE_VMAF_BUCKETS] = {
   10, 20, 30, 40, 50, 60, 70, 80, 85, 90, 95, 100,
@@ -230,11 +231,18 @@ get_u64 (const GstStructure * s, const gchar * field)
   return v;
 }
 
+/* Without features=, the final scores: the feature that stands for each
+ * metric (the descriptors' headline: vmaf or each model's score, psnr_y,
+ * float_ssim, ssimulacra2, ...), not the VMAF models' inputs. */
 static gboolean
 feature_selected (Probe * p, const gchar * name)
 {
   guint i;
 
+  if (!p->features) {
+    QmFeatureInfo fi;
+    return qm_feature_info (name, &fi) && fi.headline && !fi.model_input;
+  }
   for (i = 0; p->features[i]; i++)
     if (g_pattern_match_simple (p->features[i], name))
       return TRUE;

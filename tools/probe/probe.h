@@ -20,9 +20,8 @@ extern const double probe_vmaf_bounds[PROBE_VMAF_BUCKETS];
 #define PROBE_N_STATS 6
 extern const char *const probe_stat_names[PROBE_N_STATS];
 
-/* defaults of the features= and stats= keys (docs/probe.md) */
-#define PROBE_DEFAULT_FEATURES \
-  "vmaf*,psnr_y,float_ssim,float_ms_ssim,psnr_hvs,ciede2000,cambi"
+/* default of the stats= key (docs/probe.md); without features=, the
+ * feature that stands for each metric is exported (probe.c) */
 #define PROBE_DEFAULT_STATS "mean,min,p5"
 
 /* stall-timeout: this many windows of a duration window; else the
@@ -73,7 +72,8 @@ typedef struct
   gchar *description;           /* gst-launch description */
   gchar *element;               /* name of the qmetric element in it */
   gchar *window;                /* set when the element's window is "none" */
-  gchar **features;             /* glob patterns of the exported features */
+  gchar **features;             /* glob patterns of the exported features;
+                                   NULL: each metric's headline feature */
   guint stats;                  /* bit k: probe_stat_names[k] exported */
   gint64 stall_timeout_us;      /* 0: from the window */
   gint64 restart_timeout_us;    /* 0: never restart a quiet pipeline */

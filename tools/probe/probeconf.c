@@ -217,7 +217,7 @@ load_probe (Probe * p, GKeyFile * kf, const gchar * group, GError ** error)
   if (!p->window)
     p->window = g_strdup ("1s");
   s = g_key_file_get_string (kf, group, "features", NULL);
-  if (!parse_features (p, s ? s : PROBE_DEFAULT_FEATURES, error)) {
+  if (s && !parse_features (p, s, error)) {
     g_free (s);
     return FALSE;
   }
