@@ -42,9 +42,9 @@ if [ -z "$tool" ]; then
 fi
 dir=$(mktemp -d /dev/shm/qmetric-s2.XXXXXX)
 trap 'rm -rf "$dir"' EXIT
-/usr/bin/python3 scripts/rawgen.py "$dir" 1920 1080 "$n" "$n" || exit 1
-/usr/bin/python3 scripts/yuv2png16.py "$dir/ref.yuv" 1920 1080 "$n" "$dir" ref || exit 1
-/usr/bin/python3 scripts/yuv2png16.py "$dir/dis.yuv" 1920 1080 "$n" "$dir" dis || exit 1
+python3 scripts/rawgen.py "$dir" 1920 1080 "$n" "$n" || exit 1
+python3 scripts/yuv2png16.py "$dir/ref.yuv" 1920 1080 "$n" "$dir" ref || exit 1
+python3 scripts/yuv2png16.py "$dir/dis.yuv" 1920 1080 "$n" "$dir" dis || exit 1
 t0=$(date +%s.%N)
 seq -f '%05g' 0 $((n - 1)) | xargs -P "$thr" -I{} sh -c \
   "'$tool' '$dir/ref-{}.png' '$dir/dis-{}.png' > '$dir/s2-{}.txt'"
@@ -53,7 +53,7 @@ $B/tools/qmetric-yuv -r "$dir/ref.yuv" -d "$dir/dis.yuv" --width 1920 --height 1
   --metrics ssimulacra2 --backend cpu --threads "$thr" -o "$dir/ours.json" \
   --partial "$dir/ours.part" >/dev/null 2>&1
 t2=$(date +%s.%N)
-/usr/bin/python3 - "$dir" "$n" "$t0" "$t1" "$t2" "$thr" <<'PY' | tee -a "$log"
+python3 - "$dir" "$n" "$t0" "$t1" "$t2" "$thr" <<'PY' | tee -a "$log"
 import json, sys
 d, n, t0, t1, t2, thr = sys.argv[1], int(sys.argv[2]), *map(float, sys.argv[3:6]), sys.argv[6]
 rows = json.load(open(d + '/ours.part'))['rows']
