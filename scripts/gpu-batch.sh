@@ -66,7 +66,10 @@ metrics=()
 w=/tmp/qmetric-gpu-batch-$size-$frames-s$seg  # made once, reused by later runs
 mkdir -p "$w"
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+# a signal (timeout's TERM) ends the background encoders and chunks too: left
+# running, they would write into the title that the next run makes
+trap 'exit 143' TERM INT
+trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
 
 now() { date +%s.%N; }
 rate() { awk "BEGIN { printf \"%.1f\", $1 / ($3 - $2) }"; }
@@ -108,7 +111,7 @@ concat() {  # OUT IN...
   shift
   p="concat name=c ! h264parse ! mp4mux ! filesink location=$o"
   for i in "$@"; do p+=" filesrc location=$i ! qtdemux ! c."; done
-  gst-launch-1.0 -q $p
+  gst-launch-1.0 -q $p 2>>"$OUT/gpu-batch-title.log"
 }
 join() {  # ref|dis
   local parts=() c=1 f=$w/$1-seg.mp4 left=$copies
@@ -130,8 +133,9 @@ if [ ! -s "$w/dis.mp4" ]; then
   say "== making the title: $seg frames encoded, joined $copies x $seg$more"
   t0=$(now)
   pids=()
-  encode seg "$seg" & pids+=($!)
-  [ "$tail" -gt 0 ] && { encode tail "$tail" & pids+=($!); }
+  : >"$OUT/gpu-batch-title.log"
+  encode seg "$seg" 2>>"$OUT/gpu-batch-title.log" & pids+=($!)
+  [ "$tail" -gt 0 ] && { encode tail "$tail" 2>>"$OUT/gpu-batch-title.log" & pids+=($!); }
   ok=1
   for p in "${pids[@]}"; do wait "$p" || ok=0; done
   te=$(now)
@@ -141,7 +145,8 @@ if [ ! -s "$w/dis.mp4" ]; then
     wait $p1 || ok=0
     wait $p2 || ok=0
   fi
-  [ $ok = 1 ] || { echo "gpu-batch: making the title failed"; rm -f "$w"/*.mp4; exit 1; }
+  [ $ok = 1 ] || { say "making the title failed; the last lines of $OUT/gpu-batch-title.log:"
+    tail -n 20 "$OUT/gpu-batch-title.log" | tee -a "$res"; rm -f "$w"/*.mp4; exit 1; }
   say "title made in $(secs "$t0" "$(now)") s (encoding $(secs "$t0" "$te") s, joining $(secs "$te" "$(now)") s)"
 else
   say "== the title made before: $w"

@@ -32,7 +32,7 @@ log=$OUT/ctc.txt
 {
   echo "files: 2 x $n frames of ${w}x${h} 8-bit 4:2:0 in $dir; preset ${preset[*]}"
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null
-  echo "$(nproc) CPU cores; git $(git rev-parse --short HEAD 2>/dev/null)"
+  echo "$(nproc) CPU cores; commit ${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null)}"
 } | tee "$log"
 
 secs() {  # command... -> wall seconds on stdout, the command's output in $OUT

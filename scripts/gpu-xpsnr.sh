@@ -18,7 +18,8 @@
 #      aggregate_metrics against FFmpeg's closing line.
 #   OUT=/tmp/out [FFMPEG=/path/to/ffmpeg] scripts/gpu-xpsnr.sh [build-dir]
 # env: SIZE (1920x1080), N_SHORT (200), N_LONG (2000), DISTINCT (64),
-#      REPEATS (2), FPS (24: the temporal term's rate), CPU_THREADS (16).
+#      REPEATS (2), FPS (24: the temporal term's rate), CPU_THREADS (16),
+#      COMMIT (reported; else git's HEAD, which a copied work tree may not match).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 B=${1:-build-gpu}
@@ -33,7 +34,7 @@ dir=/dev/shm/qmetric-xpsnr
 mkdir -p $dir
 trap 'rm -rf $dir' EXIT
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | tee "$txt"
-echo "$(nproc) CPU cores; commit $(git rev-parse --short HEAD 2>/dev/null)" | tee -a "$txt"
+echo "$(nproc) CPU cores; commit ${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null)}" | tee -a "$txt"
 
 echo "== GPU-resident frames (qmetric-bench)" | tee -a "$txt"
 "$B/bench/qmetric-bench" --metrics xpsnr --sizes "$size" --bits 8 --backends cuda \
@@ -72,7 +73,8 @@ for r in $(seq 1 "${REPEATS:-2}"); do
   for tool in "${tools[@]}"; do
     ts=$(run $tool $ns /tmp/xpsnr-$tool-short) || continue
     tl=$(run $tool $nl /tmp/xpsnr-$tool) || continue
-    f=$(awk "BEGIN { printf \"%.0f\", ($nl - $ns) / ($tl - $ts) }")
+    # start-up varies by more than N_LONG - N_SHORT frames take: no figure
+    f=$(awk "BEGIN { d = $tl - $ts; if (d <= 0.05 * $tl) print \"n/a (too few frames)\"; else printf \"%.0f\", ($nl - $ns) / d }")
     printf '%-8s %6s %10s %10s %10s\n' $tool $r $ts $tl $f | tee -a "$txt"
   done
 done

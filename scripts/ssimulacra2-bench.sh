@@ -24,7 +24,7 @@ export QMETRIC_MODEL_PATH=${QMETRIC_MODEL_PATH:-$PWD/data/models}
 log=$OUT/ssimulacra2-bench.txt
 : >"$log"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | tee -a "$log"
-echo "$(nproc) CPU cores" | tee -a "$log"
+echo "$(nproc) CPU cores; commit ${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null)}" | tee -a "$log"
 
 echo "== CUDA, frames in GPU memory" | tee -a "$log"
 $B/bench/qmetric-bench --metrics ssimulacra2 --backends cuda --inputs device \
