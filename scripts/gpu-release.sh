@@ -1,0 +1,135 @@
+#!/bin/bash
+# Everything a release checks on the GPU machine, in one device call (about
+# 7 minutes on a host of 4 H200 with every section; the device tool returns
+# at most 8 files, so each section's text result is copied into $OUT as it
+# ends and the rest goes into one archive):
+#   build    meson -Dcuda=enabled -Dgpu_archs=$GPU_ARCHS (and BASE_SRC's tree
+#            beside it when given, for `regress`)
+#   gates    side by side: the golden gates with backend=cuda (VMAF and its
+#            features, the CTC presets, XPSNR, SSIMULACRA2) on the carried
+#            .golden (scripts/golden-subset.sh), `parity --metric M` for every
+#            metric of the build, and the meson tests that differ on a GPU
+#            (TESTS); while they run, scripts/gpu-batch.sh makes its title
+#   batch    scripts/gpu-batch.sh: a 20,000-frame 1080p H.264 title whole
+#            and in chunks, one a GPU
+#   xpsnr    scripts/gpu-xpsnr.sh (FFMPEG: an n7.1 build)
+#   ctc      scripts/gpu-ctc.sh (VMAF: libvmaf 3.2's CLI)
+#   s2       scripts/ssimulacra2-bench.sh (SSIMULACRA2: libjxl's tool)
+#   regress  scripts/gpu-regress.sh against BASE_SRC (an older tree)
+# Reference binaries are never committed: build them elsewhere and carry
+# them in an ignored folder (gzipped binaries are unpacked: REFBIN_GZ).
+#   COMMIT=<hash> OUT=$OUT scripts/gpu-release.sh
+# env: SECTIONS (default all, in the order above), GPU_ARCHS (90), BASE_SRC,
+#      FFMPEG, VMAF, SSIMULACRA2, REFBIN_GZ (a folder of NAME.gz: ffmpeg,
+#      vmaf, ssimulacra2 unpacked and used where the variables are unset),
+#      TESTS (meson tests to run), FRAMES (the batch title, 20000).
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT"
+W=$(mktemp -d /tmp/gpu-release.XXXXXX)
+sections=" ${SECTIONS:-build gates batch xpsnr ctc s2 regress} "
+sum=$OUT/summary.txt
+T0=$(date +%s)
+say() { echo "[t+$(($(date +%s) - T0))s] $*" | tee -a "$sum"; }
+keep() { cp "$@" "$OUT"/ 2>/dev/null; }
+want() { [[ $sections == *" $1 "* ]]; }
+if [ -n "${REFBIN_GZ:-}" ]; then
+  mkdir -p "$W/bin"
+  for f in "$REFBIN_GZ"/*.gz; do
+    [ -f "$f" ] || continue
+    n=$(basename "$f" .gz)
+    gunzip -c "$f" >"$W/bin/$n" && chmod +x "$W/bin/$n"
+  done
+  [ -x "$W/bin/ffmpeg" ] && : "${FFMPEG:=$W/bin/ffmpeg}"
+  [ -x "$W/bin/vmaf" ] && : "${VMAF:=$W/bin/vmaf}"
+  [ -x "$W/bin/ssimulacra2" ] && : "${SSIMULACRA2:=$W/bin/ssimulacra2}"
+fi
+[ -f .gpu/env.sh ] && { . .gpu/env.sh >/dev/null 2>&1 || { echo "gpu-release: cannot set up .gpu"; exit 1; }; }
+export COMMIT=${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null)}
+export GST_PLUGIN_PATH=$PWD/build-gpu/gst/qmetric QMETRIC_MODEL_PATH=$PWD/data/models
+{ nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader; echo "$(nproc) CPU cores; commit $COMMIT"; } |
+  tee -a "$sum"
+
+if want build; then
+  if [ -n "${BASE_SRC:-}" ] && want regress; then
+    (cd "$BASE_SRC" && meson setup build-gpu -Dcuda=enabled -Dgpu_archs="${GPU_ARCHS:-90}" -Dtests=disabled \
+      -Dexamples=disabled && ninja -C build-gpu) >"$W/base-build.log" 2>&1 &
+    base=$!
+  fi
+  GPU_ARCHS=${GPU_ARCHS:-90} OUT=$W/build timeout 300 scripts/gpu-run.sh build >/dev/null 2>&1
+  say "build rc=$?"
+  [ -n "${base:-}" ] && { wait "$base"; say "baseline build rc=$?"; }
+  [ -x build-gpu/tools/qmetric-compare ] || { tail -30 "$W/build/build.log" | tee -a "$sum"; exit 1; }
+fi
+
+if want gates; then
+  g=$W/gates
+  mkdir -p "$g"
+  gate() {  # name program
+    QMETRIC_GOLDEN_DIR=$PWD/.golden QMETRIC_GOLDEN_CACHE=$W/gc-$1 QMETRIC_GOLDEN_EXTRA=backend=cuda \
+      timeout 200 "./build-gpu/tests/check/$2" >"$g/golden-$1.log" 2>&1
+    echo "golden $1, backend=cuda: rc $?" >"$g/golden-$1.rc"
+  }
+  pids=()
+  if [ -f .golden/manifest.json ]; then
+    gate vmaf golden & pids+=($!)
+    for x in ctc xpsnr ssimulacra2; do
+      [ -f .golden/$x/manifest.json ] && { gate $x golden_$x & pids+=($!); }
+    done
+  else
+    echo "no .golden (scripts/golden-subset.sh): golden gates not run" | tee -a "$sum"
+  fi
+  for m in $(sed -n "/qm_metric_names = \[/,/\]/p" meson.build | grep -o "'[a-z_0-9]*'" | tr -d "'"); do
+    q=()
+    [ "$m" = speed_chroma ] && q=(--quick)  # its full set takes minutes
+    (timeout 200 ./build-gpu/tests/parity/parity --seed 20261122 --metric "$m" "${q[@]}" >"$g/parity-$m.log" 2>&1
+     echo "parity $m ${q[*]}: rc $?" >>"$g/parity-$m.log") & pids+=($!)
+  done
+  (QMETRIC_GOLDEN_REQUIRED=0 timeout 200 meson test -C build-gpu --print-errorlogs \
+    ${TESTS:-chunk elements/overload elements/pairing elements/qmetric ssimulacra2-tools elements/ssimulacra2-color examples/cuda-zero-copy} \
+    >"$g/tests.log" 2>&1; echo "meson test: rc $?" >>"$g/tests.log") & pids+=($!)
+  want batch && OUT=$W/batch MAKE_ONLY=1 FRAMES=${FRAMES:-20000} timeout 200 bash scripts/gpu-batch.sh build-gpu >"$W/title.log" 2>&1
+  for p in "${pids[@]}"; do wait "$p"; done
+  {
+    for f in "$g"/golden-*.rc; do
+      [ -f "$f" ] || continue
+      cat "$f"; tail -40 "${f%.rc}.log"
+    done
+    for f in "$g"/parity-*.log; do grep -E "worst|passed|FAIL|rc " "$f"; done
+    grep -E "^ *[0-9]+/[0-9]+ |^FAIL|rc " "$g/tests.log"
+  } >"$g/gates.txt"
+  keep "$g/gates.txt"
+  say "gates: $(grep -c 'rc 0' "$g/gates.txt") of $(grep -c 'rc ' "$g/gates.txt") parts passed"
+fi
+
+if want batch; then
+  OUT=$W/batch FRAMES=${FRAMES:-20000} timeout 200 bash scripts/gpu-batch.sh build-gpu >"$W/batch.log" 2>&1
+  say "batch rc=$?"
+  keep "$W/batch/gpu-batch.txt"
+fi
+if want xpsnr; then
+  OUT=$W/xpsnr FFMPEG=${FFMPEG:-} timeout 150 bash scripts/gpu-xpsnr.sh build-gpu >"$W/xpsnr.log" 2>&1
+  say "xpsnr rc=$?"
+  keep "$W/xpsnr/xpsnr.txt"
+fi
+if want ctc; then
+  OUT=$W/ctc CPU=0 VMAF=${VMAF:-} timeout 100 bash scripts/gpu-ctc.sh build-gpu >"$W/ctc.log" 2>&1
+  say "ctc rc=$?"
+  keep "$W/ctc/ctc.txt"
+fi
+if want s2; then
+  OUT=$W/s2 SSIMULACRA2=${SSIMULACRA2:-} timeout 120 bash scripts/ssimulacra2-bench.sh build-gpu >"$W/s2.log" 2>&1
+  say "ssimulacra2 rc=$?"
+  keep "$W/s2/ssimulacra2-bench.txt"
+fi
+if want regress && [ -n "${BASE_SRC:-}" ]; then
+  OUT=$W/regress BASE_NAME=${BASE_NAME:-$BASE_SRC} timeout 240 bash scripts/gpu-regress.sh build-gpu "$BASE_SRC" \
+    >"$W/regress.log" 2>&1
+  say "regress rc=$?"
+  keep "$W/regress/regress.txt"
+fi
+tar -C "$W" -czf "$OUT/logs.tgz" --exclude='*.yuv' --exclude='*.mp4' --exclude='*.png' --exclude='gc-*' \
+  --exclude=bin . 2>/dev/null
+say "done"
+rm -rf "$W"
