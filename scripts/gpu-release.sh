@@ -103,31 +103,24 @@ if want gates; then
   say "gates: $(grep -c 'rc 0' "$g/gates.txt") of $(grep -c 'rc ' "$g/gates.txt") parts passed"
 fi
 
-if want batch; then
-  OUT=$W/batch FRAMES=${FRAMES:-20000} timeout 200 bash scripts/gpu-batch.sh build-gpu >"$W/batch.log" 2>&1
-  say "batch rc=$?"
-  keep "$W/batch/gpu-batch.txt"
-fi
-if want xpsnr; then
-  OUT=$W/xpsnr FFMPEG=${FFMPEG:-} timeout 150 bash scripts/gpu-xpsnr.sh build-gpu >"$W/xpsnr.log" 2>&1
-  say "xpsnr rc=$?"
-  keep "$W/xpsnr/xpsnr.txt"
-fi
-if want ctc; then
-  OUT=$W/ctc CPU=0 VMAF=${VMAF:-} timeout 100 bash scripts/gpu-ctc.sh build-gpu >"$W/ctc.log" 2>&1
-  say "ctc rc=$?"
-  keep "$W/ctc/ctc.txt"
-fi
-if want s2; then
-  OUT=$W/s2 SSIMULACRA2=${SSIMULACRA2:-} timeout 120 bash scripts/ssimulacra2-bench.sh build-gpu >"$W/s2.log" 2>&1
-  say "ssimulacra2 rc=$?"
-  keep "$W/s2/ssimulacra2-bench.txt"
-fi
+# a timed section: NAME SECONDS RESULT [VAR=VALUE...] SCRIPT [ARG...] runs
+# SCRIPT build-gpu ARG... with OUT=$W/NAME, then keeps its RESULT file
+section() {
+  local name=$1 secs=$2 res=$3 vars=()
+  shift 3
+  while [[ $1 == *=* ]]; do vars+=("$1"); shift; done
+  local script=$1
+  shift
+  env OUT="$W/$name" "${vars[@]}" timeout "$secs" bash "$script" build-gpu "$@" >"$W/$name.log" 2>&1
+  say "$name rc=$?"
+  keep "$W/$name/$res"
+}
+want batch && section batch 200 gpu-batch.txt FRAMES="${FRAMES:-20000}" scripts/gpu-batch.sh
+want xpsnr && section xpsnr 150 xpsnr.txt FFMPEG="${FFMPEG:-}" scripts/gpu-xpsnr.sh
+want ctc && section ctc 100 ctc.txt CPU=0 VMAF="${VMAF:-}" scripts/gpu-ctc.sh
+want s2 && section s2 120 ssimulacra2-bench.txt SSIMULACRA2="${SSIMULACRA2:-}" scripts/ssimulacra2-bench.sh
 if want regress && [ -n "${BASE_SRC:-}" ]; then
-  OUT=$W/regress BASE_NAME=${BASE_NAME:-$BASE_SRC} timeout 240 bash scripts/gpu-regress.sh build-gpu "$BASE_SRC" \
-    >"$W/regress.log" 2>&1
-  say "regress rc=$?"
-  keep "$W/regress/regress.txt"
+  section regress 240 regress.txt BASE_NAME="${BASE_NAME:-$BASE_SRC}" scripts/gpu-regress.sh "$BASE_SRC"
 fi
 tar -C "$W" -czf "$OUT/logs.tgz" --exclude='*.yuv' --exclude='*.mp4' --exclude='*.png' --exclude='gc-*' \
   --exclude=bin . 2>/dev/null
