@@ -860,10 +860,10 @@ static int wait_for_room(QmEngine *e)
             const uint64_t seen = e->next_bk;
             if (bk_reap(e, false, 0) < 0 || e->failed)
                 return QM_EDEVICE;
-            /* What it collected may have finished every frame in flight;
-             * their signal came before this thread could wait for it.  (A
-             * device that finishes frames on its own, as the CUDA backend's
-             * copy workers launch them, made this a hang.) */
+            /* What it collected may have finished every frame in flight,
+             * and their signal came before this thread could wait for it:
+             * waiting would hang where a device finishes frames on its own
+             * (the CUDA backend, whose copy workers launch them). */
             if (e->next_bk != seen)
                 continue;
             if (e->next_bk < e->next_index) {
