@@ -26,6 +26,15 @@
  *   s2_total_kernel   at the end, each scale's 18 sums over its blocks.
  * collect() applies the C reference's qm_ssimu2_score().
  *
+ * The filters are recursive: a thread runs a whole row or column, so a
+ * scale's time is bound by its lines' length more than by its pixels, and
+ * scale 0 alone leaves most of the GPU idle.  The graph therefore forks:
+ * scale 0 runs on the element's stream while a side stream runs the
+ * downsampling chain and scales 1.. (their lines together about as long as
+ * scale 0's), each branch with its own planes; the branches join before
+ * s2_total_kernel.  The arithmetic and its order within each scale are the
+ * same either way.
+ *
  * Exactness: the per-pixel arithmetic is cpu/ssimulacra2_pixel.h, the C
  * code's own (fmaf where the reference fuses, IEEE division, no other
  * contraction: --fmad=false), and each filter runs the same sequence of
@@ -65,8 +74,11 @@ typedef struct S2Gpu {
     S2Scale sc[QM_SSIMU2_SCALES];
     int sw[QM_SSIMU2_SCALES], sh[QM_SSIMU2_SCALES];
     float *d_lin[2];       /* linear planes of scale s in d_lin[s & 1] */
-    float *d_xyb;          /* 6 planes: picture 1 X Y B, picture 2 X Y B */
-    float *d_h, *d_v;      /* 15 planes: horizontal, vertical pass */
+    float *d_xyb;          /* scale 0: 6 planes: picture 1 X Y B, picture 2 */
+    float *d_h, *d_v;      /* scale 0: 15 planes: horizontal, vertical pass */
+    float *d_xyb1, *d_h1, *d_v1;  /* the same for the side branch's scales */
+    cudaStream_t side;     /* scales 1.. (NULL with one scale) */
+    cudaEvent_t fork_ev, join_ev;
     double *d_part;        /* S2_NSUM per block of every scale */
     double *d_sums, *h_sums;  /* [slot][QmSsimu2Sums] */
     cudaGraphExec_t *exec; /* per slot: everything after s2_conv_kernel */
@@ -392,6 +404,15 @@ static void s2_gpu_close(void *priv)
     cudaFree(s->d_xyb);
     cudaFree(s->d_h);
     cudaFree(s->d_v);
+    cudaFree(s->d_xyb1);
+    cudaFree(s->d_h1);
+    cudaFree(s->d_v1);
+    if (s->side)
+        cudaStreamDestroy(s->side);
+    if (s->fork_ev)
+        cudaEventDestroy(s->fork_ev);
+    if (s->join_ev)
+        cudaEventDestroy(s->join_ev);
     cudaFree(s->d_part);
     cudaFree(s->d_sums);
     cudaFreeHost(s->h_sums);
@@ -415,6 +436,14 @@ static int s2_gpu_alloc(S2Gpu *s, unsigned n_slots, cudaStream_t cs)
     QM_CU_TRY(cudaMalloc(&s->d_xyb, 6 * full * sizeof(float)));
     QM_CU_TRY(cudaMalloc(&s->d_h, 15 * full * sizeof(float)));
     QM_CU_TRY(cudaMalloc(&s->d_v, 15 * full * sizeof(float)));
+    if (s->n_scales > 1) {
+        QM_CU_TRY(cudaMalloc(&s->d_xyb1, 6 * half * sizeof(float)));
+        QM_CU_TRY(cudaMalloc(&s->d_h1, 15 * half * sizeof(float)));
+        QM_CU_TRY(cudaMalloc(&s->d_v1, 15 * half * sizeof(float)));
+        QM_CU_TRY(cudaStreamCreateWithFlags(&s->side, cudaStreamNonBlocking));
+        QM_CU_TRY(cudaEventCreateWithFlags(&s->fork_ev, cudaEventDisableTiming));
+        QM_CU_TRY(cudaEventCreateWithFlags(&s->join_ev, cudaEventDisableTiming));
+    }
     /* the partial sums, then the two int tables of s2_total_kernel */
     QM_CU_TRY(cudaMalloc(&s->d_part, (size_t)nparts * S2_NSUM * sizeof(double) +
                                          2 * QM_SSIMU2_SCALES * sizeof(int)));
@@ -465,29 +494,45 @@ static int s2_gpu_init(void *priv, const QmMetricConfig *cfg, unsigned n_slots,
     return err;
 }
 
+/* One scale's blurs and maps, from its XYB planes, into its partial sums. */
+static void s2_launch_scale(const S2Scale *c, const float *xyb, float *h, float *v,
+                            double *part, cudaStream_t st)
+{
+    s2_hblur_kernel<<<dim3((c->h + S2_HROWS - 1) / S2_HROWS, 3), S2_HROWS * 5, 0, st>>>(
+        xyb, c->w, c->h, h);
+    s2_vblur_kernel<<<dim3((c->w + S2_VX - 1) / S2_VX, 15), S2_VX, 0, st>>>(h, c->w, c->h, v);
+    s2_maps_kernel<<<dim3(c->gx, c->mgy), S2_PX * S2_PY, 0, st>>>(xyb, v, c->w, c->h, part);
+}
+
 /* Everything after the conversion of scale 0, and the copy of the sums:
- * reads only the twin's own buffers (the slot's graph). */
+ * reads only the twin's own buffers (the slot's graph).  Scale 0 on cs;
+ * scales 1.. on the side stream, forked after the conversion (which wrote
+ * scale 0's linear planes, the first downsampling's input) and joined
+ * before the total.  The side branch's downsampling overwrites d_lin[0]
+ * from scale 2 on, which scale 0's branch does not read. */
 static void s2_launch_scales(S2Gpu *s, unsigned slot, cudaStream_t cs)
 {
     int nparts = 0;
     for (int i = 0; i < s->n_scales; i++)
         nparts += s->sc[i].nblocks;
     const int *tables = (const int *)(s->d_part + (size_t)nparts * S2_NSUM);
-    double *part = s->d_part;
-    for (int i = 0; i < s->n_scales; i++) {
-        const S2Scale *c = &s->sc[i];
-        if (i > 0)
-            s2_down_kernel<<<dim3(c->gx, c->gy), S2_PX * S2_PY, 0, cs>>>(
+    if (s->side) {
+        cudaEventRecord(s->fork_ev, cs);
+        cudaStreamWaitEvent(s->side, s->fork_ev, 0);
+        double *part = s->d_part + (size_t)s->sc[0].nblocks * S2_NSUM;
+        for (int i = 1; i < s->n_scales; i++) {
+            const S2Scale *c = &s->sc[i];
+            s2_down_kernel<<<dim3(c->gx, c->gy), S2_PX * S2_PY, 0, s->side>>>(
                 s->d_lin[(i - 1) & 1], s->sc[i - 1].w, s->sc[i - 1].h,
-                s->d_lin[i & 1], s->d_xyb);
-        s2_hblur_kernel<<<dim3((c->h + S2_HROWS - 1) / S2_HROWS, 3), S2_HROWS * 5, 0,
-                          cs>>>(s->d_xyb, c->w, c->h, s->d_h);
-        s2_vblur_kernel<<<dim3((c->w + S2_VX - 1) / S2_VX, 15), S2_VX, 0, cs>>>(
-            s->d_h, c->w, c->h, s->d_v);
-        s2_maps_kernel<<<dim3(c->gx, c->mgy), S2_PX * S2_PY, 0, cs>>>(s->d_xyb, s->d_v, c->w,
-                                                         c->h, part);
-        part += (size_t)c->nblocks * S2_NSUM;
+                s->d_lin[i & 1], s->d_xyb1);
+            s2_launch_scale(c, s->d_xyb1, s->d_h1, s->d_v1, part, s->side);
+            part += (size_t)c->nblocks * S2_NSUM;
+        }
+        cudaEventRecord(s->join_ev, s->side);
     }
+    s2_launch_scale(&s->sc[0], s->d_xyb, s->d_h, s->d_v, s->d_part, cs);
+    if (s->side)
+        cudaStreamWaitEvent(cs, s->join_ev, 0);
     double *sums = s->d_sums + (size_t)slot * (sizeof(QmSsimu2Sums) / sizeof(double));
     s2_total_kernel<<<dim3(S2_NSUM, s->n_scales), 32, 0, cs>>>(
         s->d_part, tables, tables + QM_SSIMU2_SCALES, sums);

@@ -4,13 +4,29 @@
 #include <vector>
 #include "cuda_runtime_api.h"
 
-/* One capture at a time (the twins capture on one thread, one stream). */
+/* One capture at a time, on one thread: the stream it began on and the
+ * streams forked from it (a cudaStreamWaitEvent on an event recorded in the
+ * capture, as CUDA's graphs fork) record into one list of work, in the
+ * order it is issued.  Each branch is issued after what it waits for, so
+ * running the list in order respects every edge of the graph. */
 typedef std::vector<std::function<void()>> EmuWork;
-static cudaStream_t capturing;
+static std::vector<cudaStream_t> capturing;   /* [0]: where it began */
+static std::vector<cudaEvent_t> captured_events;
 static EmuWork *recorded;
 EmuWork *emu_capture(cudaStream_t s)
 {
-    return recorded && s == capturing ? recorded : nullptr;
+    if (recorded)
+        for (cudaStream_t c : capturing)
+            if (c == s)
+                return recorded;
+    return nullptr;
+}
+static bool emu_event_captured(cudaEvent_t e)
+{
+    for (cudaEvent_t c : captured_events)
+        if (c == e)
+            return true;
+    return false;
 }
 extern "C" {
 int emu_sms = 132;
@@ -48,9 +64,20 @@ cudaError_t cudaStreamQuery(cudaStream_t) { return cudaSuccess; }
 cudaError_t cudaDeviceSynchronize(void) { return cudaSuccess; }
 cudaError_t cudaStreamDestroy(cudaStream_t s) { free(s); return cudaSuccess; }
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned) { *e = (cudaEvent_t)malloc(1); return cudaSuccess; }
-cudaError_t cudaEventRecord(cudaEvent_t, cudaStream_t) { return cudaSuccess; }
-/* streams run synchronously here: every wait is already satisfied */
-cudaError_t cudaStreamWaitEvent(cudaStream_t, cudaEvent_t, unsigned) { return cudaSuccess; }
+cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s)
+{
+    if (emu_capture(s))
+        captured_events.push_back(e);
+    return cudaSuccess;
+}
+/* streams run synchronously here: every wait is already satisfied; one on
+ * an event of the capture brings the stream into it */
+cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned)
+{
+    if (recorded && !emu_capture(s) && emu_event_captured(e))
+        capturing.push_back(s);
+    return cudaSuccess;
+}
 cudaError_t cudaEventQuery(cudaEvent_t) { return cudaSuccess; }
 cudaError_t cudaEventSynchronize(cudaEvent_t) { return cudaSuccess; }
 cudaError_t cudaEventDestroy(cudaEvent_t e) { free(e); return cudaSuccess; }
@@ -60,17 +87,19 @@ cudaError_t cudaStreamBeginCapture(cudaStream_t s, cudaStreamCaptureMode)
 {
     if (recorded)
         return cudaErrorInvalidValue;
-    capturing = s;
+    capturing.assign(1, s);
+    captured_events.clear();
     recorded = new EmuWork;
     return cudaSuccess;
 }
 cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t *g)
 {
-    if (!recorded || s != capturing)
+    if (!recorded || s != capturing[0])
         return cudaErrorInvalidValue;
     *g = (cudaGraph_t)recorded;
     recorded = nullptr;
-    capturing = nullptr;
+    capturing.clear();
+    captured_events.clear();
     return cudaSuccess;
 }
 cudaError_t cudaGraphInstantiate(cudaGraphExec_t *e, cudaGraph_t g, unsigned long long)
