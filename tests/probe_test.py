@@ -54,10 +54,11 @@ pipeline=videotestsrc ! video/x-raw,width=160,height=120 ! q.ref_sink videotests
 """
 
 # The series of a VMAF probe with the default features= and stats=
-# (docs/probe.md, "Series"), while it scores: 16, plus the histogram's 15.
+# (docs/probe.md, "Series"), while it scores: 17, plus the histogram's 15.
 DEFAULT_SERIES = sorted(
     [('qmetric_probe_up', ()), ('qmetric_probe_state', (('state', 'scoring'),))]
     + [(n, ()) for n in ('qmetric_frames_total', 'qmetric_unreadable_frames_total',
+                         'qmetric_skipped_frames_total',
                          'qmetric_windows_total', 'qmetric_probe_errors_total',
                          'qmetric_probe_restarts_total', 'qmetric_window_pairs',
                          'qmetric_window_end_running_time_seconds',

@@ -155,6 +155,9 @@ expo_render (GPtrArray * probes, gsize * len)
   counter (s, probes, "qmetric_unreadable_frames_total",
       "Frame pairs that could not be read (smaller than their caps say)",
       G_STRUCT_OFFSET (Probe, unreadable));
+  counter (s, probes, "qmetric_skipped_frames_total",
+      "Frame pairs compared but not scored, to keep up with a live source "
+      "(the element's max-skip)", G_STRUCT_OFFSET (Probe, skipped));
   counter (s, probes, "qmetric_windows_total", "Reporting windows ended",
       G_STRUCT_OFFSET (Probe, windows));
   counter (s, probes, "qmetric_probe_errors_total",

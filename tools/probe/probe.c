@@ -272,6 +272,7 @@ on_window (Probe * p, const GstStructure * s)
   p->unmatched_ref += get_u64 (s, "unmatched-reference");
   p->unmatched_dist += get_u64 (s, "unmatched-distorted");
   p->unreadable += get_u64 (s, "unreadable");
+  p->skipped += get_u64 (s, "skipped");
   p->last_start_rt = get_u64 (s, "start-running-time");
   p->last_end_rt = get_u64 (s, "end-running-time");
   p->last_unix_us = g_get_real_time ();

@@ -94,7 +94,7 @@ typedef struct
   gint64 state_since_us;
 
   /* counters since the process started (they survive restarts) */
-  guint64 frames, unmatched_ref, unmatched_dist, unreadable;
+  guint64 frames, unmatched_ref, unmatched_dist, unreadable, skipped;
   guint64 windows, errors, restarts;
   guint64 vmaf_buckets[PROBE_VMAF_BUCKETS + 1];   /* cumulative at output */
   guint64 vmaf_count;
