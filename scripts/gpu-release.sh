@@ -22,7 +22,9 @@
 # env: SECTIONS (default all, in the order above), GPU_ARCHS (90), BASE_SRC,
 #      FFMPEG, VMAF, SSIMULACRA2, REFBIN_GZ (a folder of NAME.gz: ffmpeg,
 #      vmaf, ssimulacra2 unpacked and used where the variables are unset),
-#      TESTS (meson tests to run), FRAMES (the batch title, 20000).
+#      TESTS (meson tests to run), FRAMES (the batch title, 20000),
+#      BUDGET_S (570: a timed section that would end later is cut to fit,
+#      one with under 30 s left is skipped, and says so).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 OUT=${OUT:-/tmp/out}
@@ -31,6 +33,7 @@ W=$(mktemp -d /tmp/gpu-release.XXXXXX)
 sections=" ${SECTIONS:-build gates batch xpsnr ctc s2 regress} "
 sum=$OUT/summary.txt
 T0=$(date +%s)
+BUDGET_S=${BUDGET_S:-570}  # a device call's command may run 600 s
 say() { echo "[t+$(($(date +%s) - T0))s] $*" | tee -a "$sum"; }
 keep() { cp "$@" "$OUT"/ 2>/dev/null; }
 want() { [[ $sections == *" $1 "* ]]; }
@@ -106,8 +109,15 @@ fi
 # a timed section: NAME SECONDS RESULT [VAR=VALUE...] SCRIPT [ARG...] runs
 # SCRIPT build-gpu ARG... with OUT=$W/NAME, then keeps its RESULT file
 section() {
-  local name=$1 secs=$2 res=$3 vars=()
+  local name=$1 secs=$2 res=$3 vars=() left
   shift 3
+  # within the call's budget: a section gets what is left, or is skipped
+  left=$((BUDGET_S - ($(date +%s) - T0) - 10))
+  if [ "$left" -lt 30 ]; then
+    say "$name skipped: ${left}s left of BUDGET_S=$BUDGET_S"
+    return
+  fi
+  [ "$secs" -gt "$left" ] && secs=$left
   while [[ $1 == *=* ]]; do vars+=("$1"); shift; done
   local script=$1
   shift
@@ -116,7 +126,7 @@ section() {
   keep "$W/$name/$res"
 }
 want batch && section batch 200 gpu-batch.txt FRAMES="${FRAMES:-20000}" scripts/gpu-batch.sh
-want xpsnr && section xpsnr 150 xpsnr.txt FFMPEG="${FFMPEG:-}" scripts/gpu-xpsnr.sh
+want xpsnr && section xpsnr 150 xpsnr.txt REPEATS=1 FFMPEG="${FFMPEG:-}" scripts/gpu-xpsnr.sh
 want ctc && section ctc 100 ctc.txt CPU=0 VMAF="${VMAF:-}" scripts/gpu-ctc.sh
 want s2 && section s2 120 ssimulacra2-bench.txt SSIMULACRA2="${SSIMULACRA2:-}" scripts/ssimulacra2-bench.sh
 if want regress && [ -n "${BASE_SRC:-}" ]; then
