@@ -1,8 +1,8 @@
 #!/bin/bash
-# Everything a release checks on the GPU machine, in one device call (about
-# 7 minutes on a host of 4 H200 with every section; the device tool returns
-# at most 8 files, so each section's text result is copied into $OUT as it
-# ends and the rest goes into one archive):
+# Everything a release checks on the GPU machine, in one device call (at
+# most BUDGET_S seconds; the device tool returns at most 8 files, so each
+# section's text result is copied into $OUT as it ends and the rest goes
+# into one archive):
 #   build    meson -Dcuda=enabled -Dgpu_archs=$GPU_ARCHS (and BASE_SRC's tree
 #            beside it when given, for `regress`)
 #   gates    side by side: the golden gates with backend=cuda (VMAF and its
