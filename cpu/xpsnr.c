@@ -17,6 +17,10 @@
  * Pooled: FFmpeg's closing values (from the square roots of the frames'
  * weighted SSE) are this metric's own (QmMetricDesc.pool), written to a
  * log's "aggregate_metrics" as xpsnr_y, xpsnr_u, xpsnr_v and xpsnr_min.
+ *
+ * The per-block sums come from the stages of xpsnr.h: the C ones here (the
+ * specification), or their SIMD twins (cpu/x86/xpsnr_*.c, the same
+ * integers), chosen once per instance by qm_xpsnr_dsp_init().
  */
 #include <math.h>
 #include <stdlib.h>
@@ -388,35 +392,40 @@ static uint64_t rect_sse(const Xpsnr *s, const QmFrame *f, int p, int x0, int y0
                       sample_at(f->dist, p, x0, y0), f->dist->stride[p], w, h, f->ref->bpc);
 }
 
-/* Asks for the cache lines of a w x h rectangle of rows `stride` bytes
- * apart, w_bytes wide: the blocks are walked left to right, so the rows of
- * a block are far apart and the hardware prefetchers see no stream to
- * follow; fetching a block's lines ahead of its turn keeps the loads of
- * the block in hand from waiting on memory.  Inlined into the block loop:
- * GCC counts a prefetch as no side effect, so it would drop the call of a
- * function that only prefetches. */
-static inline __attribute__((always_inline)) void prefetch_rect(const void *p, ptrdiff_t stride, int w_bytes, int h)
+/*
+ * The blocks are walked in raster order, so the rows of a block are far
+ * apart and the hardware prefetchers see no stream to follow: the loads of
+ * each block would wait on memory.  The block loop asks for the next
+ * block's lines while it computes this one (prefetch_block()).  These are
+ * inlined into it: GCC counts a prefetch as no side effect, so it would
+ * drop the call of a function that only prefetches.
+ *
+ * prefetch_rect(): the cache lines of h rows of w_bytes, stride bytes
+ * apart, from p.
+ */
+static inline __attribute__((always_inline)) void
+prefetch_rect(const void *p, ptrdiff_t stride, int w_bytes, int h)
 {
     const uint8_t *row = p;
-    for (int y = 0; y < h; y++, row += stride)
+    for (int y = 0; y < h; y++, row += stride) {
         for (int x = 0; x < w_bytes; x += 64)
             __builtin_prefetch(row + x);
+        __builtin_prefetch(row + w_bytes - 1);  /* a row that starts mid-line */
+    }
 }
 
-/* How many blocks ahead prefetch_block() fetches. */
-#define PREFETCH_AHEAD 2
-
-/* The samples block k will read that are not in cache yet: the distorted
- * luma, both pictures' chroma and the previous frames' luma (the current
- * one is converted from the reference a row of blocks at a time, just
- * before, which brings the reference's luma in). */
-static inline __attribute__((always_inline)) void prefetch_block(const Xpsnr *s, const QmFrame *f, int k, const int16_t *m1,
-                           const int16_t *m2)
+/* What block k reads that is not in cache yet: the distorted luma, both
+ * pictures' chroma and the previous frames' luma (the current frame's is
+ * converted from the reference a row of blocks at a time, just before,
+ * which brings the reference's luma in). */
+static inline __attribute__((always_inline)) void
+prefetch_block(const Xpsnr *s, const QmFrame *f, int k, const int16_t *m1, const int16_t *m2)
 {
     const QmXpsnrGeom *g = &s->g;
     const int es = f->ref->bpc == 8 ? 1 : 2;
     const QmXpsnrBlk blk = qm_xpsnr_block(g, k);
-    prefetch_rect(sample_at(f->dist, 0, blk.x0, blk.y0), f->dist->stride[0], blk.bw * es, blk.bh);
+    prefetch_rect(sample_at(f->dist, 0, blk.x0, blk.y0), f->dist->stride[0], blk.bw * es,
+                  blk.bh);
     for (int i = 0; i < 2; i++) {
         const QmPicture *pic = i ? f->dist : f->ref;
         for (int p = 1; p < g->nplanes; p++) {
@@ -426,10 +435,10 @@ static inline __attribute__((always_inline)) void prefetch_block(const Xpsnr *s,
         }
     }
     const ptrdiff_t o = (ptrdiff_t)blk.y0 * g->w + blk.x0;
-    const ptrdiff_t row = (ptrdiff_t)g->w * (ptrdiff_t)sizeof(int16_t);
-    prefetch_rect(m1 + o, row, blk.bw * (int)sizeof(int16_t), blk.bh);
+    const int row = g->w * (int)sizeof(int16_t), bw = blk.bw * (int)sizeof(int16_t);
+    prefetch_rect(m1 + o, row, bw, blk.bh);
     if (g->second_order)
-        prefetch_rect(m2 + o, row, blk.bw * (int)sizeof(int16_t), blk.bh);
+        prefetch_rect(m2 + o, row, bw, blk.bh);
 }
 
 /* Spatial and temporal sums of luma block k. */
@@ -484,8 +493,8 @@ static int xpsnr_compute(void *priv, const QmFrame *f, QmRows *out)
                 load_luma(f->ref, c, g->w, loaded, y1);
                 loaded = y1;
             }
-            if (k + PREFETCH_AHEAD < g->nblk)
-                prefetch_block(s, f, k + PREFETCH_AHEAD, m1, m2);
+            if (k + 1 < g->nblk)
+                prefetch_block(s, f, k + 1, m1, m2);
             s->bk.sse[0][k] = rect_sse(s, f, 0, blk.x0, blk.y0, blk.bw, blk.bh);
             s->bk.sa[k] = s->bk.ta[k] = 0;
             if (!blk.small)

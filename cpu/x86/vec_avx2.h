@@ -17,6 +17,9 @@
  *   VCols   the columns of a block of VN16 16-bit samples that exist
  *           (unused here: the last block is moved back to end at the row's
  *           width, and rows narrower than a block are copied first)
+ *   VKeep16 the 16-bit lanes of a block that count, for sums: loads read 0
+ *           in the others (here a vector mask applied after the load; the
+ *           last block of a row is moved back, v_tail16())
  */
 #ifndef QM_VEC_AVX2_H
 #define QM_VEC_AVX2_H
