@@ -159,18 +159,6 @@ static int rnd_bits(void)
     return bits[checkasm_rand() % 8];
 }
 
-/* t = the best of 7 timings of the statement(s) (the machine is shared) */
-#define BENCH_BEST(t, ...)                                   \
-    do {                                                     \
-        (t) = 1e9;                                           \
-        for (int r_ = 0; r_ < 7; r_++) {                     \
-            const double t0_ = checkasm_now();               \
-            __VA_ARGS__;                                     \
-            const double dt_ = checkasm_now() - t0_;         \
-            (t) = dt_ < (t) ? dt_ : (t);                     \
-        }                                                    \
-    } while (0)
-
 static void report(uint64_t c, uint64_t s, const char *what, int w, int h, int bits, int pat)
 {
     if (c != s)
