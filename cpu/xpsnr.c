@@ -17,11 +17,16 @@
  * Pooled: FFmpeg's closing values (from the square roots of the frames'
  * weighted SSE) are this metric's own (QmMetricDesc.pool), written to a
  * log's "aggregate_metrics" as xpsnr_y, xpsnr_u, xpsnr_v and xpsnr_min.
+ *
+ * The per-block sums come from the stages of xpsnr.h: the C ones here (the
+ * specification), or their SIMD twins (cpu/x86/xpsnr_*.c, the same
+ * integers), chosen once per instance by qm_xpsnr_dsp_init().
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu.h"
 #include "metric.h"
 #include "xpsnr.h"
 #include "xpsnr_block.h"
@@ -90,8 +95,9 @@ int qm_xpsnr_setup(QmXpsnrGeom *g, int w, int h, int bpc, QmChroma chroma, int f
  * clones (QM_VECTOR_CLONES) give the C result. */
 #define ROW_CHUNK 2048
 
+/* Sum of |3x3 high-pass| over row[0 .. n - 1] (QmXpsnrHpFn, one row). */
 QM_VECTOR_CLONES
-uint64_t qm_xpsnr_hp_row_c(const int16_t *row, ptrdiff_t stride, int n)
+static uint64_t hp_row(const int16_t *row, ptrdiff_t stride, int n)
 {
     const int16_t *up = row - stride, *dn = row + stride;
     uint64_t s = 0;
@@ -108,9 +114,10 @@ uint64_t qm_xpsnr_hp_row_c(const int16_t *row, ptrdiff_t stride, int n)
     return s;
 }
 
+/* Sum of |c - m1| or |c - 2 m1 + m2| over n samples (QmXpsnrTempFn, one
+ * row). */
 QM_VECTOR_CLONES
-uint64_t qm_xpsnr_temp_row_c(const int16_t *c, const int16_t *m1,
-                             const int16_t *m2, int n)
+static uint64_t temp_row(const int16_t *c, const int16_t *m1, const int16_t *m2, int n)
 {
     uint64_t s = 0;
     for (int x0 = 0; x0 < n; x0 += ROW_CHUNK) {
@@ -154,52 +161,7 @@ double qm_xpsnr_db(uint64_t wsse, uint64_t num)
     return 10.0 * log10((double)num / (d * d));
 }
 
-/* ---- the C reference ---- */
-
-typedef struct Xpsnr {
-    QmXpsnrGeom g;
-    /* reference luma as int16_t (the filter's view): a ring of the frames
-     * i (being computed), i - 1 and i - 2; zero before the first frame */
-    int16_t *hist[3];
-    unsigned cur;
-    QmXpsnrBlocks bk;
-    void *mem;
-} Xpsnr;
-
-static void xpsnr_close(void *priv)
-{
-    Xpsnr *s = priv;
-    for (int i = 0; i < 3; i++)
-        free(s->hist[i]);
-    free(s->mem);
-    memset(s, 0, sizeof(*s));
-}
-
-static int xpsnr_init(void *priv, const QmMetricConfig *cfg)
-{
-    Xpsnr *s = priv;
-    memset(s, 0, sizeof(*s));
-    int err = qm_xpsnr_setup(&s->g, cfg->w, cfg->h, cfg->bpc, cfg->chroma,
-                             qm_xpsnr_fps(cfg->opt));
-    if (err || !s->g.b)
-        return err;
-    const size_t n = (size_t)s->g.nblk, px = (size_t)cfg->w * (size_t)cfg->h;
-    for (int i = 0; i < 3; i++)
-        if (!(s->hist[i] = calloc(px, sizeof(int16_t))))
-            goto nomem;
-    uint64_t *m = s->mem = calloc(n, 5 * sizeof(uint64_t) + sizeof(double));
-    if (!m)
-        goto nomem;
-    for (int p = 0; p < 3; p++)
-        s->bk.sse[p] = m + (size_t)p * n;
-    s->bk.sa = m + 3 * n;
-    s->bk.ta = m + 4 * n;
-    s->bk.w = (double *)(m + 5 * n);
-    return 0;
-nomem:
-    xpsnr_close(s);
-    return QM_ENOMEM;
-}
+/* ---- the C stages (xpsnr.h) ---- */
 
 /* (ref - dist)^2 over one row, exact: uint32_t partial sums at 8 bits
  * (2^16 samples of at most 255^2), uint64_t above. */
@@ -230,34 +192,37 @@ static uint64_t row_sse16(const uint16_t *a, const uint16_t *b, int n)
     return s;
 }
 
-static uint64_t rect_sse(const QmPicture *a, const QmPicture *b, int p, int x0,
-                         int y0, int w, int h)
+uint64_t qm_xpsnr_sse_c(const void *a, ptrdiff_t a_stride, const void *b,
+                        ptrdiff_t b_stride, int w, int h, int bpc)
 {
+    const uint8_t *pa = a, *pb = b;
     uint64_t s = 0;
-    for (int y = y0; y < y0 + h; y++) {
-        if (a->bpc == 8)
-            s += row_sse8(qm_row8(a, p, y) + x0, qm_row8(b, p, y) + x0, w);
+    for (int y = 0; y < h; y++, pa += a_stride, pb += b_stride) {
+        if (bpc == 8)
+            s += row_sse8(pa, pb, w);
         else
-            s += row_sse16(qm_row16(a, p, y) + x0, qm_row16(b, p, y) + x0, w);
+            s += row_sse16((const uint16_t *)pa, (const uint16_t *)pb, w);
     }
     return s;
 }
 
-/* The reference luma into the ring's current slot, as int16_t. */
-QM_VECTOR_CLONES
-static void load_luma(const QmPicture *ref, int16_t *dst, int w, int h)
+uint64_t qm_xpsnr_hp_c(const int16_t *c, ptrdiff_t stride, int w, int h, int bpc)
 {
-    for (int y = 0; y < h; y++, dst += w) {
-        if (ref->bpc == 8) {
-            const uint8_t *r = qm_row8(ref, 0, y);
-            for (int x = 0; x < w; x++)
-                dst[x] = (int16_t)r[x];
-        } else {
-            const uint16_t *r = qm_row16(ref, 0, y);
-            for (int x = 0; x < w; x++)
-                dst[x] = (int16_t)qm_xpsnr_s16(r[x]);
-        }
-    }
+    uint64_t s = 0;
+    for (int y = 0; y < h; y++)
+        s += hp_row(c + y * stride, stride, w);
+    (void)bpc;
+    return s;
+}
+
+uint64_t qm_xpsnr_temp_c(const int16_t *c, const int16_t *m1, const int16_t *m2,
+                         ptrdiff_t stride, int w, int h, int bpc)
+{
+    uint64_t t = 0;
+    for (int y = 0; y < h; y++)
+        t += temp_row(c + y * stride, m1 + y * stride, m2 ? m2 + y * stride : NULL, w);
+    (void)bpc;
+    return t;
 }
 
 static inline uint32_t hpds_part(const int16_t *c, ptrdiff_t W, int n)
@@ -309,30 +274,197 @@ static uint64_t temp_groups(const int16_t *c, const int16_t *m1, const int16_t *
     return t;
 }
 
-/* Spatial and temporal sums of luma block blk (2x2 groups: ds == 2). */
-static void block_activity(const QmXpsnrGeom *g, const QmXpsnrBlk *k, const int16_t *c,
+uint64_t qm_xpsnr_hpds_c(const int16_t *c, ptrdiff_t stride, int n, int rows)
+{
+    uint64_t s = 0;
+    for (int j = 0; j < rows; j++)
+        s += hpds_row(c + 2 * j * stride, stride, n);
+    return s;
+}
+
+uint64_t qm_xpsnr_tempds_c(const int16_t *c, const int16_t *m1, const int16_t *m2,
+                           ptrdiff_t stride, int n, int rows)
+{
+    uint64_t t = 0;
+    for (int j = 0; j < rows; j++) {
+        const ptrdiff_t o = 2 * j * stride;
+        t += temp_groups(c + o, m1 + o, m2 ? m2 + o : NULL, stride, n);
+    }
+    return t;
+}
+
+void qm_xpsnr_dsp_init(QmXpsnrDsp *dsp, unsigned flags)
+{
+    dsp->sse = qm_xpsnr_sse_c;
+    dsp->hp = qm_xpsnr_hp_c;
+    dsp->temp = qm_xpsnr_temp_c;
+    dsp->hpds = qm_xpsnr_hpds_c;
+    dsp->tempds = qm_xpsnr_tempds_c;
+#ifdef QM_HAVE_XPSNR_AVX2
+    if (flags & QM_CPU_AVX2)
+        qm_xpsnr_dsp_init_avx2(dsp);
+#endif
+#ifdef QM_HAVE_XPSNR_AVX512
+    if (flags & QM_CPU_AVX512)
+        qm_xpsnr_dsp_init_avx512(dsp);
+#endif
+    (void)flags;
+}
+
+/* ---- the metric ---- */
+
+typedef struct Xpsnr {
+    QmXpsnrGeom g;
+    /* reference luma as int16_t (the filter's view): a ring of the frames
+     * i (being computed), i - 1 and i - 2; zero before the first frame */
+    int16_t *hist[3];
+    unsigned cur;
+    QmXpsnrDsp dsp;
+    QmXpsnrBlocks bk;
+    void *mem;
+} Xpsnr;
+
+static void xpsnr_close(void *priv)
+{
+    Xpsnr *s = priv;
+    for (int i = 0; i < 3; i++)
+        free(s->hist[i]);
+    free(s->mem);
+    memset(s, 0, sizeof(*s));
+}
+
+static int xpsnr_init(void *priv, const QmMetricConfig *cfg)
+{
+    Xpsnr *s = priv;
+    memset(s, 0, sizeof(*s));
+    int err = qm_xpsnr_setup(&s->g, cfg->w, cfg->h, cfg->bpc, cfg->chroma,
+                             qm_xpsnr_fps(cfg->opt));
+    qm_xpsnr_dsp_init(&s->dsp, qm_cpu_flags());
+    if (err || !s->g.b)
+        return err;
+    const size_t n = (size_t)s->g.nblk, px = (size_t)cfg->w * (size_t)cfg->h;
+    for (int i = 0; i < 3; i++)
+        if (!(s->hist[i] = calloc(px, sizeof(int16_t))))
+            goto nomem;
+    uint64_t *m = s->mem = calloc(n, 5 * sizeof(uint64_t) + sizeof(double));
+    if (!m)
+        goto nomem;
+    for (int p = 0; p < 3; p++)
+        s->bk.sse[p] = m + (size_t)p * n;
+    s->bk.sa = m + 3 * n;
+    s->bk.ta = m + 4 * n;
+    s->bk.w = (double *)(m + 5 * n);
+    return 0;
+nomem:
+    xpsnr_close(s);
+    return QM_ENOMEM;
+}
+
+/* Rows [y0, y1) of the reference luma into the ring's current slot (w
+ * samples a row), as int16_t. */
+QM_VECTOR_CLONES
+static void load_luma(const QmPicture *ref, int16_t *dst, int w, int y0, int y1)
+{
+    dst += (ptrdiff_t)y0 * w;
+    for (int y = y0; y < y1; y++, dst += w) {
+        if (ref->bpc == 8) {
+            const uint8_t *r = qm_row8(ref, 0, y);
+            for (int x = 0; x < w; x++)
+                dst[x] = (int16_t)r[x];
+        } else {
+            const uint16_t *r = qm_row16(ref, 0, y);
+            for (int x = 0; x < w; x++)
+                dst[x] = (int16_t)qm_xpsnr_s16(r[x]);
+        }
+    }
+}
+
+/* Where sample (x, y) of plane p of a picture starts. */
+static const void *sample_at(const QmPicture *pic, int p, int x, int y)
+{
+    return (const uint8_t *)pic->data[p] + (ptrdiff_t)y * pic->stride[p] +
+           (ptrdiff_t)x * (pic->bpc == 8 ? 1 : 2);
+}
+
+static uint64_t rect_sse(const Xpsnr *s, const QmFrame *f, int p, int x0, int y0, int w, int h)
+{
+    return s->dsp.sse(sample_at(f->ref, p, x0, y0), f->ref->stride[p],
+                      sample_at(f->dist, p, x0, y0), f->dist->stride[p], w, h, f->ref->bpc);
+}
+
+/*
+ * The blocks are walked in raster order, so the rows of a block are far
+ * apart and the hardware prefetchers see no stream to follow: the loads of
+ * each block would wait on memory.  The block loop asks for the next
+ * block's lines while it computes this one (prefetch_block()).  These are
+ * inlined into it: GCC counts a prefetch as no side effect, so it would
+ * drop the call of a function that only prefetches.
+ *
+ * prefetch_rect(): the cache lines of h rows of w_bytes, stride bytes
+ * apart, from p.
+ */
+static inline __attribute__((always_inline)) void
+prefetch_rect(const void *p, ptrdiff_t stride, int w_bytes, int h)
+{
+    const uint8_t *row = p;
+    for (int y = 0; y < h; y++, row += stride) {
+        for (int x = 0; x < w_bytes; x += 64)
+            __builtin_prefetch(row + x);
+        __builtin_prefetch(row + w_bytes - 1);  /* a row that starts mid-line */
+    }
+}
+
+/* What block k reads that is not in cache yet: the distorted luma, both
+ * pictures' chroma and the previous frames' luma (the current frame's is
+ * converted from the reference a row of blocks at a time, just before,
+ * which brings the reference's luma in). */
+static inline __attribute__((always_inline)) void
+prefetch_block(const Xpsnr *s, const QmFrame *f, int k, const int16_t *m1, const int16_t *m2)
+{
+    const QmXpsnrGeom *g = &s->g;
+    const int es = f->ref->bpc == 8 ? 1 : 2;
+    const QmXpsnrBlk blk = qm_xpsnr_block(g, k);
+    prefetch_rect(sample_at(f->dist, 0, blk.x0, blk.y0), f->dist->stride[0], blk.bw * es,
+                  blk.bh);
+    for (int i = 0; i < 2; i++) {
+        const QmPicture *pic = i ? f->dist : f->ref;
+        for (int p = 1; p < g->nplanes; p++) {
+            int x0, y0, bw, bh;
+            qm_xpsnr_cblock(g, p, k, &x0, &y0, &bw, &bh);
+            prefetch_rect(sample_at(pic, p, x0, y0), pic->stride[p], bw * es, bh);
+        }
+    }
+    const ptrdiff_t o = (ptrdiff_t)blk.y0 * g->w + blk.x0;
+    const int row = g->w * (int)sizeof(int16_t), bw = blk.bw * (int)sizeof(int16_t);
+    prefetch_rect(m1 + o, row, bw, blk.bh);
+    if (g->second_order)
+        prefetch_rect(m2 + o, row, bw, blk.bh);
+}
+
+/* Spatial and temporal sums of luma block k. */
+static void block_activity(const Xpsnr *s, const QmXpsnrBlk *k, const int16_t *c,
                            const int16_t *m1, const int16_t *m2, uint64_t *sa,
                            uint64_t *ta)
 {
+    const QmXpsnrGeom *g = &s->g;
     const ptrdiff_t W = g->w;
     const ptrdiff_t o = k->y0 * W + k->x0;  /* the block's first sample */
-    uint64_t s = 0, t = 0;
+    uint64_t t;
     c += o;
     m1 += o;
     m2 = g->second_order ? m2 + o : NULL;
     if (g->ds == 1) {
-        for (int y = k->ya; y < k->ha; y++)
-            s += qm_xpsnr_hp_row_c(c + y * W + k->xa, W, k->wa - k->xa);
-        for (int y = 0; y < k->bh; y++)
-            t += qm_xpsnr_temp_row_c(c + y * W, m1 + y * W, m2 ? m2 + y * W : NULL, k->bw);
+        *sa = s->dsp.hp(c + k->ya * W + k->xa, W, k->wa - k->xa, k->ha - k->ya, g->bpc);
+        t = s->dsp.temp(c, m1, m2, W, k->bw, k->bh, g->bpc);
     } else {
-        /* n7.1 drops the filter's result for an active width of 12 or less */
-        for (int y = k->ya; k->wa > 12 && y < k->ha; y += 2)
-            s += hpds_row(c + y * W + k->xa, W, (k->wa - k->xa + 1) / 2);
-        for (int y = 0; y < k->bh; y += 2)
-            t += temp_groups(c + y * W, m1 + y * W, m2 ? m2 + y * W : NULL, W, k->bw / 2);
+        /* 2x2 groups from (xa, ya) (k->wa - k->xa and k->ha - k->ya are
+         * even: qm_xpsnr_setup()); n7.1 drops the filter's result for an
+         * active width of 12 or less */
+        *sa = k->wa > 12 ? s->dsp.hpds(c + k->ya * W + k->xa, W, (k->wa - k->xa + 1) / 2,
+                                       (k->ha - k->ya + 1) / 2)
+                         : 0;
+        t = s->dsp.tempds(c, m1, m2, W, k->bw / 2, (k->bh + 1) / 2);
     }
-    *sa = s;
     *ta = 2 * t;  /* XPSNR_GAMMA */
 }
 
@@ -345,21 +477,32 @@ static int xpsnr_compute(void *priv, const QmFrame *f, QmRows *out)
     if (!g->b) {
         /* under 2025 luma samples: unweighted SSE (vf_xpsnr.c, b < 4) */
         for (int p = 0; p < g->nplanes; p++)
-            wsse[p] = rect_sse(f->ref, f->dist, p, 0, 0, g->pw[p], g->ph[p]);
+            wsse[p] = rect_sse(s, f, p, 0, 0, g->pw[p], g->ph[p]);
     } else {
         int16_t *c = s->hist[s->cur];
         const int16_t *m1 = s->hist[(s->cur + 2) % 3], *m2 = s->hist[(s->cur + 1) % 3];
-        load_luma(f->ref, c, g->w, g->h);
+        int loaded = 0;  /* rows of c filled */
         for (int k = 0; k < g->nblk; k++) {
             const QmXpsnrBlk blk = qm_xpsnr_block(g, k);
-            s->bk.sse[0][k] = rect_sse(f->ref, f->dist, 0, blk.x0, blk.y0, blk.bw, blk.bh);
+            if (k % g->wblk == 0) {
+                /* a row of blocks reads its rows and the 2 below (the
+                 * high-pass's reach): converted just before, they are still
+                 * in cache for the activity, and the reference's rows for
+                 * the luma SSE */
+                const int y1 = QM_MIN(g->h, blk.y0 + g->b + 2);
+                load_luma(f->ref, c, g->w, loaded, y1);
+                loaded = y1;
+            }
+            if (k + 1 < g->nblk)
+                prefetch_block(s, f, k + 1, m1, m2);
+            s->bk.sse[0][k] = rect_sse(s, f, 0, blk.x0, blk.y0, blk.bw, blk.bh);
             s->bk.sa[k] = s->bk.ta[k] = 0;
             if (!blk.small)
-                block_activity(g, &blk, c, m1, m2, &s->bk.sa[k], &s->bk.ta[k]);
+                block_activity(s, &blk, c, m1, m2, &s->bk.sa[k], &s->bk.ta[k]);
             for (int p = 1; p < g->nplanes; p++) {
                 int x0, y0, bw, bh;
                 qm_xpsnr_cblock(g, p, k, &x0, &y0, &bw, &bh);
-                s->bk.sse[p][k] = rect_sse(f->ref, f->dist, p, x0, y0, bw, bh);
+                s->bk.sse[p][k] = rect_sse(s, f, p, x0, y0, bw, bh);
             }
         }
         qm_xpsnr_finish(g, &s->bk, wsse);

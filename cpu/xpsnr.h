@@ -77,22 +77,84 @@ int qm_xpsnr_setup(QmXpsnrGeom *g, int w, int h, int bpc, QmChroma chroma, int f
 /** The integer frame rate an instance with options o uses. */
 int qm_xpsnr_fps(const QmOptValues *o);
 
-/* ---- stages of the C reference (cpu/xpsnr.c; the twin runs the same
- *      arithmetic of xpsnr_block.h per sample) ---- */
+/* ---- stages: the C reference (cpu/xpsnr.c) and its SIMD twins
+ *      (cpu/x86/xpsnr_<isa>.c), chosen once by qm_xpsnr_dsp_init() ----
+ *
+ * Every stage returns an exact integer sum, so a twin gives the C stage's
+ * value bit for bit (tests/checkasm/xpsnr.c); the twin of the CUDA backend
+ * runs the same per-sample arithmetic of xpsnr_block.h.  Pictures' strides
+ * are in bytes; the int16_t luma planes (the filter's view of the
+ * reference, qm_xpsnr_s16()) have rows of `stride` elements.  bpc is the
+ * input's bit depth: below 16 every sample lies in [0, 2^bpc), at 16 a luma
+ * sample is any int16_t; the C stages hold for any values, the twins use
+ * narrower lanes where bpc allows. */
 
 /**
- * Sum of |3x3 high-pass| over the n samples row[0 .. n-1] of an int16_t
- * plane with `stride` elements per row: row[-1], row[n] and the rows above
- * and below are read.  Exact (|each term| < 2^20).
+ * Sum of (a - b)^2 over a w x h rectangle: uint8_t samples when bpc == 8,
+ * else uint16_t.
  */
-uint64_t qm_xpsnr_hp_row_c(const int16_t *row, ptrdiff_t stride, int n);
+typedef uint64_t (*QmXpsnrSseFn)(const void *a, ptrdiff_t a_stride, const void *b,
+                                 ptrdiff_t b_stride, int w, int h, int bpc);
 
 /**
- * Temporal activity of n samples, without the factor 2: sum of |c - m1|
- * (m2 NULL) or of |c - 2 m1 + m2|.
+ * Spatial activity of w x h samples (pictures up to 2048x1152): sum of
+ * |3x3 high-pass| (qm_xpsnr_hp3()) over the samples c[y stride + x],
+ * 0 <= x < w, 0 <= y < h; the row and column around them are read.
  */
-uint64_t qm_xpsnr_temp_row_c(const int16_t *c, const int16_t *m1,
-                             const int16_t *m2, int n);
+typedef uint64_t (*QmXpsnrHpFn)(const int16_t *c, ptrdiff_t stride, int w, int h,
+                                int bpc);
+
+/**
+ * Temporal activity of w x h samples, without the factor 2: sum of
+ * |c - m1| (m2 NULL) or of |c - 2 m1 + m2|, the three planes sharing the
+ * stride.
+ */
+typedef uint64_t (*QmXpsnrTempFn)(const int16_t *c, const int16_t *m1, const int16_t *m2,
+                                  ptrdiff_t stride, int w, int h, int bpc);
+
+/**
+ * Spatial activity above 2048x1152: sum of |high-pass| (qm_xpsnr_hpds())
+ * of n x rows 2x2 groups, the first at c; group (i, j) covers columns
+ * 2i, 2i + 1 of rows 2j, 2j + 1, and rows 2j - 2 .. 2j + 3, columns
+ * 2i - 2 .. 2i + 3 around it are read.  Any int16_t samples.
+ */
+typedef uint64_t (*QmXpsnrHpdsFn)(const int16_t *c, ptrdiff_t stride, int n, int rows);
+
+/**
+ * Temporal activity above 2048x1152, without the factor 2: over the same
+ * n x rows groups, sum of |S(c) - S(m1)| (m2 NULL) or |S(c) - 2 S(m1) +
+ * S(m2)|, S the sum of a group's 4 samples.  Any int16_t samples.
+ */
+typedef uint64_t (*QmXpsnrTempdsFn)(const int16_t *c, const int16_t *m1, const int16_t *m2,
+                                    ptrdiff_t stride, int n, int rows);
+
+uint64_t qm_xpsnr_sse_c(const void *a, ptrdiff_t a_stride, const void *b,
+                        ptrdiff_t b_stride, int w, int h, int bpc);
+uint64_t qm_xpsnr_hp_c(const int16_t *c, ptrdiff_t stride, int w, int h, int bpc);
+uint64_t qm_xpsnr_temp_c(const int16_t *c, const int16_t *m1, const int16_t *m2,
+                         ptrdiff_t stride, int w, int h, int bpc);
+uint64_t qm_xpsnr_hpds_c(const int16_t *c, ptrdiff_t stride, int n, int rows);
+uint64_t qm_xpsnr_tempds_c(const int16_t *c, const int16_t *m1, const int16_t *m2,
+                           ptrdiff_t stride, int n, int rows);
+
+/** The stages one CPU instance runs (dav1d's dsp-init pattern). */
+typedef struct QmXpsnrDsp {
+    QmXpsnrSseFn sse;
+    QmXpsnrHpFn hp;
+    QmXpsnrTempFn temp;
+    QmXpsnrHpdsFn hpds;
+    QmXpsnrTempdsFn tempds;
+} QmXpsnrDsp;
+
+/**
+ * Fill *dsp with the C stages, then with the twins of every level in
+ * `flags` (QM_CPU_* bits, cpu.h) that this build has.  The metric passes
+ * qm_cpu_flags(); tests pass each level in turn (0: C only).
+ */
+void qm_xpsnr_dsp_init(QmXpsnrDsp *dsp, unsigned flags);
+/* The twins' overrides (cpu/x86/xpsnr_<isa>.c), x86-64 builds only. */
+void qm_xpsnr_dsp_init_avx2(QmXpsnrDsp *dsp);
+void qm_xpsnr_dsp_init_avx512(QmXpsnrDsp *dsp);
 
 /** Per-block values a frame's weighted SSE is made of. */
 typedef struct QmXpsnrBlocks {

@@ -17,6 +17,9 @@
  *   VCols   the columns of a block of VN16 16-bit samples that exist
  *           (unused here: the last block is moved back to end at the row's
  *           width, and rows narrower than a block are copied first)
+ *   VKeep16 the 16-bit lanes of a block that count, for sums: loads read 0
+ *           in the others (here a vector mask applied after the load; the
+ *           last block of a row is moved back, v_tail16())
  */
 #ifndef QM_VEC_AVX2_H
 #define QM_VEC_AVX2_H
@@ -179,6 +182,44 @@ VI void v_store_u16x2(uint16_t *dst, int n, V lo, V hi)
 typedef const uint16_t *VWin;
 VI VWin v_win(const uint16_t *p) { return p; }
 VI V v_win_at(VWin w, int off) { return _mm256_loadu_si256((const __m256i *)(w + off)); }
+
+/* ---- 16-bit lanes: arithmetic, halves widened to 32 bits ---- */
+VI V v_abs16(V a) { return _mm256_abs_epi16(a); }
+VI V v_max_u16(V a, V b) { return _mm256_max_epu16(a, b); }
+VI V v_min_u16(V a, V b) { return _mm256_min_epu16(a, b); }
+/* the int16 lanes 0 .. VN32 - 1 (VN32 .. VN16 - 1), sign-extended */
+VI V v_lo16_i32(V a) { return _mm256_cvtepi16_epi32(_mm256_castsi256_si128(a)); }
+VI V v_hi16_i32(V a) { return _mm256_cvtepi16_epi32(_mm256_extracti128_si256(a, 1)); }
+
+/* ---- VKeep16: the 16-bit lanes of a block that count; loads read 0 in
+ * the others.  Here a vector of 0 / -1 lanes applied after a plain load of
+ * all VN16 lanes (the caller makes them readable: v_tail16()). ---- */
+typedef __m256i VKeep16;
+/* lanes lo <= i < hi */
+VI VKeep16 v_keep16(int lo, int hi)
+{
+    const __m256i i = _mm256_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    return _mm256_andnot_si256(_mm256_cmpgt_epi16(_mm256_set1_epi16((short)lo), i),
+                               _mm256_cmpgt_epi16(_mm256_set1_epi16((short)hi), i));
+}
+VI V v_loadk16(const void *p, VKeep16 k)
+{
+    return _mm256_and_si256(_mm256_loadu_si256((const __m256i *)p), k);
+}
+/* VN16 bytes as 16-bit lanes */
+VI V v_loadk_u8(const uint8_t *p, VKeep16 k)
+{
+    return _mm256_and_si256(_mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)p)), k);
+}
+/* The vector for the last columns [x, n) of a row (n - VN16 < x < n):
+ * where it loads and the lanes that count.  Here it is moved back to end
+ * at n, so rows of n >= VN16 columns only (narrower ones are copied into
+ * a block first, V_NARROW_COPY). */
+VI ptrdiff_t v_tail16(int x, int n, VKeep16 *k)
+{
+    *k = v_keep16(x - (n - VN16), VN16);
+    return n - VN16;
+}
 
 /* ---- gathers and double arithmetic on 32-bit lanes ---- */
 /* base[idx[i]] per lane */

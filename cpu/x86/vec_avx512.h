@@ -158,6 +158,32 @@ VI V v_win_at(VWin w, int off)
     }
 }
 
+/* ---- 16-bit lanes: arithmetic, halves widened to 32 bits ---- */
+VI V v_abs16(V a) { return _mm512_abs_epi16(a); }
+VI V v_max_u16(V a, V b) { return _mm512_max_epu16(a, b); }
+VI V v_min_u16(V a, V b) { return _mm512_min_epu16(a, b); }
+VI V v_lo16_i32(V a) { return _mm512_cvtepi16_epi32(_mm512_castsi512_si256(a)); }
+VI V v_hi16_i32(V a) { return _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(a, 1)); }
+
+/* ---- VKeep16: the 16-bit lanes of a block that count; here a mask, and
+ * loads touch no memory outside it ---- */
+typedef __mmask32 VKeep16;
+VI VKeep16 v_keep16(int lo, int hi)
+{
+    return (VKeep16)((((uint64_t)1 << hi) - 1) & ~(((uint64_t)1 << lo) - 1));
+}
+VI V v_loadk16(const void *p, VKeep16 k) { return _mm512_maskz_loadu_epi16(k, p); }
+VI V v_loadk_u8(const uint8_t *p, VKeep16 k)
+{
+    return _mm512_cvtepu8_epi16(_mm256_maskz_loadu_epi8(k, p));
+}
+/* The vector for the last columns [x, n) of a row: at x, masked. */
+VI ptrdiff_t v_tail16(int x, int n, VKeep16 *k)
+{
+    *k = v_keep16(0, n - x);
+    return x;
+}
+
 /* ---- gathers and double arithmetic on 32-bit lanes ---- */
 VI V v_gather32(const int32_t *base, V idx) { return _mm512_i32gather_epi32(idx, base, 4); }
 VI V v_mul_f64_trunc32(V x, double f)

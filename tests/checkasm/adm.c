@@ -122,18 +122,6 @@ static int rnd_width(void)
     return sizes[checkasm_rand() % (sizeof(sizes) / sizeof(sizes[0]))];
 }
 
-/* t = the best of 7 timings of the statement(s) (the machine is shared) */
-#define BENCH_BEST(t, ...)                                   \
-    do {                                                     \
-        (t) = 1e9;                                           \
-        for (int r_ = 0; r_ < 7; r_++) {                     \
-            const double t0_ = checkasm_now();               \
-            __VA_ARGS__;                                     \
-            const double dt_ = checkasm_now() - t0_;         \
-            (t) = dt_ < (t) ? dt_ : (t);                     \
-        }                                                    \
-    } while (0)
-
 /* ------------------------------------------------------------------------ */
 
 static void test_dwt(const char *name, QmAdmDwtRowFn fc, QmAdmDwtRowFn fs, int v, unsigned isa)

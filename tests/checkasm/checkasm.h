@@ -37,6 +37,17 @@ void checkasm_end(void);
 bool checkasm_bench(void);
 double checkasm_now(void);
 void checkasm_bench_report(const char *stage, unsigned isa, double c_s, double simd_s);
+/** t = the best of 7 timings of the statement(s) (the machine is shared). */
+#define BENCH_BEST(t, ...)                                   \
+    do {                                                     \
+        (t) = 1e9;                                           \
+        for (int r_ = 0; r_ < 7; r_++) {                     \
+            const double t0_ = checkasm_now();               \
+            __VA_ARGS__;                                     \
+            const double dt_ = checkasm_now() - t0_;         \
+            (t) = dt_ < (t) ? dt_ : (t);                     \
+        }                                                    \
+    } while (0)
 
 /** Fill w x h samples of bits-bit values (bits <= 8: uint8_t, else
  *  uint16_t) with pattern p (0 random, 1 zero, 2 max, 3 checkerboard of
