@@ -90,7 +90,7 @@ if want gates; then
      echo "parity $m ${q[*]}: rc $?" >>"$g/parity-$m.log") & pids+=($!)
   done
   (QMETRIC_GOLDEN_REQUIRED=0 timeout 200 meson test -C build-gpu --print-errorlogs \
-    ${TESTS:-chunk elements/overload elements/pairing elements/qmetric ssimulacra2-tools elements/ssimulacra2-color examples/cuda-zero-copy} \
+    ${TESTS:-chunk elements/overload elements/pairing ssimulacra2-tools elements/ssimulacra2-color examples/cuda-zero-copy} \
     >"$g/tests.log" 2>&1; echo "meson test: rc $?" >>"$g/tests.log") & pids+=($!)
   want batch && OUT=$W/batch MAKE_ONLY=1 FRAMES=${FRAMES:-20000} timeout 200 bash scripts/gpu-batch.sh build-gpu >"$W/title.log" 2>&1
   for p in "${pids[@]}"; do wait "$p"; done
