@@ -69,25 +69,13 @@ fi
 if want gates; then
   g=$W/gates
   mkdir -p "$g"
-  gate() {  # name program
-    QMETRIC_GOLDEN_DIR=$PWD/.golden QMETRIC_GOLDEN_CACHE=$W/gc-$1 QMETRIC_GOLDEN_EXTRA=backend=cuda \
-      timeout 200 "./build-gpu/tests/check/$2" >"$g/golden-$1.log" 2>&1
-    echo "golden $1, backend=cuda: rc $?" >"$g/golden-$1.rc"
-  }
-  pids=()
-  if [ -f .golden/manifest.json ]; then
-    gate vmaf golden & pids+=($!)
-    for x in ctc xpsnr ssimulacra2; do
-      [ -f .golden/$x/manifest.json ] && { gate $x golden_$x & pids+=($!); }
-    done
-  else
+  [ -f .golden/manifest.json ] ||
     echo "no .golden (scripts/golden-subset.sh): golden gates not run" | tee -a "$sum"
-  fi
-  for m in $(sed -n "/qm_metric_names = \[/,/\]/p" meson.build | grep -o "'[a-z_0-9]*'" | tr -d "'"); do
-    q=()
-    [ "$m" = speed_chroma ] && q=(--quick)  # its full set takes minutes
-    (timeout 200 ./build-gpu/tests/parity/parity --seed 20261122 --metric "$m" "${q[@]}" >"$g/parity-$m.log" 2>&1
-     echo "parity $m ${q[*]}: rc $?" >>"$g/parity-$m.log") & pids+=($!)
+  # speed_chroma's full parity set takes minutes: --quick
+  pids=()
+  for step in parity golden; do
+    OUT=$g/$step PARITY_QUICK=speed_chroma STEP_TIMEOUT=200 scripts/gpu-run.sh $step >/dev/null 2>&1 &
+    pids+=($!)
   done
   (QMETRIC_GOLDEN_REQUIRED=0 timeout 200 meson test -C build-gpu --print-errorlogs \
     ${TESTS:-chunk elements/overload elements/pairing ssimulacra2-tools elements/ssimulacra2-color examples/cuda-zero-copy} \
@@ -95,11 +83,7 @@ if want gates; then
   want batch && OUT=$W/batch MAKE_ONLY=1 FRAMES=${FRAMES:-20000} timeout 200 bash scripts/gpu-batch.sh build-gpu >"$W/title.log" 2>&1
   for p in "${pids[@]}"; do wait "$p"; done
   {
-    for f in "$g"/golden-*.rc; do
-      [ -f "$f" ] || continue
-      cat "$f"; tail -40 "${f%.rc}.log"
-    done
-    for f in "$g"/parity-*.log; do grep -E "worst|passed|FAIL|rc " "$f"; done
+    cat "$g/golden/summary.txt" "$g/parity/summary.txt" 2>/dev/null | grep -v '^== '
     grep -E "^ *[0-9]+/[0-9]+ |^FAIL|rc " "$g/tests.log"
   } >"$g/gates.txt"
   keep "$g/gates.txt"

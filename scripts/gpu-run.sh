@@ -5,6 +5,7 @@
 #   scripts/gpu-run.sh [what...]   what: build test parity golden pipeline bench benchpipe
 #                                (default: all but benchpipe)
 # env: GPU_ARCHS (e.g. 90: build for this GPU only, faster), PARITY_ARGS,
+#      PARITY_QUICK (metrics whose parity runs with --quick), STEP_TIMEOUT,
 #      GOLDEN_FEATURES, GOLDEN_EXTRA, PIPE_METRICS, BENCH_ARGS, PIPE_BENCH_ARGS
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -26,36 +27,46 @@ if [[ $what == *test* ]]; then
   QMETRIC_GOLDEN_REQUIRED=0 meson test -C build-gpu --no-suite golden --no-suite parity --print-errorlogs >"$OUT/test.log" 2>&1
   grep -E "^ *[0-9]+/[0-9]+ " "$OUT/test.log" | tee -a "$OUT/summary.txt"
 fi
+# each part of the parity and golden steps ends with a line "NAME: rc N"
+# in the summary; STEP_TIMEOUT bounds each part (seconds; 0: no limit)
 if [[ $what == *parity* ]]; then
   log parity
   # one process a metric, side by side (CIEDE2000's C reference alone takes
-  # about 2 minutes at 1080p); the metrics are the build's list
-  prc=0 pids=()
+  # about 2 minutes at 1080p); the metrics are the build's list, those in
+  # PARITY_QUICK with --quick
+  pids=()
   for m in $(sed -n "/qm_metric_names = \[/,/\]/p" meson.build | grep -o "'[a-z_0-9]*'" | tr -d "'"); do
-    ./build-gpu/tests/parity/parity --seed 20261122 --metric "$m" ${PARITY_ARGS:-} >"$OUT/parity-$m.log" 2>&1 &
+    q=()
+    [[ " ${PARITY_QUICK:-} " == *" $m "* ]] && q=(--quick)
+    (timeout "${STEP_TIMEOUT:-0}" ./build-gpu/tests/parity/parity --seed 20261122 --metric "$m" "${q[@]}" \
+       ${PARITY_ARGS:-} >"$OUT/parity-$m.log" 2>&1
+     echo "parity $m ${q[*]}: rc $?" >>"$OUT/parity-$m.log") &
     pids+=($!)
   done
-  for p in "${pids[@]}"; do wait "$p" || prc=1; done
+  wait "${pids[@]}"
   cat "$OUT"/parity-*.log >"$OUT/parity.log" && rm -f "$OUT"/parity-*.log
-  echo "parity rc=$prc" | tee -a "$OUT/summary.txt"
-  grep -E "worst|FAIL|passed|SKIP" "$OUT/parity.log" | head -40 | tee -a "$OUT/summary.txt"
+  grep -E "worst|FAIL|passed|SKIP|rc " "$OUT/parity.log" | tee -a "$OUT/summary.txt"
 fi
 if [[ $what == *golden* ]] && [ -f .golden/manifest.json ]; then
   log "golden, backend=cuda"
-  QMETRIC_GOLDEN_DIR=$PWD/.golden QMETRIC_GOLDEN_CACHE=/tmp/gc QMETRIC_GOLDEN_EXTRA="backend=cuda ${GOLDEN_EXTRA:-}" \
-    QMETRIC_GOLDEN_FEATURES=${GOLDEN_FEATURES:-} ./build-gpu/tests/check/golden >"$OUT/golden-cuda.log" 2>&1
-  echo "golden cuda rc=$?" | tee -a "$OUT/summary.txt"
-  tail -25 "$OUT/golden-cuda.log" | tee -a "$OUT/summary.txt"
-  # the gates over the manifests beside the main one (presets, XPSNR,
-  # SSIMULACRA2)
-  for gate in ctc xpsnr ssimulacra2; do
-    [ -f .golden/$gate/manifest.json ] || continue
-    log "golden $gate, backend=cuda"
-    QMETRIC_GOLDEN_DIR=$PWD/.golden QMETRIC_GOLDEN_CACHE=/tmp/gc QMETRIC_GOLDEN_EXTRA="backend=cuda ${GOLDEN_EXTRA:-}" \
-      ./build-gpu/tests/check/golden_$gate >"$OUT/golden-$gate-cuda.log" 2>&1
-    echo "golden $gate cuda rc=$?" | tee -a "$OUT/summary.txt"
-    tail -45 "$OUT/golden-$gate-cuda.log" | tee -a "$OUT/summary.txt"
+  # the main gate and those over the manifests beside it (presets, XPSNR,
+  # SSIMULACRA2), side by side, each with a cache of its own
+  pids=()
+  for gate in vmaf ctc xpsnr ssimulacra2; do
+    prog=golden_$gate
+    if [ $gate = vmaf ]; then prog=golden; elif [ ! -f .golden/$gate/manifest.json ]; then continue; fi
+    (QMETRIC_GOLDEN_DIR=$PWD/.golden QMETRIC_GOLDEN_CACHE=/tmp/gc-$gate \
+       QMETRIC_GOLDEN_EXTRA="backend=cuda ${GOLDEN_EXTRA:-}" QMETRIC_GOLDEN_FEATURES=${GOLDEN_FEATURES:-} \
+       timeout "${STEP_TIMEOUT:-0}" ./build-gpu/tests/check/$prog >"$OUT/golden-$gate-cuda.log" 2>&1
+     echo "golden $gate, backend=cuda: rc $?" >"$OUT/golden-$gate.rc") &
+    pids+=($!)
   done
+  wait "${pids[@]}"
+  for f in "$OUT"/golden-*.rc; do
+    cat "$f"
+    tail -40 "${f%.rc}-cuda.log"
+  done | tee -a "$OUT/summary.txt"
+  rm -f "$OUT"/golden-*.rc
 fi
 if [[ $what == *pipeline* ]]; then
   log "pipeline: nvh264dec on both pads (CUDA memory) vs system memory"
