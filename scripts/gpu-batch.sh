@@ -7,12 +7,13 @@
 #           (--start/--frames/--partial) run at once, chunk k on GPU k
 #           (CUDA_VISIBLE_DEVICES; on the CPU where there is no GPU), then
 #           qmetric-merge
-# The title is a 1920x1080 H.264 encode (x264enc, B-frames, a key frame
-# every 250 frames) of a moving zone plate, the distorted input an encode of
-# the same frames at a low bitrate.  Encoding the whole title would cost
+# The title is a 1920x1080 H.264 encode (x264enc, a key frame every 250
+# frames, no B-frames: see join() below; tests/chunk.sh covers B-frames) of
+# a moving zone plate, the distorted input an encode of the same frames at
+# a low bitrate.  Encoding the whole title would cost
 # minutes of the GPU machine, so SEGMENT unique frames (a whole number of
 # GOPs) are encoded once, both ways from one source, and the title is that
-# segment repeated (concat, remuxed: no decoding), a shorter tail encoded
+# segment repeated (splitmuxsrc, remuxed: no decoding), a shorter tail encoded
 # alike making up FRAMES; every copy starts with an IDR frame, so the
 # title's frames decode as one stream.  Made once and reused.  The merged
 # log must equal the whole run's but for its speed ("fps").  Prints the
@@ -93,7 +94,7 @@ secs() { awk "BEGIN { printf \"%.2f\", $2 - $1 }"; }
 # prerolled on one branch would stop the tee before the other branch's
 # encoder gave anything, so the sinks do not preroll (async=false).
 encode() {  # NAME N
-  local x264="x264enc speed-preset=veryfast bframes=3 key-int-max=$gop"
+  local x264="x264enc speed-preset=veryfast bframes=0 key-int-max=$gop"
   local mux="video/x-h264,profile=high ! h264parse ! mp4mux"
   gst-launch-1.0 -q videotestsrc pattern=zone-plate kx2=20 ky2=20 kt=1 num-buffers="$2" ! \
     "video/x-raw,format=I420,width=${size%x*},height=${size#*x},framerate=25/1" ! tee name=t \
@@ -101,31 +102,22 @@ encode() {  # NAME N
       filesink async=false location="$w/ref-$1.mp4" \
     t. ! queue ! $x264 bitrate=2500 ! $mux ! filesink async=false location="$w/dis-$1.mp4"
 }
-# the title: the segment's copies, then the tail (concat gives each part
-# the running time after the one before; mp4mux writes it as timestamps).
-# concat with a couple of dozen demuxers in one pipeline does not preroll
-# in GStreamer 1.22, so the copies are doubled (1, 2, 4, ... copies a file)
-# and the title joins the files of copies' binary digits: a few inputs.
-concat() {  # OUT IN...
-  local o=$1 p i
-  shift
-  p="concat name=c ! h264parse ! mp4mux ! filesink location=$o"
-  for i in "$@"; do p+=" filesrc location=$i ! qtdemux ! c."; done
-  gst-launch-1.0 -q $p 2>>"$OUT/gpu-batch-title.log"
-}
+# the title: the segment's copies, then the tail, read as one stream by
+# splitmuxsrc (it gives each part the running time after the one before;
+# mp4mux writes it as timestamps) from links named in order.  concat with
+# qtdemux inputs did not link on the GPU machine (qtdemux "not-linked" at
+# preroll, even with two inputs) though it did here.  splitmuxsrc places a
+# part after the one before by decoding time: with B-frames, whose first
+# decoding time is earlier than the first presentation time, the next
+# part's first pictures would share timestamps with the last ones of the
+# part before (which qmetric-compare refuses to cut into chunks).
 join() {  # ref|dis
-  local parts=() c=1 f=$w/$1-seg.mp4 left=$copies
-  while [ "$left" -gt 0 ]; do
-    [ $((left & 1)) = 1 ] && parts+=("$f")
-    left=$((left >> 1))
-    if [ "$left" -gt 0 ]; then
-      c=$((c * 2))
-      concat "$w/$1-x$c.mp4" "$f" "$f" || return 1
-      f=$w/$1-x$c.mp4
-    fi
-  done
-  [ "$tail" -gt 0 ] && parts+=("$w/$1-tail.mp4")
-  if [ ${#parts[@]} = 1 ]; then cp "${parts[0]}" "$w/$1.mp4"; else concat "$w/$1.mp4" "${parts[@]}"; fi
+  local d=$w/$1-parts i
+  rm -rf "$d" && mkdir -p "$d" || return 1
+  for i in $(seq 0 $((copies - 1))); do ln -s "$w/$1-seg.mp4" "$d/$(printf %05d "$i").mp4"; done
+  [ "$tail" -gt 0 ] && ln -s "$w/$1-tail.mp4" "$d/$(printf %05d "$copies").mp4"
+  gst-launch-1.0 -q splitmuxsrc location="$d/*.mp4" ! h264parse ! mp4mux ! \
+    filesink location="$w/$1.mp4" 2>>"$OUT/gpu-batch-title.log"
 }
 if [ ! -s "$w/dis.mp4" ]; then
   more=""
