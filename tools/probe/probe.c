@@ -16,6 +16,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "cudactx.h"
 #include "duration.h"
 #include "gstqmetricmeta.h"
 #include "qm.h"
@@ -415,6 +416,8 @@ probe_start (Probe * p)
   watch_pad (p, &p->scored, on_output);
 
   bus = gst_element_get_bus (p->pipeline);
+  /* one CUDA context a device for every probe (cudactx.c) */
+  gst_bus_set_sync_handler (bus, probe_cuda_sync, NULL, NULL);
   p->bus_watch = gst_bus_add_watch (bus, on_bus, p);
   gst_object_unref (bus);
   if (gst_element_set_state (p->pipeline, GST_STATE_PLAYING) ==
