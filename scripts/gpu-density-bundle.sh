@@ -1,7 +1,8 @@
 #!/bin/bash
 # Adds to .gpu (made by ../shared/gpu/bundle.sh) what scripts/gpu-density.sh
 # needs on the GPU machine beyond Debian's GStreamer: x265enc's library (the
-# HEVC Main 10 streams), libsoup 3 and its libraries (qmetric-probe) and
+# HEVC Main 10 streams), libyaml (qmetric-probe's web configuration; the
+# machine's libxcrypt serves its basic authentication) and
 # Prometheus (Debian's static binary, gzipped: about 14 MB of the 64 MB a
 # device call carries).  Run here, from the project root, after bundle.sh:
 #   bash ../shared/gpu/bundle.sh && bash scripts/gpu-density-bundle.sh
@@ -9,9 +10,7 @@
 # on a fresh machine); gpu-density.sh links the libraries the machine lacks.
 set -e
 [ -d .gpu/debs ] || { echo "gpu-density-bundle.sh: no .gpu/debs: run bash ../shared/gpu/bundle.sh first" >&2; exit 1; }
-(cd .gpu/debs && apt-get download -qq libx265-199 libnuma1 libsoup-3.0-0 libsoup-3.0-common \
-  libsoup-3.0-dev libbrotli1 libnghttp2-14 libpsl5 libsqlite3-0 libgssapi-krb5-2 libkrb5-3 \
-  libk5crypto3 libkrb5support0 libcom-err2 libkeyutils1 libidn2-0 libunistring2 2>&1 |
+(cd .gpu/debs && apt-get download -qq libx265-199 libnuma1 libyaml-0-2 libyaml-dev 2>&1 |
   grep -v -i unsandboxed || true)
 mkdir -p .gpu/bin
 if [ -x /usr/bin/prometheus ]; then

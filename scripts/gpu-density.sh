@@ -83,23 +83,24 @@ else
   if [ -f .gpu/bin/prometheus.gz ] && [ ! -x /tmp/prometheus ]; then
     gzip -dc .gpu/bin/prometheus.gz >/tmp/prometheus && chmod +x /tmp/prometheus
   fi
-  # env.sh exposes only what GStreamer's plugins need; libsoup and its
-  # libraries (qmetric-probe) are exposed here when the machine lacks them
+  # env.sh exposes only what GStreamer's plugins need; libyaml
+  # (qmetric-probe) is exposed here when the machine lacks it
   have=$(ldconfig -p)
   for f in /opt/gst/usr/lib/x86_64-linux-gnu/lib*.so.*; do
     b=${f##*/}
     [[ $b =~ \.so\.[0-9]+$ ]] || continue     # sonames only
     [ -e /opt/gstlibs/$b ] || grep -q "^[[:space:]]*$b " <<<"$have" || ln -sf "$f" /opt/gstlibs/$b
   done
-  # empty pkg-config stubs for what libsoup-3.0.pc names but is not carried
+  # empty pkg-config stubs for what yaml-0.1.pc names but is not carried
   for round in 1 2 3 4; do
-    miss=$(pkg-config --cflags --libs libsoup-3.0 2>&1 | sed -n "s/^Package '\([^']*\)'.*not found.*/\1/p" | sort -u)
+    miss=$(pkg-config --cflags --libs yaml-0.1 2>&1 | sed -n "s/^Package '\([^']*\)'.*not found.*/\1/p" | sort -u)
     [ -z "$miss" ] && break
     for m in $miss; do printf 'Name: %s\nDescription: stub\nVersion: 999\n' "$m" >/opt/gst/pcstubs/$m.pc; done
   done
 fi
 case $B in /*) ;; *) B=$ROOT/$B ;; esac
 export GST_PLUGIN_PATH=$B/gst/qmetric QMETRIC_MODEL_PATH=$ROOT/data/models
+export QMETRIC_BACKTRACE=1  # a crash prints where (docs/cli.md)
 PROM=$(command -v prometheus 2>/dev/null || true)
 [ -x /tmp/prometheus ] && PROM=/tmp/prometheus
 COMMIT=${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
@@ -329,7 +330,7 @@ fi
 # ---- probe: the real program, N probes from a config ----
 if want probe; then
   QP=$B/tools/probe/qmetric-probe
-  if [ ! -x $QP ]; then skip probe "no $QP (libsoup-3: scripts/gpu-density-bundle.sh)"
+  if [ ! -x $QP ]; then skip probe "no $QP (it needs libyaml and libxcrypt: scripts/gpu-density-bundle.sh)"
   elif [ ! -s $REF1080 ]; then skip probe "no input files"
   elif [ "$(left)" -lt 25 ]; then skip probe "$(left) s left"
   else

@@ -1424,25 +1424,41 @@ gst_qmetric_sink_event (GstAggregator * agg, GstAggregatorPad * pad,
   return GST_AGGREGATOR_CLASS (parent_class)->sink_event (agg, pad, event);
 }
 
+/* Frames in CUDA memory that the CUDA backend reads in place: the engine
+ * holds at most its device slots (8), the look-ahead of motion (1) and the
+ * pair being formed, and two to spare. */
+#define CUDA_IN_PLACE_HELD 12
+
 /* The allocation answer: frames stay with us while they are scored
  * (several in flight, plus the look-ahead of motion), so upstream pools are
  * asked for that many more.  It depends on the query's caps and the threads
- * property only, never on where the stream is. */
+ * and backend properties only, never on where the stream is.  On the CPU
+ * the workers hold up to two frames each; CUDA memory scored in place
+ * holds a fixed few whatever the threads: a pool's minimum is allocated
+ * when it starts, and 2 x cores + 2 pictures a decoder (66 on a 32-core
+ * machine) delayed every decoder's start beside a probe and took GPU
+ * memory for pictures never used (docs/cuda.md, "Live probes beside
+ * decoders"). */
 static gboolean
 answer_allocation (GstQmetric * self, GstQuery * query)
 {
   GstCaps *caps;
+  GstCapsFeatures *features;
   GstVideoInfo info;
-  guint threads;
+  guint threads, held;
+  gboolean in_place;
 
   gst_query_parse_allocation (query, &caps, NULL);
   if (!caps || !gst_video_info_from_caps (&info, caps))
     return FALSE;
+  features = gst_caps_get_features (caps, 0);
   GST_OBJECT_LOCK (self);
   threads = self->threads ? self->threads : g_get_num_processors ();
+  in_place = self->backend != QM_BACKEND_CPU && features &&
+      gst_caps_features_contains (features, "memory:CUDAMemory");
   GST_OBJECT_UNLOCK (self);
-  gst_query_add_allocation_pool (query, NULL, info.size,
-      MIN (2 * threads + 2, 64), 0);
+  held = in_place ? CUDA_IN_PLACE_HELD : MIN (2 * threads + 2, 64);
+  gst_query_add_allocation_pool (query, NULL, info.size, held, 0);
   gst_query_add_allocation_meta (query, GST_VIDEO_META_API_TYPE, NULL);
   return TRUE;
 }

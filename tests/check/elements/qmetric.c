@@ -908,6 +908,48 @@ GST_START_TEST (test_threads_keep_order)
 }
 GST_END_TEST;
 
+/* The pictures upstream pools are asked to add: two a CPU worker, or a
+ * fixed few for CUDA memory that the CUDA backend reads in place, whatever
+ * the threads (66 a decoder on a 32-core machine slowed every decoder's
+ * start beside a probe). */
+static guint
+allocation_min (const gchar * props, const gchar * caps_str)
+{
+  gchar *desc = g_strdup_printf ("qmetric %s", props);
+  GstElement *q = gst_parse_launch (desc, NULL);
+  GstPad *pad = gst_element_get_static_pad (q, "ref_sink");
+  GstCaps *caps = gst_caps_from_string (caps_str);
+  GstQuery *query = gst_query_new_allocation (caps, TRUE);
+  guint min = 0;
+
+  fail_unless (q && pad);
+  fail_unless (gst_pad_query (pad, query), "no allocation answer");
+  fail_unless_equals_int (gst_query_get_n_allocation_pools (query), 1);
+  gst_query_parse_nth_allocation_pool (query, 0, NULL, NULL, &min, NULL);
+  gst_query_unref (query);
+  gst_caps_unref (caps);
+  gst_object_unref (pad);
+  gst_object_unref (q);
+  g_free (desc);
+  return min;
+}
+
+GST_START_TEST (test_allocation_answer)
+{
+  const gchar *sys = "video/x-raw,format=NV12,width=64,height=48,"
+      "framerate=30/1";
+  const gchar *cuda = "video/x-raw(memory:CUDAMemory),format=NV12,width=64,"
+      "height=48,framerate=30/1";
+
+  fail_unless_equals_int (allocation_min ("threads=3", sys), 8);
+  fail_unless_equals_int (allocation_min ("threads=40", sys), 64);
+  fail_unless_equals_int (allocation_min ("threads=3 backend=cpu", cuda), 8);
+  fail_unless_equals_int (allocation_min ("threads=40 backend=cpu", cuda), 64);
+  fail_unless_equals_int (allocation_min ("threads=40", cuda), 12);
+  fail_unless_equals_int (allocation_min ("threads=0 backend=cuda", cuda), 12);
+}
+GST_END_TEST;
+
 /* The summary says what the engine computed, as a chunk of a title
  * records it (core/partial.h): the settings that change values, one
  * key=value line each, sorted. */
@@ -1079,6 +1121,7 @@ qmetric_suite (void)
   tcase_add_test (tc, test_ready_only_properties_refused);
   tcase_add_test (tc, test_preset);
   tcase_add_test (tc, test_threads_keep_order);
+  tcase_add_test (tc, test_allocation_answer);
   tcase_add_test (tc, test_summary_identity);
   tcase_add_test (tc, test_threads_two_gpu_bound);
   tcase_add_test (tc, test_live_late_partner);
