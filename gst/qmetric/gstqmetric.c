@@ -280,7 +280,8 @@ gst_qmetric_class_init (GstQmetricClass * klass)
           1, G_MAXUINT, DEFAULT_SUBSAMPLE, flags));
   g_object_class_install_property (gobject_class, PROP_THREADS,
       g_param_spec_uint ("threads", "Threads",
-          "CPU threads computing the metrics (0 = one per CPU core); "
+          "CPU threads computing the metrics (0 = one per CPU core, or 2 "
+          "for a live input in CUDA memory); "
           "frames are computed in parallel, scores stay in order; with the "
           "CUDA backend and system-memory input, up to 4 of them share the "
           "copy into the GPU's staging memory",
@@ -744,8 +745,36 @@ announce_lookahead (GstQmetric * self, const GstVideoInfo * info,
   gst_aggregator_set_latency (GST_AGGREGATOR (self), lat, lat);
 }
 
+/* The CPU threads of a live element whose pictures come in GPU memory,
+ * when the threads property is 0 (docs/element.md, threads). */
+#define LIVE_DEVICE_THREADS 2
+
+/* Whether caps carry pictures in CUDA memory. */
 static gboolean
-open_engine (GstQmetric * self, GstClockTime rt)
+caps_in_cuda (GstCaps * caps)
+{
+  GstCapsFeatures *f = caps && gst_caps_get_size (caps) ?
+      gst_caps_get_features (caps, 0) : NULL;
+
+  return f && gst_caps_features_contains (f, "memory:CUDAMemory");
+}
+
+/* Whether the distorted input comes from a live source. */
+static gboolean
+upstream_live (GstQmetric * self)
+{
+  GstQuery *q = gst_query_new_latency ();
+  gboolean live = FALSE;
+
+  if (gst_pad_peer_query (GST_PAD (self->dist_pad), q))
+    gst_query_parse_latency (q, &live, NULL, NULL);
+  gst_query_unref (q);
+  return live;
+}
+
+/* device_input: the caps that open it carry CUDA memory */
+static gboolean
+open_engine (GstQmetric * self, GstClockTime rt, gboolean device_input)
 {
   QmSettings s;
   gchar *log_location;
@@ -755,6 +784,15 @@ open_engine (GstQmetric * self, GstClockTime rt)
   int ret;
 
   fill_settings (self, &s, &self->pair_dist_info);
+  /* A live element scores a picture a frame period: with the pictures in
+   * GPU memory it needs no CPU worker, and frames in flight beyond a few
+   * only wait.  One thread a core also means 8 copy workers launching on
+   * the device and 8 frames in flight an element: 32 probes beside their
+   * decoders on one H200 kept 55 % of their pairs at real time so, 84 %
+   * with 2 threads (docs/benchmarks.md, live density). */
+  if (s.n_threads == 0 && device_input && s.backend != QM_BACKEND_CPU &&
+      upstream_live (self))
+    s.n_threads = LIVE_DEVICE_THREADS;
   GST_OBJECT_LOCK (self);
   s.cuda_context = gst_qmetric_cuda_handle (self->cuda_ctx);
   log_location = g_strdup (self->log_location);
@@ -1159,7 +1197,8 @@ compare_pair (GstQmetric * self, GstBuffer * rbuf, GstBuffer * dbuf,
     self->reconfigured = TRUE;
   }
   /* both buffers are ours from here on: every exit path releases them */
-  if (!formats_agree (self) || (!self->engine && !open_engine (self, rt))) {
+  if (!formats_agree (self) || (!self->engine &&
+          !open_engine (self, rt, caps_in_cuda (dcaps)))) {
     gst_buffer_unref (rbuf);
     gst_buffer_unref (dbuf);
     gst_clear_caps (&dcaps);
@@ -1397,7 +1436,7 @@ gst_qmetric_sink_event (GstAggregator * agg, GstAggregatorPad * pad,
       else if (!self->engine &&
           gst_qmetric_format_lookup (GST_VIDEO_INFO_FORMAT (&info))) {
         self->pair_dist_info = info;
-        if (!open_engine (self, GST_CLOCK_TIME_NONE)) {
+        if (!open_engine (self, GST_CLOCK_TIME_NONE, caps_in_cuda (caps))) {
           gst_event_unref (event);
           return FALSE;
         }
