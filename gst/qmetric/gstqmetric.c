@@ -283,7 +283,7 @@ gst_qmetric_class_init (GstQmetricClass * klass)
           "CPU threads computing the metrics (0 = one per CPU core, or 2 "
           "for a live input in CUDA memory); "
           "frames are computed in parallel, scores stay in order; with the "
-          "CUDA backend and system-memory input, up to 4 of them share the "
+          "CUDA backend and system-memory input, up to 8 of them share the "
           "copy into the GPU's staging memory",
           0, 64, DEFAULT_THREADS, flags));
   g_object_class_install_property (gobject_class, PROP_DISABLE_CLIP,
