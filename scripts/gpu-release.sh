@@ -24,7 +24,9 @@
 #      vmaf, ssimulacra2 unpacked and used where the variables are unset),
 #      TESTS (meson tests to run), FRAMES (the batch title, 20000),
 #      BUDGET_S (570: a timed section that would end later is cut to fit,
-#      one with under 30 s left is skipped, and says so).
+#      one with under 30 s left is skipped, and says so), REGRESS_SECTIONS
+#      (gpu-regress.sh's SECTIONS: engine raw probes).
+# COMMIT must be given: the GPU machine's git HEAD is not the tree sent.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 OUT=${OUT:-/tmp/out}
@@ -114,7 +116,8 @@ want xpsnr && section xpsnr 150 xpsnr.txt REPEATS=1 FFMPEG="${FFMPEG:-}" scripts
 want ctc && section ctc 100 ctc.txt CPU=0 VMAF="${VMAF:-}" scripts/gpu-ctc.sh
 want s2 && section s2 120 ssimulacra2-bench.txt SSIMULACRA2="${SSIMULACRA2:-}" scripts/ssimulacra2-bench.sh
 if want regress && [ -n "${BASE_SRC:-}" ]; then
-  section regress 240 regress.txt BASE_NAME="${BASE_NAME:-$BASE_SRC}" scripts/gpu-regress.sh "$BASE_SRC"
+  section regress 240 regress.txt BASE_NAME="${BASE_NAME:-$BASE_SRC}" \
+    SECTIONS="${REGRESS_SECTIONS:-engine raw probes}" scripts/gpu-regress.sh "$BASE_SRC"
 fi
 tar -C "$W" -czf "$OUT/logs.tgz" --exclude='*.yuv' --exclude='*.mp4' --exclude='*.png' --exclude='gc-*' \
   --exclude=bin . 2>/dev/null
