@@ -33,10 +33,11 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 B=${1:-build-gpu}
+case $B in /*) ;; *) B=$PWD/$B ;; esac
 if [ -f .gpu/env.sh ]; then
   . .gpu/env.sh >/dev/null 2>&1 || { echo "gpu-batch: cannot set up .gpu"; exit 1; }
 fi
-export GST_PLUGIN_PATH=$PWD/$B/gst/qmetric QMETRIC_MODEL_PATH=$PWD/data/models
+export GST_PLUGIN_PATH=$B/gst/qmetric QMETRIC_MODEL_PATH=$PWD/data/models
 export QMETRIC_BACKTRACE=1  # a crash prints where (docs/cli.md)
 res=$OUT/gpu-batch.txt
 : >"$res"
