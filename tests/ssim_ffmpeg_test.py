@@ -6,11 +6,14 @@ must print the same six decimals from qmetric-yuv's full-precision rows, and
 from the element's log on two of the cases.  A case with `crop` runs on the
 top-left W x H of the clips, cut here.  Also: a picture whose chroma planes
 are smaller than 8x8 is refused with a message naming the metric.
+With --backend cuda the same on the CUDA twin (qmetric-yuv --backend cuda,
+the element's backend=cuda); SKIP (77) without a CUDA device.
 
-usage: ssim_ffmpeg_test.py QMETRIC_YUV GOLDEN_DIR [GST_PLUGIN_DIR]
-Exit: 0 pass, 1 fail (77: golden data missing, unless QMETRIC_GOLDEN_REQUIRED=1).
+usage: ssim_ffmpeg_test.py QMETRIC_YUV GOLDEN_DIR [GST_PLUGIN_DIR] [--backend cuda]
+Exit: 0 pass, 1 fail (77: golden data missing, unless QMETRIC_GOLDEN_REQUIRED=1,
+or no CUDA device for --backend cuda).
 """
-import glob, json, lzma, math, os, shutil, subprocess, sys, tempfile
+import glob, json, lzma, os, shutil, subprocess, sys, tempfile
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "ssim_ffmpeg")
 FEATURES = ["ssim_ffmpeg_y", "ssim_ffmpeg_u", "ssim_ffmpeg_v", "ssim_ffmpeg_all"]
@@ -19,6 +22,7 @@ SUB = {"yuv420p": (1, 1), "yuv422p": (1, 0), "yuv444p": (0, 0)}
 ELEMENT = {"ladybird_576x324_yuv420p_x264crf35": "i420",
            "aqua_576x324_yuv420p10le_x264crf30": "i420-10le"}
 fails = 0
+backend = "cpu"
 
 
 def fail(msg):
@@ -91,7 +95,7 @@ def run_yuv(tool, tmp, files, c):
     part, log = os.path.join(tmp, "part.json"), os.path.join(tmp, "log.json")
     cmd = [tool, "-r", files[0], "-d", files[1], "--width", str(w), "--height", str(h),
            "--pixel_format", c["pix_fmt"][3:6], "--bitdepth", str(c["bitdepth"]),
-           "--metrics", "ssim_ffmpeg", "--partial", part, "-o", log]
+           "--metrics", "ssim_ffmpeg", "--backend", backend, "--partial", part, "-o", log]
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode:
         fail("%s: qmetric-yuv exit %d: %s" % (c["case"], p.returncode, p.stderr.strip()))
@@ -106,9 +110,9 @@ def run_element(plugin_dir, tmp, files, c, fmt):
     log = os.path.join(tmp, "element.json")
     parse = "rawvideoparse width=%d height=%d format=%s framerate=24/1" % (
         c["width"], c["height"], fmt)
-    cmd = ("qmetric name=q metrics=ssim_ffmpeg log-location=%s ! fakesink "
+    cmd = ("qmetric name=q metrics=ssim_ffmpeg backend=%s log-location=%s ! fakesink "
            "filesrc location=%s ! %s ! q.ref_sink filesrc location=%s ! %s ! q.dist_sink"
-           % (log, files[0], parse, files[1], parse)).split()
+           % (backend, log, files[0], parse, files[1], parse)).split()
     p = subprocess.run(["gst-launch-1.0", "-q"] + cmd, env=env, capture_output=True,
                        text=True)
     if p.returncode:
@@ -117,20 +121,33 @@ def run_element(plugin_dir, tmp, files, c, fmt):
     return [[f["metrics"][k] for k in FEATURES] for f in json.load(open(log))["frames"]]
 
 
+def small_run(tool, tmp, size):
+    """A two-frame size x size 4:2:0 run of the metric."""
+    small = os.path.join(tmp, "small.yuv")
+    open(small, "wb").write(bytes(i * 7 & 255 for i in range(size * size * 3)))
+    return subprocess.run([tool, "-r", small, "-d", small, "--width", str(size),
+                           "--height", str(size), "--pixel_format", "420",
+                           "--metrics", "ssim_ffmpeg", "--backend", backend,
+                           "-o", os.path.join(tmp, "small.json")],
+                          capture_output=True, text=True)
+
+
 def refused(tool, tmp):
     """14x14 4:2:0: 7x7 chroma planes, no 8x8 window."""
-    small = os.path.join(tmp, "small.yuv")
-    open(small, "wb").write(bytes(range(196)) * 3)
-    p = subprocess.run([tool, "-r", small, "-d", small, "--width", "14", "--height", "14",
-                        "--pixel_format", "420", "--metrics", "ssim_ffmpeg",
-                        "-o", os.path.join(tmp, "small.json")], capture_output=True, text=True)
+    p = small_run(tool, tmp, 14)
     if p.returncode != 2 or "ssim_ffmpeg cannot run" not in p.stderr:
         fail("14x14 4:2:0 not refused: exit %d, %s" % (p.returncode, p.stderr.strip()))
 
 
 def main():
-    tool, golden = sys.argv[1], sys.argv[2]
-    plugin_dir = sys.argv[3] if len(sys.argv) > 3 else None
+    global backend
+    args = sys.argv[1:]
+    if "--backend" in args:
+        i = args.index("--backend")
+        backend = args[i + 1]
+        del args[i:i + 2]
+    tool, golden = args[0], args[1]
+    plugin_dir = args[2] if len(args) > 2 else None
     if not os.path.exists(os.path.join(golden, "manifest.json")):
         msg = "golden data not found at %s" % golden
         if os.environ.get("QMETRIC_GOLDEN_REQUIRED") == "1":
@@ -143,6 +160,11 @@ def main():
         print("note: no gst-launch-1.0 or plugin directory: the element not checked")
     tmp = tempfile.mkdtemp(prefix="ssimff")
     try:
+        if backend == "cuda":
+            p = small_run(tool, tmp, 16)
+            if p.returncode and "backend=cuda" in p.stderr:
+                print("SKIP: no CUDA device (%s)" % p.stderr.strip())
+                return 77
         refused(tool, tmp)
         cases = sorted(glob.glob(os.path.join(DATA, "*.json")))
         if not cases:
