@@ -18,19 +18,15 @@
 #      CPU_THREADS (16), COMMIT (reported; else git's HEAD), PYTHON (python3, with numpy).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-B=${1:-build-gpu}
-OUT=${OUT:-/tmp/out}
-mkdir -p "$OUT"
-size=${SIZE:-1920x1080}
+B=${1:-build-gpu} OUT=${OUT:-/tmp/out} FFMPEG=${FFMPEG:-/usr/bin/ffmpeg}
+size=${SIZE:-1920x1080} ns=${N_SHORT:-200} nl=${N_LONG:-2000} thr=${CPU_THREADS:-16}
 w=${size%x*} h=${size#*x}
-ns=${N_SHORT:-200} nl=${N_LONG:-2000} thr=${CPU_THREADS:-16}
-FFMPEG=${FFMPEG:-/usr/bin/ffmpeg}
-txt=$OUT/ssim-ffmpeg.txt
-dir=/dev/shm/qmetric-ssimff
-mkdir -p $dir
-trap 'rm -rf $dir' EXIT
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | tee "$txt"
-echo "$(nproc) CPU cores; commit ${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null)}" | tee -a "$txt"
+mkdir -p "$OUT" && rm -f "$OUT"/ssimff-*
+txt=$OUT/ssim-ffmpeg.txt dir=/dev/shm/qmetric-ssimff
+mkdir -p "$dir" && trap 'rm -rf "$dir"' EXIT
+{ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null
+  echo "$(nproc) CPU cores; commit ${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null)}"
+} | tee "$txt"
 
 echo "== qmetric-bench: GPU-resident frames; CPU backend at $thr threads" | tee -a "$txt"
 "$B/bench/qmetric-bench" --metrics ssim_ffmpeg --sizes "$size" --bits 8,10 --backends cuda \
@@ -41,7 +37,7 @@ echo "== qmetric-bench: GPU-resident frames; CPU backend at $thr threads" | tee 
 "${PYTHON:-python3}" scripts/rawgen.py "$dir" "$w" "$h" "$nl" "${DISTINCT:-64}" || exit 1
 echo "== raw files: 2 x $nl frames of ${w}x${h} 8-bit 4:2:0" | tee -a "$txt"
 tools=(cuda cpu)
-if "$FFMPEG" -hide_banner -filters 2>/dev/null | grep -qw ssim; then
+if "$FFMPEG" -hide_banner -filters 2>/dev/null | grep -w ssim >/dev/null; then
   tools+=(ffmpeg)
   "$FFMPEG" -version | head -1 | tee -a "$txt"
 else

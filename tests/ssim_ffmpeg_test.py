@@ -13,7 +13,9 @@ usage: ssim_ffmpeg_test.py QMETRIC_YUV GOLDEN_DIR [GST_PLUGIN_DIR] [--backend cu
 Exit: 0 pass, 1 fail (77: golden data missing, unless QMETRIC_GOLDEN_REQUIRED=1,
 or no CUDA device for --backend cuda).
 """
-import glob, json, lzma, os, shutil, subprocess, sys, tempfile
+import glob, json, os, shutil, subprocess, sys, tempfile
+
+from golden_yuv import unxz  # the golden clips' decompression
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "ssim_ffmpeg")
 FEATURES = ["ssim_ffmpeg_y", "ssim_ffmpeg_u", "ssim_ffmpeg_v", "ssim_ffmpeg_all"]
@@ -29,14 +31,6 @@ def fail(msg):
     global fails
     fails += 1
     print("FAIL: " + msg)
-
-
-def unxz(src, dst):
-    if not os.path.exists(dst):
-        with lzma.open(src) as f, open(dst + ".part", "wb") as o:
-            shutil.copyfileobj(f, o, 1 << 20)
-        os.replace(dst + ".part", dst)
-    return dst
 
 
 def planes(c):
@@ -149,12 +143,9 @@ def main():
     tool, golden = args[0], args[1]
     plugin_dir = args[2] if len(args) > 2 else None
     if not os.path.exists(os.path.join(golden, "manifest.json")):
-        msg = "golden data not found at %s" % golden
-        if os.environ.get("QMETRIC_GOLDEN_REQUIRED") == "1":
-            print("FAIL: " + msg)
-            return 1
-        print("SKIP: " + msg)
-        return 77
+        required = os.environ.get("QMETRIC_GOLDEN_REQUIRED") == "1"
+        print("%s: golden data not found at %s" % ("FAIL" if required else "SKIP", golden))
+        return 1 if required else 77
     element = plugin_dir and shutil.which("gst-launch-1.0")
     if not element:
         print("note: no gst-launch-1.0 or plugin directory: the element not checked")
@@ -172,9 +163,9 @@ def main():
         for path in cases:
             c = json.load(open(path))
             name = os.path.basename(path)[:-5]
-            files = [unxz(os.path.join(golden, c[k]),
-                          os.path.join(tmp, os.path.basename(c[k])[:-3]))
-                     for k in ("ref", "dis")]
+            files = [os.path.join(tmp, os.path.basename(c[k])[:-3]) for k in ("ref", "dis")]
+            for k, f in zip(("ref", "dis"), files):
+                unxz(os.path.join(golden, c[k]), f)
             if c["crop"]:
                 files = [crop(f, os.path.join(tmp, "crop%d.yuv" % i), c)
                          for i, f in enumerate(files)]
