@@ -10,8 +10,10 @@
  *                         float above);
  *   ssimff_plane_kernel   one thread per plane: the rows' sums added in
  *                         double in row order, as the C code does.
- * collect() turns the three plane sums into the features with the C
- * reference's qm_ssim_ffmpeg_rows().  Every step is the C code's operation
+ * The last three read only the twin's buffers: with the copy of the sums
+ * they are captured once per slot as a CUDA graph, so a frame costs two
+ * launches on the host.  collect() turns the three plane sums into the
+ * features with the C reference's qm_ssim_ffmpeg_rows().  Every step is the C code's operation
  * on the same values in the same order (integer sums, then float and double
  * operations with --fmad=false), so the features are bit for bit the C
  * reference's: cuda_tol 0.
@@ -20,6 +22,8 @@
  * stream orders the frames; each slot has its own three sums on the device
  * and in pinned memory.
  */
+#include <stdlib.h>
+
 #include "common.cuh"
 #include "ssim_ffmpeg.h"
 #include "ssim_ffmpeg_pixel.h"
@@ -45,6 +49,8 @@ typedef struct SsimFfGpu {
     double *d_row;
     double *d_sum;   /* [slot][3] */
     double *h_sum;   /* pinned copy */
+    unsigned n_slots;
+    cudaGraphExec_t *exec;  /* per slot: windows, rows, planes, copy */
 } SsimFfGpu;
 
 /* ---- kernels ---- */
@@ -121,6 +127,11 @@ __global__ void ssimff_plane_kernel(SsimFfLayout l, const double *__restrict__ r
 static void ssimff_gpu_close(void *priv)
 {
     SsimFfGpu *s = (SsimFfGpu *)priv;
+    for (unsigned i = 0; s->exec && i < s->n_slots; i++)
+        if (s->exec[i])
+            cudaGraphExecDestroy(s->exec[i]);
+    free(s->exec);
+    s->exec = NULL;
     cudaFree(s->d_blk);
     cudaFree(s->d_win);
     cudaFree(s->d_row);
@@ -140,7 +151,8 @@ static int ssimff_gpu_alloc(SsimFfGpu *s, int nblk, int nwin, unsigned n_slots)
     QM_CU_TRY(cudaMalloc(&s->d_row, (size_t)s->l.nrows * sizeof(double)));
     QM_CU_TRY(cudaMalloc(&s->d_sum, (size_t)n_slots * 3 * sizeof(double)));
     QM_CU_TRY(cudaMallocHost(&s->h_sum, (size_t)n_slots * 3 * sizeof(double)));
-    return 0;
+    s->exec = (cudaGraphExec_t *)calloc(n_slots, sizeof(*s->exec));
+    return s->exec ? 0 : QM_ENOMEM;
 }
 
 static int ssimff_gpu_init(void *priv, const QmMetricConfig *cfg, unsigned n_slots,
@@ -149,6 +161,7 @@ static int ssimff_gpu_init(void *priv, const QmMetricConfig *cfg, unsigned n_slo
     SsimFfGpu *s = (SsimFfGpu *)priv;
     (void)st;
     SsimFfLayout *l = &s->l;
+    s->n_slots = n_slots;
     int err = qm_ssim_ffmpeg_setup(&l->g, cfg->w, cfg->h, cfg->bpc, cfg->chroma);
     if (err)
         return err;
@@ -173,26 +186,35 @@ static int ssimff_gpu_init(void *priv, const QmMetricConfig *cfg, unsigned n_slo
     return err;
 }
 
+/* What follows the block sums of a frame: reads only the twin's buffers. */
+static void ssimff_launch_tail(SsimFfGpu *s, unsigned slot, cudaStream_t cs)
+{
+    ssimff_window_kernel<<<s->grid_win, SSIMFF_BX * SSIMFF_BY, 0, cs>>>(s->l, s->d_blk,
+                                                                       s->d_win);
+    const int nb = (s->l.nrows + SSIMFF_ROW_THREADS - 1) / SSIMFF_ROW_THREADS;
+    ssimff_row_kernel<<<nb, SSIMFF_ROW_THREADS, 0, cs>>>(s->l, s->d_win, s->d_row);
+    double *d = s->d_sum + 3 * slot;
+    ssimff_plane_kernel<<<1, 32, 0, cs>>>(s->l, s->d_row, d);
+    cudaMemcpyAsync(s->h_sum + 3 * slot, d, 3 * sizeof(double), cudaMemcpyDeviceToHost, cs);
+}
+
 static int ssimff_gpu_submit(void *priv, const QmGpuFrame *f, unsigned slot, QmStream st)
 {
     SsimFfGpu *s = (SsimFfGpu *)priv;
     cudaStream_t cs = (cudaStream_t)st;
+    if (slot >= s->n_slots || f->ref.bpc != s->l.g.bpc)
+        return QM_EINVAL;
     const int threads = SSIMFF_BX * SSIMFF_BY;
     if (f->ref.bpc == 8)
         ssimff_block_kernel<uint8_t><<<s->grid_blk, threads, 0, cs>>>(*f, s->l, s->d_blk);
     else
         ssimff_block_kernel<uint16_t><<<s->grid_blk, threads, 0, cs>>>(*f, s->l, s->d_blk);
     QM_CU_TRY(cudaGetLastError());
-    ssimff_window_kernel<<<s->grid_win, threads, 0, cs>>>(s->l, s->d_blk, s->d_win);
-    QM_CU_TRY(cudaGetLastError());
-    const int nb = (s->l.nrows + SSIMFF_ROW_THREADS - 1) / SSIMFF_ROW_THREADS;
-    ssimff_row_kernel<<<nb, SSIMFF_ROW_THREADS, 0, cs>>>(s->l, s->d_win, s->d_row);
-    QM_CU_TRY(cudaGetLastError());
-    double *d = s->d_sum + 3 * slot;
-    ssimff_plane_kernel<<<1, 32, 0, cs>>>(s->l, s->d_row, d);
-    QM_CU_TRY(cudaGetLastError());
-    QM_CU_TRY(cudaMemcpyAsync(s->h_sum + 3 * slot, d, 3 * sizeof(double),
-                              cudaMemcpyDeviceToHost, cs));
+    /* the slot's graph of the rest, captured at its first frame */
+    const int err = qm_graph_once(&s->exec[slot], cs, [&] { ssimff_launch_tail(s, slot, cs); });
+    if (err)
+        return err;
+    QM_CU_TRY(cudaGraphLaunch(s->exec[slot], cs));
     return 0;
 }
 
