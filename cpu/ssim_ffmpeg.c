@@ -59,6 +59,7 @@ typedef struct SsimFf {
     QmSsimFfGeom g;
     QmSsimFfSums *blk[2];  /* two block rows, bw[0] each */
     float *win;            /* one row of windows */
+    void *col;             /* a block row's column sums: 4 x pw[0] */
 } SsimFf;
 
 static void ssim_ff_close(void *priv)
@@ -67,8 +68,10 @@ static void ssim_ff_close(void *priv)
     free(s->blk[0]);
     free(s->blk[1]);
     free(s->win);
+    free(s->col);
     s->blk[0] = s->blk[1] = NULL;
     s->win = NULL;
+    s->col = NULL;
 }
 
 static int ssim_ff_init(void *priv, const QmMetricConfig *cfg)
@@ -81,29 +84,60 @@ static int ssim_ff_init(void *priv, const QmMetricConfig *cfg)
     s->blk[0] = malloc(n * sizeof(QmSsimFfSums));
     s->blk[1] = malloc(n * sizeof(QmSsimFfSums));
     s->win = malloc(n * sizeof(float));
-    if (!s->blk[0] || !s->blk[1] || !s->win) {
+    s->col = malloc(4 * 4 * n * sizeof(uint64_t));
+    if (!s->blk[0] || !s->blk[1] || !s->win || !s->col) {
         ssim_ff_close(s);
         return QM_ENOMEM;
     }
     return 0;
 }
 
-/* The sums of the bw blocks of block row z of plane p. */
-static void block_row(const QmPicture *r, const QmPicture *d, int p, int z, int bw,
-                      QmSsimFfSums *out)
-{
-    for (int i = 0; i < bw; i++) {
-        QmSsimFfSums s = { 0, 0, 0, 0 };
-        for (int y = 4 * z; y < 4 * z + 4; y++) {
-            for (int x = 4 * i; x < 4 * i + 4; x++) {
-                if (r->bpc == 8)
-                    qm_ssim_ffmpeg_acc(&s, qm_row8(r, p, y)[x], qm_row8(d, p, y)[x]);
-                else
-                    qm_ssim_ffmpeg_acc(&s, qm_row16(r, p, y)[x], qm_row16(d, p, y)[x]);
-            }
-        }
-        out[i] = s;
+/* The block sums of block row z of plane p, its 4 x bw blocks: each
+ * column's sums over the 4 rows (c1, c2, css, c12, n columns each), then
+ * 4 columns a block.  Exact integers whatever the order; one template for
+ * 8-bit samples (32-bit sums: at most 8 x 255^2 a column) and 16-bit ones
+ * (64-bit), written so that the column loop vectorises. */
+#define SSIMFF_BLOCK_ROW(name, T, U)                                                \
+    QM_VECTOR_CLONES static void name(const QmPicture *r, const QmPicture *d,      \
+                                      int p, int z, int bw, U *restrict c,          \
+                                      QmSsimFfSums *out)                            \
+    {                                                                               \
+        const int n = 4 * bw;                                                       \
+        U *c1 = c, *c2 = c + n, *css = c + 2 * n, *c12 = c + 3 * n;                \
+        for (int y = 0; y < 4; y++) {                                               \
+            const T *a = (const T *)((const uint8_t *)r->data[p] +                  \
+                                     (ptrdiff_t)(4 * z + y) * r->stride[p]);        \
+            const T *b = (const T *)((const uint8_t *)d->data[p] +                  \
+                                     (ptrdiff_t)(4 * z + y) * d->stride[p]);        \
+            for (int x = 0; x < n; x++) {                                           \
+                const U va = a[x], vb = b[x];                                       \
+                c1[x] = (y ? c1[x] : 0) + va;                                       \
+                c2[x] = (y ? c2[x] : 0) + vb;                                       \
+                css[x] = (y ? css[x] : 0) + va * va + vb * vb;                      \
+                c12[x] = (y ? c12[x] : 0) + va * vb;                                \
+            }                                                                       \
+        }                                                                           \
+        for (int i = 0; i < bw; i++) {                                              \
+            QmSsimFfSums s = { 0, 0, 0, 0 };                                        \
+            for (int x = 4 * i; x < 4 * i + 4; x++) {                               \
+                s.s1 += (int64_t)c1[x];                                             \
+                s.s2 += (int64_t)c2[x];                                             \
+                s.ss += (int64_t)css[x];                                            \
+                s.s12 += (int64_t)c12[x];                                           \
+            }                                                                       \
+            out[i] = s;                                                             \
+        }                                                                           \
     }
+SSIMFF_BLOCK_ROW(block_row8, uint8_t, uint32_t)
+SSIMFF_BLOCK_ROW(block_row16, uint16_t, uint64_t)
+
+static void block_row(const QmPicture *r, const QmPicture *d, int p, int z, int bw,
+                      void *col, QmSsimFfSums *out)
+{
+    if (r->bpc == 8)
+        block_row8(r, d, p, z, bw, col, out);
+    else
+        block_row16(r, d, p, z, bw, col, out);
 }
 
 static int ssim_ff_compute(void *priv, const QmFrame *f, QmRows *out)
@@ -113,12 +147,12 @@ static int ssim_ff_compute(void *priv, const QmFrame *f, QmRows *out)
     double sum[3];
     for (int p = 0; p < g->nplanes; p++) {
         const int bw = g->bw[p];
-        block_row(f->ref, f->dist, p, 0, bw, s->blk[0]);
+        block_row(f->ref, f->dist, p, 0, bw, s->col, s->blk[0]);
         sum[p] = 0.0;
         for (int y = 1; y < g->bh[p]; y++) {
             const QmSsimFfSums *up = s->blk[(y - 1) & 1];
             QmSsimFfSums *cur = s->blk[y & 1];
-            block_row(f->ref, f->dist, p, y, bw, cur);
+            block_row(f->ref, f->dist, p, y, bw, s->col, cur);
             for (int i = 0; i < bw - 1; i++) {
                 QmSsimFfSums w = up[i];
                 qm_ssim_ffmpeg_add(&w, &up[i + 1]);
