@@ -9,7 +9,9 @@ Each case runs
 (one slice thread: the order of the metric's sums; -cpuflags 0 where the
 case says so: FFmpeg's C code, for a plane width at which its x86 code
 keeps a window from past the row's end, docs/accuracy.md).  A case with
-`crop` runs on the top-left W x H of the clips (crop filter on both inputs).
+`crop` runs on the top-left W x H of the clips (crop filter on both inputs),
+one with `gray` on their luma alone (extractplanes=y: GRAY input, the
+stats line has Y and All only; U and V are stored as null).
 
 usage: scripts/ssim-ffmpeg-oracle.py [GOLDEN_DIR] [--ffmpeg /usr/bin/ffmpeg]
 """
@@ -18,7 +20,8 @@ import argparse, json, lzma, os, re, shutil, subprocess, sys, tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "..", "tests", "data", "ssim_ffmpeg")
 
-# golden case, crop (w, h) or None, FFmpeg's C code (-cpuflags 0), why
+# golden case, crop (w, h) or None, FFmpeg's C code (-cpuflags 0), why;
+# GRAY cases apart
 CASES = [
     ("ladybird_576x324_yuv420p_x264crf35", None, False, "8-bit 4:2:0"),
     ("mandelbrot_576x324_yuv420p_x264crf45", None, False,
@@ -33,8 +36,10 @@ CASES = [
      "8-bit, luma 360 wide: 89 windows a row, 1 mod 4, where FFmpeg's x86 "
      "code differs from its C code"),
 ]
+GRAY = [("yellowflower_577x323_yuv420p_scale576x322_x264crf32",
+         "8-bit GRAY (the luma of the odd-sized case): Y and All")]
 
-LINE = re.compile(r"n:(\d+) Y:(\S+) U:(\S+) V:(\S+) All:(\S+) \((\S+)\)")
+LINE = re.compile(r"n:(\d+) Y:(\S+) (?:U:(\S+) V:(\S+) )?All:(\S+) \((\S+)\)")
 
 
 def ffmpeg_version(ffmpeg):
@@ -53,7 +58,8 @@ def main():
     os.makedirs(OUT, exist_ok=True)
     tmp = tempfile.mkdtemp(prefix="ssimff")
     try:
-        for name, crop, c_code, why in CASES:
+        for name, crop, c_code, why, gray in ([c + (False,) for c in CASES] +
+                                              [(n, None, False, y, True) for n, y in GRAY]):
             c = cases[name]
             files = {}
             for k in ("ref", "dis"):
@@ -65,6 +71,9 @@ def main():
             size = "%dx%d" % (c["width"], c["height"])
             stats = os.path.join(tmp, "stats.txt")
             graph = "[0:v][1:v]ssim=stats_file=stats.txt"
+            if gray:
+                graph = ("[0:v]extractplanes=y[a];[1:v]extractplanes=y[b];"
+                         "[a][b]ssim=stats_file=stats.txt")
             if crop:
                 graph = ("[0:v]crop=%d:%d:0:0[a];[1:v]crop=%d:%d:0:0[b];"
                          "[a][b]ssim=stats_file=stats.txt" % (crop * 2))
@@ -92,13 +101,14 @@ def main():
                 "width": c["width"], "height": c["height"],
                 "pix_fmt": c["pix_fmt"], "bitdepth": c["bitdepth"],
                 "crop": list(crop) if crop else None,
+                "gray": gray,
                 "ffmpeg": version,
                 "command": "ffmpeg " + " ".join(
                     "'%s'" % x if ";" in x or "[" in x else x for x in args),
                 "columns": ["Y", "U", "V", "All", "dB"],
                 "frames": frames,
             }
-            stem = name + ("_crop%dx%d" % crop if crop else "")
+            stem = name + ("_crop%dx%d" % crop if crop else "") + ("_gray" if gray else "")
             with open(os.path.join(OUT, stem + ".json"), "w") as f:
                 json.dump(out, f, indent=1)
                 f.write("\n")

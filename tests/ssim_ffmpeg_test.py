@@ -4,7 +4,8 @@ Y, U, V and All of tests/data/ssim_ffmpeg/*.json (FFmpeg 5.1's ssim filter on
 golden clips, as its stats_file prints them; scripts/ssim-ffmpeg-oracle.py)
 must print the same six decimals from qmetric-yuv's full-precision rows, and
 from the element's log on two of the cases.  A case with `crop` runs on the
-top-left W x H of the clips, cut here.  Also: a picture whose chroma planes
+top-left W x H of the clips, one with `gray` on their luma alone (GRAY
+input: Y and All), both cut here.  Also: a picture whose chroma planes
 are smaller than 8x8 is refused with a message naming the metric.
 With --backend cuda the same on the CUDA twin (qmetric-yuv --backend cuda,
 the element's backend=cuda); SKIP (77) without a CUDA device.
@@ -41,13 +42,14 @@ def planes(c):
     return [(w, h), (cw, ch), (cw, ch)]
 
 
-def crop(src, dst, c):
-    """The top-left crop[0] x crop[1] of every frame (even sizes: chroma halves)."""
+def cut(src, dst, c):
+    """The top-left crop[0] x crop[1] of every frame (even sizes: chroma
+    halves), or its luma plane alone (gray)."""
     bps = 1 if c["bitdepth"] == 8 else 2
     sx, sy = SUB[c["pix_fmt"][:7]]
-    cw, ch = c["crop"]
+    cw, ch = c["crop"] or (c["width"], c["height"])
     full = planes(c)
-    part = [(cw, ch), (cw >> sx, ch >> sy), (cw >> sx, ch >> sy)]
+    part = [(cw, ch)] if c["gray"] else [(cw, ch), (cw >> sx, ch >> sy), (cw >> sx, ch >> sy)]
     fb = sum(w * h for w, h in full) * bps
     raw = open(src, "rb").read()
     out = bytearray()
@@ -74,6 +76,12 @@ def compare(name, want, got, who):
     worst = 0.0
     for i, (w, g) in enumerate(zip(want, got)):
         for k in range(4):
+            if w[k] is None or g[k] is None:  # GRAY: no U and V
+                if w[k] != g[k]:
+                    bad += 1
+                    fail("%s (%s) frame %d %s: ours %s, FFmpeg %s"
+                         % (name, who, i + 1, FEATURES[k], g[k], w[k]))
+                continue
             worst = max(worst, abs(float(w[k]) - g[k]))
             if printed(g[k]) != w[k]:
                 bad += 1
@@ -88,7 +96,8 @@ def run_yuv(tool, tmp, files, c):
     w, h = c["crop"] or (c["width"], c["height"])
     part, log = os.path.join(tmp, "part.json"), os.path.join(tmp, "log.json")
     cmd = [tool, "-r", files[0], "-d", files[1], "--width", str(w), "--height", str(h),
-           "--pixel_format", c["pix_fmt"][3:6], "--bitdepth", str(c["bitdepth"]),
+           "--pixel_format", "400" if c["gray"] else c["pix_fmt"][3:6],
+           "--bitdepth", str(c["bitdepth"]),
            "--metrics", "ssim_ffmpeg", "--backend", backend, "--partial", part, "-o", log]
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode:
@@ -166,8 +175,8 @@ def main():
             files = [os.path.join(tmp, os.path.basename(c[k])[:-3]) for k in ("ref", "dis")]
             for k, f in zip(("ref", "dis"), files):
                 unxz(os.path.join(golden, c[k]), f)
-            if c["crop"]:
-                files = [crop(f, os.path.join(tmp, "crop%d.yuv" % i), c)
+            if c["crop"] or c["gray"]:
+                files = [cut(f, os.path.join(tmp, "cut%d.yuv" % i), c)
                          for i, f in enumerate(files)]
             got = run_yuv(tool, tmp, files, c)
             if got is not None:
