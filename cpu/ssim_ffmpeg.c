@@ -59,7 +59,7 @@ typedef struct SsimFf {
     QmSsimFfGeom g;
     QmSsimFfSums *blk[2];  /* two block rows, bw[0] each */
     float *win;            /* one row of windows */
-    void *col;             /* a block row's column sums: 4 x pw[0] */
+    void *col;             /* a block row's column sums: 4 arrays of 4 bw[0] */
 } SsimFf;
 
 static void ssim_ff_close(void *priv)

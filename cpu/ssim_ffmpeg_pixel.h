@@ -23,19 +23,11 @@
 
 #include "qm_hd.h"
 
-/* The sums of a 4x4 block, or of a window's four blocks. */
+/* The sums of a 4x4 block (exact integers: each backend forms them its own
+ * way), or of a window's four blocks. */
 typedef struct QmSsimFfSums {
     int64_t s1, s2, ss, s12;
 } QmSsimFfSums;
-
-/* One sample pair of a block. */
-QM_HD void qm_ssim_ffmpeg_acc(QmSsimFfSums *s, int64_t a, int64_t b)
-{
-    s->s1 += a;
-    s->s2 += b;
-    s->ss += a * a + b * b;
-    s->s12 += a * b;
-}
 
 QM_HD void qm_ssim_ffmpeg_add(QmSsimFfSums *s, const QmSsimFfSums *t)
 {
@@ -66,10 +58,23 @@ QM_HD float qm_ssim_ffmpeg_window(const QmSsimFfSums *s, int64_t c1, int64_t c2)
 QM_HD double qm_ssim_ffmpeg_row(const float *v, int n, int bpc)
 {
     if (bpc == 8) {
-        double l[4] = { 0.0, 0.0, 0.0, 0.0 };
-        for (int i = 0; i < n; i++)
-            l[i & 3] += (double)v[i];
-        return (l[0] + l[2]) + (l[1] + l[3]);
+        /* lane j: windows j, j + 4, ... (named lanes: an indexed array
+         * would live in a GPU thread's local memory) */
+        double l0 = 0.0, l1 = 0.0, l2 = 0.0, l3 = 0.0;
+        int i = 0;
+        for (; i + 4 <= n; i += 4) {
+            l0 += (double)v[i];
+            l1 += (double)v[i + 1];
+            l2 += (double)v[i + 2];
+            l3 += (double)v[i + 3];
+        }
+        if (i < n)
+            l0 += (double)v[i];
+        if (i + 1 < n)
+            l1 += (double)v[i + 1];
+        if (i + 2 < n)
+            l2 += (double)v[i + 2];
+        return (l0 + l2) + (l1 + l3);
     }
     float s = 0.0f;
     for (int i = 0; i < n; i++)

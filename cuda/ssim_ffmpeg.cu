@@ -65,15 +65,22 @@ ssimff_block_kernel(QmGpuFrame f, SsimFfLayout l, QmSsimFfSums *__restrict__ blk
     const int bw = l.g.bw[p];
     if (i >= bw || z >= l.g.bh[p])
         return;
-    const QmGpuPlane &a = f.ref.p[p], &b = f.dist.p[p];
-    QmSsimFfSums s = { 0, 0, 0, 0 };
+    const QmGpuPlane &pa = f.ref.p[p], &pb = f.dist.p[p];
+    /* 64-bit sums: 16 products of 16-bit samples pass 32 bits */
+    unsigned long long s1 = 0, s2 = 0, ss = 0, s12 = 0;
     QM_UNROLL
     for (int y = 0; y < 4; y++) {
         QM_UNROLL
-        for (int x = 0; x < 4; x++)
-            qm_ssim_ffmpeg_acc(&s, qm_load<T>(a, f.ref.shift, 4 * i + x, 4 * z + y),
-                               qm_load<T>(b, f.dist.shift, 4 * i + x, 4 * z + y));
+        for (int x = 0; x < 4; x++) {
+            const unsigned long long a = qm_load<T>(pa, f.ref.shift, 4 * i + x, 4 * z + y);
+            const unsigned long long b = qm_load<T>(pb, f.dist.shift, 4 * i + x, 4 * z + y);
+            s1 += a;
+            s2 += b;
+            ss += a * a + b * b;
+            s12 += a * b;
+        }
     }
+    QmSsimFfSums s = { (int64_t)s1, (int64_t)s2, (int64_t)ss, (int64_t)s12 };
     blk[l.blk[p] + z * bw + i] = s;
 }
 
