@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Regenerate tests/data/ssim_ffmpeg/*.json: FFmpeg's `ssim` filter's
 per-frame values (its stats_file, as printed) on golden clips, the oracle of
-the ssim_ffmpeg metric (tests/ssim_ffmpeg_test.py).  Not run by the tests.
+the ssim_ffmpeg metric (tests/oracle/ssim_ffmpeg.py).  Not run by the tests.
 
 Each case runs
   ffmpeg -filter_complex_threads 1 [-cpuflags 0] -f rawvideo ... -i DIS

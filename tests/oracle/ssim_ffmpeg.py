@@ -10,15 +10,17 @@ are smaller than 8x8 is refused with a message naming the metric.
 With --backend cuda the same on the CUDA twin (qmetric-yuv --backend cuda,
 the element's backend=cuda); SKIP (77) without a CUDA device.
 
-usage: ssim_ffmpeg_test.py QMETRIC_YUV GOLDEN_DIR [GST_PLUGIN_DIR] [--backend cuda]
+usage: ssim_ffmpeg.py QMETRIC_YUV GOLDEN_DIR [GST_PLUGIN_DIR] [--backend cuda]
 Exit: 0 pass, 1 fail (77: golden data missing, unless QMETRIC_GOLDEN_REQUIRED=1,
 or no CUDA device for --backend cuda).
 """
 import glob, json, os, shutil, subprocess, sys, tempfile
 
-from golden_yuv import unxz  # the golden clips' decompression
+TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, TESTS)
+from golden_yuv import unxz  # noqa: E402 (tests/golden_yuv.py: the clips' decompression)
 
-DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "ssim_ffmpeg")
+DATA = os.path.join(TESTS, "data", "ssim_ffmpeg")
 FEATURES = ["ssim_ffmpeg_y", "ssim_ffmpeg_u", "ssim_ffmpeg_v", "ssim_ffmpeg_all"]
 SUB = {"yuv420p": (1, 1), "yuv422p": (1, 0), "yuv444p": (0, 0)}
 # the element on these (GStreamer's default layouts match the files')
