@@ -786,10 +786,9 @@ open_engine (GstQmetric * self, GstClockTime rt, gboolean device_input)
   fill_settings (self, &s, &self->pair_dist_info);
   /* A live element scores a picture a frame period: with the pictures in
    * GPU memory it needs no CPU worker, and frames in flight beyond a few
-   * only wait.  One thread a core also means 8 copy workers launching on
-   * the device and 8 frames in flight an element: 32 probes beside their
-   * decoders on one H200 kept 55 % of their pairs at real time so, 84 %
-   * with 2 threads (docs/benchmarks.md, live density). */
+   * only wait.  One thread a core also means 8 copy workers and 8 frames
+   * in flight an element, which held back the decoders beside many probes
+   * (docs/cuda.md, "Live probes beside decoders"). */
   if (s.n_threads == 0 && device_input && s.backend != QM_BACKEND_CPU &&
       upstream_live (self))
     s.n_threads = LIVE_DEVICE_THREADS;
@@ -1482,7 +1481,6 @@ static gboolean
 answer_allocation (GstQmetric * self, GstQuery * query)
 {
   GstCaps *caps;
-  GstCapsFeatures *features;
   GstVideoInfo info;
   guint threads, held;
   gboolean in_place;
@@ -1490,11 +1488,9 @@ answer_allocation (GstQmetric * self, GstQuery * query)
   gst_query_parse_allocation (query, &caps, NULL);
   if (!caps || !gst_video_info_from_caps (&info, caps))
     return FALSE;
-  features = gst_caps_get_features (caps, 0);
   GST_OBJECT_LOCK (self);
   threads = self->threads ? self->threads : g_get_num_processors ();
-  in_place = self->backend != QM_BACKEND_CPU && features &&
-      gst_caps_features_contains (features, "memory:CUDAMemory");
+  in_place = self->backend != QM_BACKEND_CPU && caps_in_cuda (caps);
   GST_OBJECT_UNLOCK (self);
   held = in_place ? CUDA_IN_PLACE_HELD : MIN (2 * threads + 2, 64);
   gst_query_add_allocation_pool (query, NULL, info.size, held, 0);
