@@ -56,9 +56,9 @@ d = json.load(open(sys.argv[1]))
 rows = d["results"] if isinstance(d, dict) and "results" in d else d
 for x in rows:
     runs = x.get("fps_runs", [])
-    print("  %-5s round %s  %-8s %-6s %8.0f frames/s  runs %s" % (
+    print("  %-5s round %s  %-8s %-6s %3s threads %8.0f frames/s  runs %s" % (
         sys.argv[2], sys.argv[3], x.get("metrics", x.get("set", "?")), x.get("input", "?"),
-        x.get("fps", 0), " ".join("%.0f" % v for v in runs)))
+        x.get("threads", "?"), x.get("fps", 0), " ".join("%.0f" % v for v in runs)))
 PY
     done
   done

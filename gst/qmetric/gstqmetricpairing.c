@@ -39,6 +39,7 @@ gst_qmetric_pairing_reset (GstQmetricPairing * pr)
   for (i = 0; i < 2; i++)
     gst_qmetric_pad_clear (pr->pad[i]);
   qm_pair_reset (&pr->state);
+  pr->wake = 0;
   for (i = 0; i < 2; i++)
     gst_qmetric_pad_touch (pr->pad[i]);
 }
@@ -85,6 +86,7 @@ gst_qmetric_pairing_next (GstQmetricPairing * pr, gint64 deadline,
 
   memset (d, 0, sizeof (*d));
   d->rt = d->late = GST_CLOCK_TIME_NONE;
+  pr->wake = 0;
   for (i = 0; i < 2; i++) {
     GstAggregatorPad *apad = GST_AGGREGATOR_PAD (pad[i]);
     in.f[i] = pad[i]->f;
@@ -111,8 +113,13 @@ gst_qmetric_pairing_next (GstQmetricPairing * pr, gint64 deadline,
       if (take (pr, QM_PAIR_REF, deadline, d) ||
           take (pr, QM_PAIR_DIST, deadline, d))
         return d->action;
+      if (!done_all && deadline != QM_PAIR_NO_DEADLINE)
+        pr->wake = (in.done[0] ? 0 : 1u << QM_PAIR_REF) |
+            (in.done[1] ? 0 : 1u << QM_PAIR_DIST);
     } else if (take (pr, pd.need, deadline, d))
       return d->action;
+    else if (deadline != QM_PAIR_NO_DEADLINE && !in.done[pd.need])
+      pr->wake = 1u << pd.need;
     return d->action = GST_QMETRIC_PAIRING_WAIT;
   }
 
@@ -215,6 +222,19 @@ GstClockTime
 gst_qmetric_pairing_next_time (GstQmetricPairing * pr, GstClockTime next)
 {
   guint i;
+
+  /* Live, GstAggregator calls aggregate() when every pad holds a buffer,
+   * or at a timeout.  The frames taken into the pads' own queues leave
+   * their aggregator pads empty: a partner (or the frame a WAIT needs)
+   * that comes after them would wait for the other pad's next buffer,
+   * about a frame period, or for the timeout.  Its arrival wakes the
+   * aggregator, which asks for the next time again: a time in the past
+   * makes it call aggregate() at once, which takes that buffer (so this
+   * never repeats without progress). */
+  for (i = 0; i < 2; i++)
+    if ((pr->wake & (1u << i)) &&
+        gst_aggregator_pad_has_buffer (GST_AGGREGATOR_PAD (pr->pad[i])))
+      return 0;
 
   for (i = 0; i < 2; i++) {
     GstQmetricPad *pad = pr->pad[i];

@@ -60,6 +60,10 @@ typedef struct
   GstQmetricPad *pad[2];        /* [QM_PAIR_REF], [QM_PAIR_DIST] */
   QmPairState state;
   gint64 tolerance;             /* >= 0: pairing-tolerance; -1: derived */
+  /* live: the pads whose next buffer lets the last WAIT go on (a bit a
+   * pad: 1 << QM_PAIR_REF, 1 << QM_PAIR_DIST); read by
+   * gst_qmetric_pairing_next_time() */
+  guint wake;
 } GstQmetricPairing;
 
 void gst_qmetric_pairing_init (GstQmetricPairing * pr, GstQmetricPad * ref,
