@@ -49,7 +49,8 @@ typedef struct CopyRun {
  * staged (its planes being copied into `pinned` by the copy workers, or
  * already copied) and then launched (uploaded, kernels queued). */
 typedef struct Slot {
-    uint8_t *pinned;      /* host staging: ref then dist planes */
+    uint8_t *pinned;      /* host staging: ref then dist planes (NULL until
+                           * the slot's first host picture: slot_staging()) */
     uint8_t *dev;         /* device copy of the same layout */
     QmGpuFrame frame;
     uint32_t mask;        /* instances to launch, then launched */
@@ -278,9 +279,6 @@ static int open_locked(QmGpu *g, const QmGpuSetup *s)
                                                   cudaEventDisableTiming));
         QM_CUDA_CHECK(g, cudaEventCreateWithFlags(&g->ev[i],
                                                   cudaEventDisableTiming));
-        QM_CUDA_CHECK(g, cudaMallocHost((void **)&g->slot[i].pinned,
-                                        2 * g->pic_bytes));
-        QM_CUDA_CHECK(g, cudaMalloc((void **)&g->slot[i].dev, 2 * g->pic_bytes));
     }
     for (unsigned i = 0; i < g->n_inst; i++) {
         GpuInst *gi = &g->inst[i];
@@ -373,6 +371,31 @@ static const char *gpu_error(void *ctx)
     return g->err[0] ? g->err : NULL;
 }
 
+/* A slot's staging is made at its first host picture, not at open: an
+ * engine fed GPU memory reads its pictures in place and never uses it, and
+ * pinned memory is slow to make (pages are locked, under a lock of the
+ * driver that the process's other CUDA threads wait on, decoders
+ * included): at 1080p, 8 slots are about 53 MB an engine, which dozens of
+ * live probes starting together would pin at once. */
+static int slot_staging(QmGpu *g, Slot *sl)
+{
+    cudaError_t e;
+
+    if (sl->pinned)
+        return 0;
+    ctx_push(g);
+    e = cudaMallocHost((void **)&sl->pinned, 2 * g->pic_bytes);
+    if (e == cudaSuccess) {
+        e = cudaMalloc((void **)&sl->dev, 2 * g->pic_bytes);
+        if (e != cudaSuccess) {
+            cudaFreeHost(sl->pinned);
+            sl->pinned = NULL;
+        }
+    }
+    ctx_pop(g);
+    return e == cudaSuccess ? 0 : fail(g, e, "allocating the staging", __func__);
+}
+
 /* Describe a picture to the kernels.  A host picture gets a compact layout
  * in the slot's staging (only the planes some instance reads, rows padded
  * to 256 bytes); its rows are added to runs[] and *up is the number of
@@ -383,8 +406,9 @@ static void stage(QmGpu *g, Slot *sl, int which, const QmPicture *pic,
     const size_t bytes = pic->bpc > 8 ? 2 : 1;
     const int np = qm_n_planes(pic->chroma);
     const bool inter = np == 3 && pic->step[1] == 2;
-    uint8_t *host = sl->pinned + (size_t)which * g->pic_bytes;
-    uint8_t *dev = sl->dev + (size_t)which * g->pic_bytes;
+    /* (a slot with a host picture has its staging: slot_staging()) */
+    uint8_t *host = sl->pinned ? sl->pinned + (size_t)which * g->pic_bytes : NULL;
+    uint8_t *dev = sl->dev ? sl->dev + (size_t)which * g->pic_bytes : NULL;
     size_t off = 0;
 
     gp->bpc = pic->bpc;
@@ -564,6 +588,11 @@ static int gpu_submit(void *ctx, unsigned slot, const QmPicture *ref,
         ret = QM_EINVAL;
     }
     if (ret) {
+        pthread_mutex_unlock(&g->lock);
+        return ret;
+    }
+    if (!((ref->flags & dist->flags) & QM_PICTURE_DEVICE) &&
+        (ret = slot_staging(g, sl))) {
         pthread_mutex_unlock(&g->lock);
         return ret;
     }

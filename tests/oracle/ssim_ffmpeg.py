@@ -171,9 +171,16 @@ def main():
         cases = sorted(glob.glob(os.path.join(DATA, "*.json")))
         if not cases:
             fail("no oracle data in %s" % DATA)
+        required = os.environ.get("QMETRIC_GOLDEN_REQUIRED") == "1"
         for path in cases:
             c = json.load(open(path))
             name = os.path.basename(path)[:-5]
+            missing = [c[k] for k in ("ref", "dis") if not os.path.exists(os.path.join(golden, c[k]))]
+            if missing:
+                # a partial copy of the golden data (scripts/golden-subset.sh)
+                (fail if required else print)("%s%s: not checked, %s missing in %s" % (
+                    "" if required else "note: ", name, " and ".join(missing), golden))
+                continue
             files = [os.path.join(tmp, os.path.basename(c[k])[:-3]) for k in ("ref", "dis")]
             for k, f in zip(("ref", "dis"), files):
                 unxz(os.path.join(golden, c[k]), f)
