@@ -412,6 +412,116 @@ run_live (GstElement * pipe, guint * n_scores, guint * n_true)
   return sum;
 }
 
+/* Arrival times of the distorted pad's buffers and of the scores, in
+ * monotonic microseconds, by running time (frame k at k x 50 ms). */
+#define LAG_FRAMES 30
+typedef struct
+{
+  gint64 arrived[LAG_FRAMES], scored[LAG_FRAMES];
+} LagTimes;
+
+static guint
+frame_at (GstClockTime t)
+{
+  return (guint) ((t + 25 * MS) / (50 * MS));
+}
+
+static GstPadProbeReturn
+dist_arrival (GstPad * pad, GstPadProbeInfo * info, gpointer user)
+{
+  LagTimes *lt = user;
+  GstBuffer *buf = GST_PAD_PROBE_INFO_BUFFER (info);
+  guint k = frame_at (GST_BUFFER_PTS (buf));
+
+  if (k < LAG_FRAMES)
+    lt->arrived[k] = g_get_monotonic_time ();
+  return GST_PAD_PROBE_OK;
+}
+
+/* in the posting thread, as the element posts it */
+static GstBusSyncReply
+score_posted (GstBus * bus, GstMessage * m, gpointer user)
+{
+  LagTimes *lt = user;
+  const GstStructure *s = gst_message_get_structure (m);
+  guint64 rt;
+
+  if (GST_MESSAGE_TYPE (m) == GST_MESSAGE_ELEMENT &&
+      gst_structure_has_name (s, "qmetric") &&
+      gst_structure_get_uint64 (s, "running-time", &rt) &&
+      frame_at (rt) < LAG_FRAMES)
+    lt->scored[frame_at (rt)] = g_get_monotonic_time ();
+  return GST_BUS_PASS;
+}
+
+static gint
+cmp_i64 (gconstpointer a, gconstpointer b)
+{
+  gint64 x = *(const gint64 *) a, y = *(const gint64 *) b;
+  return x < y ? -1 : x > y;
+}
+
+/* Live, 20 frames/s, the distorted side comes about 10 ms after its
+ * reference, as a decoder's would (the reference branch's frames reach the
+ * element about 50 ms after their running time, identity with a ts-offset
+ * of -40 ms holds the distorted ones until 10 ms later), and each pair
+ * takes 45 ms to score
+ * (QMETRIC_TEST_DELAY_US): while pair k is scored the element polls for its
+ * result and takes reference frame k + 1 into its own queue, leaving the
+ * reference pad empty.  Distorted frame k + 1 must then be taken as it
+ * arrives, not when reference frame k + 2 does, a frame period later: its
+ * score leaves 45-50 ms after it.  (Before that wake, 9 of the 25 frames
+ * timed here waited, their scores 85 ms after them: the 75th percentile.) */
+GST_START_TEST (test_live_lagging_partner)
+{
+  GstElement *pipe;
+  GstElement *q;
+  GstPad *pad;
+  GstBus *bus;
+  GstStructure *sum;
+  LagTimes lt;
+  gint64 d[LAG_FRAMES];
+  guint n = 0, n_scores, n_true, k;
+
+  memset (&lt, 0, sizeof (lt));
+  g_setenv ("QMETRIC_TEST_DELAY_US", "45000", TRUE);
+  pipe = gst_parse_launch ("videotestsrc is-live=true pattern=ball "
+      "num-buffers=30 ! video/x-raw,format=I420,width=32,height=24,"
+      "framerate=20/1 ! tee name=t t. ! queue ! q.ref_sink "
+      "t. ! queue max-size-time=0 max-size-buffers=0 max-size-bytes=0 ! "
+      "identity sync=true ts-offset=-40000000 ! q.dist_sink "
+      "qmetric name=q metrics=psnr threads=2 max-skip=1 "
+      "latency=500000000 ! fakesink sync=false", NULL);
+  q = gst_bin_get_by_name (GST_BIN (pipe), "q");
+  pad = gst_element_get_static_pad (q, "dist_sink");
+  gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, dist_arrival, &lt, NULL);
+  bus = gst_element_get_bus (pipe);
+  gst_bus_set_sync_handler (bus, score_posted, &lt, NULL);
+  sum = run_live (pipe, &n_scores, &n_true);
+  g_unsetenv ("QMETRIC_TEST_DELAY_US");
+  fail_unless_equals_int (n_scores, LAG_FRAMES);
+  fail_unless_equals_int (n_true, LAG_FRAMES);
+  /* the first frames wait for the engine to open */
+  for (k = 5; k < LAG_FRAMES; k++)
+    if (lt.arrived[k] && lt.scored[k])
+      d[n++] = lt.scored[k] - lt.arrived[k];
+  fail_unless (n >= LAG_FRAMES - 6, "%u frames timed", n);
+  qsort (d, n, sizeof (d[0]), cmp_i64);
+  GST_INFO ("distorted arrival to score: median %" G_GINT64_FORMAT " us, "
+      "75th percentile %" G_GINT64_FORMAT " us, max %" G_GINT64_FORMAT " us",
+      d[n / 2], d[n * 3 / 4], d[n - 1]);
+  fail_unless (d[n * 3 / 4] < 65000, "a quarter of the distorted frames' "
+      "scores left %" G_GINT64_FORMAT " us or more after the frames arrived "
+      "(the scoring takes 45 ms)", d[n * 3 / 4]);
+  gst_structure_free (sum);
+  gst_object_unref (bus);
+  gst_object_unref (pad);
+  gst_object_unref (q);
+  gst_object_unref (pipe);
+}
+
+GST_END_TEST;
+
 /* Live, 30 fps reference and the same frames through videorate at 15 fps:
  * every pair true, every other reference frame unmatched (drop-only: no
  * closing duplicate at 1 s).  The distorted branch is held 10 ms a frame
@@ -673,6 +783,7 @@ pairing_suite (void)
   tcase_add_test (tc, test_live_partner_after_eos);
   tcase_add_test (tc, test_live_lookahead_at_caps);
   tcase_add_test (tc, test_live_startup_burst);
+  tcase_add_test (tc, test_live_lagging_partner);
   return s;
 }
 
