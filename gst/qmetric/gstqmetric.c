@@ -906,9 +906,16 @@ collect (GstQmetric * self, gboolean wait)
   post = self->post_messages;
   GST_OBJECT_UNLOCK (self);
   while ((err = qm_engine_receive (self->engine, &r, wait)) == 0) {
-    if (gst_qmetric_report_scores (&self->report, r.frame_user, &r,
+    GstQmetricScoredPair *p = r.frame_user;
+    if (gst_qmetric_report_scores (&self->report, p, &r,
             post) != GST_FLOW_OK)
       return GST_FLOW_ERROR;
+    /* how long it was in the engine once taken (a wait for a free slot
+     * is already in the lag of the pairs behind it): a queue there is lag
+     * too (qmshed.h) */
+    if (p->has_scores && p->times.t[QM_FT_SUBMITTED] > 0)
+      qm_shed_result (&self->shed, p->times.t[QM_FT_SCORED],
+          (p->times.t[QM_FT_SCORED] - p->times.t[QM_FT_SUBMITTED]) * 1000);
   }
   if (err != QM_EAGAIN && err != QM_EOF)
     return engine_failed (self, err);

@@ -15,6 +15,24 @@ void qm_shed_init(QmShed *s, unsigned max_skip)
     s->calm_since_us = -1;
     s->hold_us = QM_SHED_HOLD_US;
     s->lowered_us = -1;
+    s->svc_cur_ns = s->svc_prev_ns = INT64_MAX;
+    s->svc_epoch_us = -1;
+}
+
+void qm_shed_result(QmShed *s, int64_t now_us, int64_t inflight_ns)
+{
+    if (inflight_ns < 0)
+        return;
+    if (s->svc_epoch_us < 0 || now_us - s->svc_epoch_us >= QM_SHED_SERVICE_US) {
+        s->svc_prev_ns = s->svc_cur_ns;
+        s->svc_cur_ns = INT64_MAX;
+        s->svc_epoch_us = now_us;
+    }
+    if (inflight_ns < s->svc_cur_ns)
+        s->svc_cur_ns = inflight_ns;
+    const int64_t svc = s->svc_cur_ns < s->svc_prev_ns ? s->svc_cur_ns : s->svc_prev_ns;
+    s->queue_ns = inflight_ns - svc;
+    s->period_done++;
 }
 
 /* The smallest k that asks for at most QM_SHED_LOAD of the capacity (0:
@@ -55,7 +73,9 @@ static void control(QmShed *s, int64_t now_us, int64_t lag_ns,
         /* behind: the element was busy the whole period, so what it
          * scored is what it can score at this k */
         s->calm_since_us = -1;
-        if (s->period_scored)
+        if (s->period_done)
+            s->capacity = s->period_done / dt;
+        else if (s->period_scored)
             s->capacity = s->period_scored / dt;
         if (s->lowered_us >= 0 && now_us - s->lowered_us < 2 * s->hold_us) {
             /* the last step down was one too many: back to where it was
@@ -110,13 +130,21 @@ bool qm_shed_pair(QmShed *s, int64_t now_us, int64_t lag_ns, int64_t budget_ns,
 {
     QmShedChange ch = QM_SHED_SAME;
 
+    /* a pair waits before the engine (lag_ns), then in it (queue_ns), and
+     * is scored in svc: its score is late when the three pass the budget.
+     * (A scoring slower than the budget alone is late whatever k is: the
+     * budget is then left as it is.) */
+    const int64_t svc = s->svc_cur_ns < s->svc_prev_ns ? s->svc_cur_ns : s->svc_prev_ns;
+    lag_ns += s->queue_ns;
+    if (svc < budget_ns)
+        budget_ns -= svc;
     if (s->max_skip > 1 && budget_ns > 0) {
         if (s->period_start_us < 0) {
             s->period_start_us = now_us;
         } else if (now_us - s->period_start_us >= QM_SHED_PERIOD_US) {
             control(s, now_us, lag_ns, budget_ns, frame_ns, &ch);
             s->period_start_us = now_us;
-            s->period_pairs = s->period_scored = 0;
+            s->period_pairs = s->period_scored = s->period_done = 0;
         }
     }
     const bool score = s->n % s->k == 0;

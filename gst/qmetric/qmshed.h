@@ -8,10 +8,16 @@
  * from what the element measures:
  *
  * - lag: how far behind the clock the pair is (the clock's running time
- *   less the pair's), against the budget (the element's latency).  A lag
+ *   less the pair's), plus how long the last scored pair queued in the
+ *   engine (qm_shed_result()), against the budget (the element's latency,
+ *   less the time a pair takes to score when that is shorter).  A lag
  *   beyond the budget means pairs wait for the element: it is behind.
- * - while behind, the scored pairs per second it managed in the period:
- *   its capacity at this load.  k becomes the smallest that asks for at
+ *   (An engine with frames in flight, the CUDA backend's or the CPU
+ *   backend's with several threads, takes pairs as fast as they come until
+ *   its slots are full: the pairs then wait in it, not before it.)
+ * - while behind, the scored pairs per second it managed in the period
+ *   (the results the engine handed back, else the pairs submitted): its
+ *   capacity at this load.  k becomes the smallest that asks for at
  *   most QM_SHED_LOAD of it, and grows by one more each period the lag
  *   does not shrink.
  * - once the lag is back within half the budget for a hold time, k steps
@@ -31,6 +37,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* the window of the shortest time in the engine (two of them) */
+#define QM_SHED_SERVICE_US 2000000
 /* one decision about k per period */
 #define QM_SHED_PERIOD_US 500000
 /* the share of the measured capacity k aims to use: the rest drains the
@@ -63,6 +71,12 @@ typedef struct QmShed {
     int64_t lowered_us;         /* when k last stepped down; -1 */
     unsigned lowered_from;      /* and from which k */
     double rate;                /* input pairs/s at the last period's end */
+    /* qm_shed_result(): the shortest time in the engine over the current
+     * and the previous QM_SHED_SERVICE_US (a scored pair's service, its
+     * look-ahead included), and how much longer the last one took */
+    int64_t svc_cur_ns, svc_prev_ns, svc_epoch_us;
+    int64_t queue_ns;
+    unsigned period_done;       /* scored results this period */
 } QmShed;
 
 /** A controller that scores every pair and skips at most max_skip - 1 of
@@ -78,5 +92,11 @@ void qm_shed_init(QmShed *s, unsigned max_skip);
  */
 bool qm_shed_pair(QmShed *s, int64_t now_us, int64_t lag_ns, int64_t budget_ns,
                   int64_t frame_ns, QmShedChange *change);
+
+/* A scored pair's results came back at now_us, inflight_ns after it was
+ * submitted: what it spent beyond the shortest such time of the last few
+ * seconds is taken for queueing in the engine, and counts in the lag of the
+ * pairs that follow. */
+void qm_shed_result(QmShed *s, int64_t now_us, int64_t inflight_ns);
 
 #endif /* QM_SHED_H */
