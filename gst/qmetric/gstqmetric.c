@@ -47,6 +47,7 @@
 #include "gstqmetric.h"
 #include "gstqmetriccuda.h"
 #include "gstqmetricframe.h"
+#include "gstqmetricholds.h"
 #include "gstqmetricmeta.h"
 #include "gstqmetricpad.h"
 #include "gstqmetricpairing.h"
@@ -745,33 +746,6 @@ announce_lookahead (GstQmetric * self, const GstVideoInfo * info,
   gst_aggregator_set_latency (GST_AGGREGATOR (self), lat, lat);
 }
 
-/* The CPU threads of a live element whose pictures come in GPU memory,
- * when the threads property is 0 (docs/element.md, threads). */
-#define LIVE_DEVICE_THREADS 2
-
-/* Whether caps carry pictures in CUDA memory. */
-static gboolean
-caps_in_cuda (GstCaps * caps)
-{
-  GstCapsFeatures *f = caps && gst_caps_get_size (caps) ?
-      gst_caps_get_features (caps, 0) : NULL;
-
-  return f && gst_caps_features_contains (f, "memory:CUDAMemory");
-}
-
-/* Whether the distorted input comes from a live source. */
-static gboolean
-upstream_live (GstQmetric * self)
-{
-  GstQuery *q = gst_query_new_latency ();
-  gboolean live = FALSE;
-
-  if (gst_pad_peer_query (GST_PAD (self->dist_pad), q))
-    gst_query_parse_latency (q, &live, NULL, NULL);
-  gst_query_unref (q);
-  return live;
-}
-
 /* device_input: the caps that open it carry CUDA memory */
 static gboolean
 open_engine (GstQmetric * self, GstClockTime rt, gboolean device_input)
@@ -784,14 +758,9 @@ open_engine (GstQmetric * self, GstClockTime rt, gboolean device_input)
   int ret;
 
   fill_settings (self, &s, &self->pair_dist_info);
-  /* A live element scores a picture a frame period: with the pictures in
-   * GPU memory it needs no CPU worker, and frames in flight beyond a few
-   * only wait.  One thread a core also means 8 copy workers and 8 frames
-   * in flight an element, which held back the decoders beside many probes
-   * (docs/cuda.md, "Live probes beside decoders"). */
   if (s.n_threads == 0 && device_input && s.backend != QM_BACKEND_CPU &&
-      upstream_live (self))
-    s.n_threads = LIVE_DEVICE_THREADS;
+      gst_qmetric_upstream_live (GST_PAD (self->dist_pad)))
+    s.n_threads = GST_QMETRIC_LIVE_DEVICE_THREADS;
   GST_OBJECT_LOCK (self);
   s.cuda_context = gst_qmetric_cuda_handle (self->cuda_ctx);
   log_location = g_strdup (self->log_location);
@@ -1204,7 +1173,7 @@ compare_pair (GstQmetric * self, GstBuffer * rbuf, GstBuffer * dbuf,
   }
   /* both buffers are ours from here on: every exit path releases them */
   if (!formats_agree (self) || (!self->engine &&
-          !open_engine (self, rt, caps_in_cuda (dcaps)))) {
+          !open_engine (self, rt, gst_qmetric_caps_in_cuda (dcaps)))) {
     gst_buffer_unref (rbuf);
     gst_buffer_unref (dbuf);
     gst_clear_caps (&dcaps);
@@ -1442,7 +1411,8 @@ gst_qmetric_sink_event (GstAggregator * agg, GstAggregatorPad * pad,
       else if (!self->engine &&
           gst_qmetric_format_lookup (GST_VIDEO_INFO_FORMAT (&info))) {
         self->pair_dist_info = info;
-        if (!open_engine (self, GST_CLOCK_TIME_NONE, caps_in_cuda (caps))) {
+        if (!open_engine (self, GST_CLOCK_TIME_NONE,
+                gst_qmetric_caps_in_cuda (caps))) {
           gst_event_unref (event);
           return FALSE;
         }
@@ -1469,40 +1439,18 @@ gst_qmetric_sink_event (GstAggregator * agg, GstAggregatorPad * pad,
   return GST_AGGREGATOR_CLASS (parent_class)->sink_event (agg, pad, event);
 }
 
-/* Frames in CUDA memory that the CUDA backend reads in place: the engine
- * holds at most its device slots (8), the look-ahead of motion (1) and the
- * pair being formed, and two to spare. */
-#define CUDA_IN_PLACE_HELD 12
-
-/* The allocation answer: frames stay with us while they are scored
- * (several in flight, plus the look-ahead of motion), so upstream pools are
- * asked for that many more.  It depends on the query's caps and the threads
- * and backend properties only, never on where the stream is.  On the CPU
- * the workers hold up to two frames each; CUDA memory scored in place
- * holds a fixed few whatever the threads: a pool's minimum is allocated
- * when it starts, and 2 x cores + 2 pictures a decoder (66 on a 32-core
- * machine) delayed every decoder's start beside a probe and took GPU
- * memory for pictures never used (docs/cuda.md, "Live probes beside
- * decoders"). */
+/* The pictures the element may hold (gstqmetricholds.h). */
 static gboolean
 answer_allocation (GstQmetric * self, GstQuery * query)
 {
-  GstCaps *caps;
-  GstVideoInfo info;
-  guint threads, held;
-  gboolean in_place;
+  guint threads;
+  gboolean gpu;
 
-  gst_query_parse_allocation (query, &caps, NULL);
-  if (!caps || !gst_video_info_from_caps (&info, caps))
-    return FALSE;
   GST_OBJECT_LOCK (self);
-  threads = self->threads ? self->threads : g_get_num_processors ();
-  in_place = self->backend != QM_BACKEND_CPU && caps_in_cuda (caps);
+  threads = self->threads;
+  gpu = self->backend != QM_BACKEND_CPU;
   GST_OBJECT_UNLOCK (self);
-  held = in_place ? CUDA_IN_PLACE_HELD : MIN (2 * threads + 2, 64);
-  gst_query_add_allocation_pool (query, NULL, info.size, held, 0);
-  gst_query_add_allocation_meta (query, GST_VIDEO_META_API_TYPE, NULL);
-  return TRUE;
+  return gst_qmetric_answer_allocation (query, threads, gpu);
 }
 
 /* Serialized queries wait in the pad's queue until every buffer before
