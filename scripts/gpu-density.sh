@@ -310,7 +310,8 @@ compare_row() {  # LABEL FRAMES REF DIST...
   ms=$(( ($(date +%s%N) - t) / 1000000 ))
   local decs
   # the decoder of each uridecodebin (names repeat across bins: keep the bin)
-  decs=$(grep -oE 'uridecodebin[0-9]+/[^ ]*/(GstNv[A-Za-z0-9]*Dec|avdec_[a-z0-9]*):' \
+  # (1.22 names the NVDEC decoders' types nvh264dec, nvh265dec, ...)
+  decs=$(grep -oE 'uridecodebin[0-9]+/[^ ]*/(GstNv[A-Za-z0-9]*Dec|nv[a-z0-9]+dec|avdec_[a-z0-9]*):' \
            "$W/decode-$label.log" | sed -E 's|^(uridecodebin[0-9]+)/.*/([^/:]+):$|\1 \2|' |
          sort -u | awk '{print $2}' | sort | uniq -c | awk '{printf "%s%sx%s", s, $1, $2; s=","}')
   echo "$label $frames $# $rc $ms ${d% *} ${d#* } ${decs:-?}" >>"$W/compare.tsv"
