@@ -1198,13 +1198,13 @@ compare_pair (GstQmetric * self, GstBuffer * rbuf, GstBuffer * dbuf,
   gpu = qm_engine_backend (self->engine) == QM_BACKEND_CUDA &&
       !qm_engine_reads_host (self->engine);
   mr = gst_qmetric_side_map (&p->ref, &self->pair_ref_info, rbuf,
-      cuda_access (self, rbuf, gpu));
+      cuda_access (self, rbuf, gpu), gpu);
   if (mr != GST_QMETRIC_MAP_OK) {
     skip_pair (self, p, rbuf, mr, "Reference", p->ref.problem);
     return GST_FLOW_OK;
   }
   mr = gst_qmetric_side_map (&p->dist, &self->pair_dist_info, dbuf,
-      cuda_access (self, dbuf, gpu));
+      cuda_access (self, dbuf, gpu), gpu);
   if (mr != GST_QMETRIC_MAP_OK) {
     skip_pair (self, p, rbuf, mr, "Distorted", p->dist.problem);
     return GST_FLOW_OK;

@@ -251,26 +251,15 @@ check_range (GstQmetricSide * side)
   return TRUE;
 }
 
-/* CUDA memory read in place by the CUDA backend. */
-static GstQmetricMapResult
-map_device (GstQmetricSide * side, const GstQmetricFormat * f,
-    const GstVideoInfo * info, GstBuffer * buffer)
+/* Describe a mapped frame's planes as they are stored: semi-planar chroma
+ * as one interleaved plane (step 2), samples MSB-aligned (shift). */
+static void
+describe_as_stored (GstQmetricSide * side, const GstQmetricFormat * f)
 {
   QmPicture *p = &side->pic;
   const gint bytes = f->bpc > 8 ? 2 : 1;
   gint pl;
 
-  if (!gst_video_frame_map (&side->frame, (GstVideoInfo *) info, buffer,
-          GST_MAP_READ | gst_qmetric_cuda_map_flags ())) {
-    side->problem = g_strdup ("it cannot be mapped (smaller than its caps "
-        "say?)");
-    return GST_QMETRIC_MAP_UNREADABLE;
-  }
-  side->mapped = TRUE;
-  if (!check_extent (side))
-    return GST_QMETRIC_MAP_UNREADABLE;
-  gst_qmetric_cuda_buffer_sync (buffer);
-  p->flags = QM_PICTURE_DEVICE;
   p->shift = f->shift;
   p->data[0] = GST_VIDEO_FRAME_PLANE_DATA (&side->frame, 0);
   p->stride[0] = GST_VIDEO_FRAME_PLANE_STRIDE (&side->frame, 0);
@@ -287,12 +276,31 @@ map_device (GstQmetricSide * side, const GstQmetricFormat * f,
       p->stride[pl] = GST_VIDEO_FRAME_PLANE_STRIDE (&side->frame, src);
     }
   }
+}
+
+/* CUDA memory read in place by the CUDA backend. */
+static GstQmetricMapResult
+map_device (GstQmetricSide * side, const GstQmetricFormat * f,
+    const GstVideoInfo * info, GstBuffer * buffer)
+{
+  if (!gst_video_frame_map (&side->frame, (GstVideoInfo *) info, buffer,
+          GST_MAP_READ | gst_qmetric_cuda_map_flags ())) {
+    side->problem = g_strdup ("it cannot be mapped (smaller than its caps "
+        "say?)");
+    return GST_QMETRIC_MAP_UNREADABLE;
+  }
+  side->mapped = TRUE;
+  if (!check_extent (side))
+    return GST_QMETRIC_MAP_UNREADABLE;
+  gst_qmetric_cuda_buffer_sync (buffer);
+  side->pic.flags = QM_PICTURE_DEVICE;
+  describe_as_stored (side, f);
   return GST_QMETRIC_MAP_OK;
 }
 
 GstQmetricMapResult
 gst_qmetric_side_map (GstQmetricSide * side, const GstVideoInfo * info,
-    GstBuffer * buffer, gboolean device)
+    GstBuffer * buffer, gboolean device, gboolean as_stored)
 {
   const GstQmetricFormat *f = gst_qmetric_format_lookup (GST_VIDEO_INFO_FORMAT
       (info));
@@ -344,7 +352,15 @@ gst_qmetric_side_map (GstQmetricSide * side, const GstVideoInfo * info,
     return GST_QMETRIC_MAP_OK;
   }
 
-  /* semi-planar and/or MSB-aligned: planar copy with LSB-aligned samples */
+  /* semi-planar and/or MSB-aligned: an engine that reads them as they are
+   * stored (the CUDA backend: its staging copies the planes as they are,
+   * its kernels step and shift) is given them so; for the others a planar
+   * copy with LSB-aligned samples.  (NV21's Cr leads its pairs: copied,
+   * so that no plane begins inside another's pairs.) */
+  if (as_stored && !f->swap_uv) {
+    describe_as_stored (side, f);
+    return GST_QMETRIC_MAP_OK;
+  }
   {
     const gsize ys = (gsize) w * bytes, cs = (gsize) MAX (cw, 1) * bytes;
     guint8 *y, *cb, *cr;

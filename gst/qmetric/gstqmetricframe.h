@@ -58,10 +58,15 @@ typedef enum {
 
 /* Map buffer (read) and describe it to the engine.  device: the buffer is
  * CUDA memory and the engine reads device memory: map it in place (device
- * pointers, chroma interleaved as stored).  On anything but
- * GST_QMETRIC_MAP_OK side->problem says what (freed by unmap). */
+ * pointers, chroma interleaved as stored).  as_stored: the engine reads
+ * semi-planar chroma and MSB-aligned samples as they are stored (every
+ * metric on the CUDA backend), so a host picture in NV12, P010, P012 or
+ * P016 is described without a copy; else it is copied to planar
+ * LSB-aligned planes.  On anything but GST_QMETRIC_MAP_OK side->problem
+ * says what (freed by unmap). */
 GstQmetricMapResult gst_qmetric_side_map (GstQmetricSide * side,
-    const GstVideoInfo * info, GstBuffer * buffer, gboolean device);
+    const GstVideoInfo * info, GstBuffer * buffer, gboolean device,
+    gboolean as_stored);
 void gst_qmetric_side_unmap (GstQmetricSide * side);
 
 /* After both sides of a pair are mapped: a side whose caps state no matrix

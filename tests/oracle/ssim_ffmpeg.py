@@ -3,7 +3,8 @@
 Y, U, V and All of tests/data/ssim_ffmpeg/*.json (FFmpeg 5.1's ssim filter on
 golden clips, as its stats_file prints them; scripts/ssim-ffmpeg-oracle.py)
 must print the same six decimals from qmetric-yuv's full-precision rows, and
-from the element's log on two of the cases.  A case with `crop` runs on the
+from the element's log on two of the cases (as planar files, and rewritten
+in the semi-planar layout of a decoder's output: NV12, P010).  A case with `crop` runs on the
 top-left W x H of the clips, one with `gray` on their luma alone (GRAY
 input: Y and All), both cut here.  Also: a picture whose chroma planes
 are smaller than 8x8 is refused with a message naming the metric.
@@ -14,7 +15,7 @@ usage: ssim_ffmpeg.py QMETRIC_YUV GOLDEN_DIR [GST_PLUGIN_DIR] [--backend cuda]
 Exit: 0 pass, 1 fail (77: golden data missing, unless QMETRIC_GOLDEN_REQUIRED=1,
 or no CUDA device for --backend cuda).
 """
-import glob, json, os, shutil, subprocess, sys, tempfile
+import array, glob, json, os, shutil, subprocess, sys, tempfile
 
 TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, TESTS)
@@ -23,9 +24,13 @@ from golden_yuv import unxz  # noqa: E402 (tests/golden_yuv.py: the clips' decom
 DATA = os.path.join(TESTS, "data", "ssim_ffmpeg")
 FEATURES = ["ssim_ffmpeg_y", "ssim_ffmpeg_u", "ssim_ffmpeg_v", "ssim_ffmpeg_all"]
 SUB = {"yuv420p": (1, 1), "yuv422p": (1, 0), "yuv444p": (0, 0)}
-# the element on these (GStreamer's default layouts match the files')
-ELEMENT = {"ladybird_576x324_yuv420p_x264crf35": "i420",
-           "aqua_576x324_yuv420p10le_x264crf30": "i420-10le"}
+# the element on these (GStreamer's default layouts match the files'), as
+# read and rewritten here in the semi-planar layout of a decoder's output
+# (NV12; P010, samples MSB-aligned), which the CUDA backend reads as it is
+# stored and the CPU backend from a planar copy.  (Not with videoconvert:
+# its I420_10LE to P010 rounds some samples up by one.)
+ELEMENT = {"ladybird_576x324_yuv420p_x264crf35": ("i420", "nv12", 0),
+           "aqua_576x324_yuv420p10le_x264crf30": ("i420-10le", "p010-10le", 6)}
 fails = 0
 backend = "cpu"
 
@@ -110,6 +115,28 @@ def run_yuv(tool, tmp, files, c):
     return [[r[k] for k in idx] for r in P["rows"]]
 
 
+def semi_planar(src, dst, c, shift):
+    """A 4:2:0 planar file rewritten with interleaved chroma (Cb first) and
+    every sample shifted left by shift bits."""
+    w, h = c["width"], c["height"]
+    cw, ch = (w + 1) // 2, (h + 1) // 2
+    code = "B" if c["bitdepth"] == 8 else "H"
+    frame = array.array(code).itemsize * (w * h + 2 * cw * ch)
+    with open(src, "rb") as f, open(dst, "wb") as o:
+        while True:
+            b = f.read(frame)
+            if len(b) < frame:
+                break
+            a = array.array(code, b)
+            if shift:
+                a = array.array(code, (v << shift for v in a))
+            uv = array.array(code, bytes(len(a) - w * h) if code == "B" else
+                             [0] * (len(a) - w * h))
+            uv[0::2] = a[w * h:w * h + cw * ch]
+            uv[1::2] = a[w * h + cw * ch:]
+            o.write(a[:w * h].tobytes() + uv.tobytes())
+
+
 def run_element(plugin_dir, tmp, files, c, fmt):
     env = dict(os.environ, GST_PLUGIN_PATH_1_0=plugin_dir)
     log = os.path.join(tmp, "element.json")
@@ -191,9 +218,16 @@ def main():
             if got is not None:
                 compare(name, c["frames"], got, "qmetric-yuv")
             if element and name in ELEMENT:
-                got = run_element(plugin_dir, tmp, files, c, ELEMENT[name])
+                fmt, semi, shift = ELEMENT[name]
+                got = run_element(plugin_dir, tmp, files, c, fmt)
                 if got is not None:
                     compare(name, c["frames"], got, "element")
+                sp = [os.path.join(tmp, "semi%d.yuv" % i) for i in range(2)]
+                for f, d in zip(files, sp):
+                    semi_planar(f, d, c, shift)
+                got = run_element(plugin_dir, tmp, sp, c, semi)
+                if got is not None:
+                    compare(name, c["frames"], got, "element, %s" % semi)
     finally:
         shutil.rmtree(tmp)
     return 1 if fails else 0

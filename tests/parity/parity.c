@@ -100,6 +100,8 @@ static const Layout layouts[] = {
     { "420-8", QM_CHROMA_420, 8, false, 0, false, 0 },
     { "420-8-nv12", QM_CHROMA_420, 8, true, 0, false, 0 },
     { "420-10-p010-device", QM_CHROMA_420, 10, true, 6, true, 0 },
+    /* host P010 as stored: what the element gives the CUDA backend */
+    { "420-10-p010", QM_CHROMA_420, 10, true, 6, false, 0 },
     { "420-10-padded", QM_CHROMA_420, 10, false, 0, false, 70 },
     { "422-8", QM_CHROMA_422, 8, false, 0, true, 0 },
     { "444-12", QM_CHROMA_444, 12, false, 0, false, 0 },
