@@ -63,13 +63,20 @@ typedef struct {
     uint64_t pairs, scored_n, in_time;
 } Eng;
 
-/* the pair in flight that finishes first leaves the engine */
-static double eng_retire(Eng *e, bool results)
+/* the pair in flight that finishes first (e->n > 0) */
+static unsigned eng_first(const Eng *e)
 {
     unsigned first = 0;
     for (unsigned i = 1; i < e->n; i++)
         if (e->done[i] < e->done[first])
             first = i;
+    return first;
+}
+
+/* that pair leaves the engine */
+static double eng_retire(Eng *e, bool results)
+{
+    const unsigned first = eng_first(e);
     const double t = e->done[first];
     if (results && e->scored[first])
         qm_shed_result(&e->shed, (int64_t)(t * 1e6),
@@ -89,16 +96,8 @@ static void eng_run(Eng *e, double secs, double rate, unsigned workers, double s
     while (e->next_arrival < end) {
         const double t = e->next_arrival;
         double start = t;
-        for (;;) {
-            double first = 1e300;
-            for (unsigned i = 0; i < e->n; i++)
-                if (e->done[i] < first)
-                    first = e->done[i];
-            if (e->n && first <= t)
-                eng_retire(e, results);
-            else
-                break;
-        }
+        while (e->n && e->done[eng_first(e)] <= t)
+            eng_retire(e, results);
         if (e->n == slots)
             start = eng_retire(e, results);
         bool score = qm_shed_pair(&e->shed, (int64_t)(start * 1e6),

@@ -19,6 +19,13 @@ void qm_shed_init(QmShed *s, unsigned max_skip)
     s->svc_epoch_us = -1;
 }
 
+/* The shortest time in the engine of the two windows (INT64_MAX: no
+ * result yet). */
+static int64_t service_ns(const QmShed *s)
+{
+    return s->svc_cur_ns < s->svc_prev_ns ? s->svc_cur_ns : s->svc_prev_ns;
+}
+
 void qm_shed_result(QmShed *s, int64_t now_us, int64_t inflight_ns)
 {
     if (inflight_ns < 0)
@@ -30,8 +37,7 @@ void qm_shed_result(QmShed *s, int64_t now_us, int64_t inflight_ns)
     }
     if (inflight_ns < s->svc_cur_ns)
         s->svc_cur_ns = inflight_ns;
-    const int64_t svc = s->svc_cur_ns < s->svc_prev_ns ? s->svc_cur_ns : s->svc_prev_ns;
-    s->queue_ns = inflight_ns - svc;
+    s->queue_ns = inflight_ns - service_ns(s);
     s->period_done++;
 }
 
@@ -134,7 +140,7 @@ bool qm_shed_pair(QmShed *s, int64_t now_us, int64_t lag_ns, int64_t budget_ns,
      * is scored in svc: its score is late when the three pass the budget.
      * (A scoring slower than the budget alone is late whatever k is: the
      * budget is then left as it is.) */
-    const int64_t svc = s->svc_cur_ns < s->svc_prev_ns ? s->svc_cur_ns : s->svc_prev_ns;
+    const int64_t svc = service_ns(s);
     lag_ns += s->queue_ns;
     if (svc < budget_ns)
         budget_ns -= svc;

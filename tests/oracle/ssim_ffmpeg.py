@@ -4,9 +4,9 @@ Y, U, V and All of tests/data/ssim_ffmpeg/*.json (FFmpeg 5.1's ssim filter on
 golden clips, as its stats_file prints them; scripts/ssim-ffmpeg-oracle.py)
 must print the same six decimals from qmetric-yuv's full-precision rows, and
 from the element's log on two of the cases (as planar files, and rewritten
-in the semi-planar layout of a decoder's output: NV12, P010).  A case with `crop` runs on the
-top-left W x H of the clips, one with `gray` on their luma alone (GRAY
-input: Y and All), both cut here.  Also: a picture whose chroma planes
+in the semi-planar layout of a decoder's output: NV12, P010).  A case with
+`crop` runs on the top-left W x H of the clips, one with `gray` on their
+luma alone (GRAY input: Y and All), both cut here.  Also: a picture whose chroma planes
 are smaller than 8x8 is refused with a message naming the metric.
 With --backend cuda the same on the CUDA twin (qmetric-yuv --backend cuda,
 the element's backend=cuda); SKIP (77) without a CUDA device.
@@ -118,8 +118,7 @@ def run_yuv(tool, tmp, files, c):
 def semi_planar(src, dst, c, shift):
     """A 4:2:0 planar file rewritten with interleaved chroma (Cb first) and
     every sample shifted left by shift bits."""
-    w, h = c["width"], c["height"]
-    cw, ch = (w + 1) // 2, (h + 1) // 2
+    (w, h), (cw, ch), _ = planes(c)
     code = "B" if c["bitdepth"] == 8 else "H"
     frame = array.array(code).itemsize * (w * h + 2 * cw * ch)
     with open(src, "rb") as f, open(dst, "wb") as o:
@@ -130,8 +129,7 @@ def semi_planar(src, dst, c, shift):
             a = array.array(code, b)
             if shift:
                 a = array.array(code, (v << shift for v in a))
-            uv = array.array(code, bytes(len(a) - w * h) if code == "B" else
-                             [0] * (len(a) - w * h))
+            uv = array.array(code, [0]) * (2 * cw * ch)
             uv[0::2] = a[w * h:w * h + cw * ch]
             uv[1::2] = a[w * h + cw * ch:]
             o.write(a[:w * h].tobytes() + uv.tobytes())
@@ -180,8 +178,8 @@ def main():
         del args[i:i + 2]
     tool, golden = args[0], args[1]
     plugin_dir = args[2] if len(args) > 2 else None
+    required = os.environ.get("QMETRIC_GOLDEN_REQUIRED") == "1"
     if not os.path.exists(os.path.join(golden, "manifest.json")):
-        required = os.environ.get("QMETRIC_GOLDEN_REQUIRED") == "1"
         print("%s: golden data not found at %s" % ("FAIL" if required else "SKIP", golden))
         return 1 if required else 77
     element = plugin_dir and shutil.which("gst-launch-1.0")
@@ -198,7 +196,6 @@ def main():
         cases = sorted(glob.glob(os.path.join(DATA, "*.json")))
         if not cases:
             fail("no oracle data in %s" % DATA)
-        required = os.environ.get("QMETRIC_GOLDEN_REQUIRED") == "1"
         for path in cases:
             c = json.load(open(path))
             name = os.path.basename(path)[:-5]
