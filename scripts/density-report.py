@@ -100,6 +100,8 @@ def main():
                 for k in ("frames", "inputs", "compare_rc", "compare_ms", "decode_rc",
                           "decode_ms"):
                     row[k] = int(row[k])
+                for k in ("in_place", "copied"):
+                    row[k] = int(row[k]) if row.get(k, "?").isdigit() else None
                 row["ratio"] = row["compare_ms"] / row["decode_ms"] if row["decode_ms"] else None
                 rep["compare"].append(row)
     p = os.path.join(wd, "probe.json")
@@ -161,9 +163,10 @@ def main():
               "included):")
         for c in rep["compare"]:
             print("  %-11s %4d frames x %d inputs: compare %6d ms (rc %d), decode only %6d ms "
-                  "(rc %d), ratio %s; decoders %s" % (
+                  "(rc %d), ratio %s; decoders %s; CUDA buffers in place %s, copied %s" % (
                       c["label"], c["frames"], c["inputs"], c["compare_ms"], c["compare_rc"],
-                      c["decode_ms"], c["decode_rc"], fmt(c["ratio"]), c["decoders"]))
+                      c["decode_ms"], c["decode_rc"], fmt(c["ratio"]), c["decoders"],
+                      fmt(c["in_place"], "%d"), fmt(c["copied"], "%d")))
     pr = rep["probe"]
     print("\nqmetric-probe: " + (pr.get("missing") or pr.get("error") or
           "%d probes, scored share of real time mean %s, min %s, %d kept; Prometheus: %s" % (

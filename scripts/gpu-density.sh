@@ -140,7 +140,7 @@ BENCH=$B/bench/qmetric-bench-probes
 F=${STREAMS_DIR:-/tmp/density-streams-$W1080}
 if [ -n "$CPU" ]; then N1080=300 N2160=30
 elif [ -n "$QUICK" ]; then N1080=480 N2160=60
-else N1080=900 N2160=120; fi
+else N1080=900 N2160=300; fi
 REF1080=$F/ref1080.mp4 REF2160=$F/ref2160.mp4
 R1080=() R2160=()
 for i in 1 2 3 4; do R1080+=("$F/r1080-$i.mp4"); R2160+=("$F/r2160-$i.mp4"); done
@@ -305,22 +305,31 @@ compare_row() {  # LABEL FRAMES REF DIST...
   local d t rc ms
   d=$(decode_only $label "$@")
   t=$(date +%s%N)
-  timeout -k 5 180 $QC "$@" --backend $BK >"$W/compare-$label.log" 2>&1
+  timeout -k 5 180 $QC "$@" --backend $BK --summary json >"$W/compare-$label.json" \
+    2>"$W/compare-$label.log"
   rc=$?
   ms=$(( ($(date +%s%N) - t) / 1000000 ))
+  # buffers the elements read in CUDA memory in place, and copied (all elements)
+  local gpu
+  gpu=$(/usr/bin/python3 -c '
+import json, sys
+s = json.load(open(sys.argv[1]))
+b = [e["cuda_buffers"] for e in s.get("renditions", [s])]
+print(sum(x["in_place"] for x in b), sum(x["copied"] for x in b))' "$W/compare-$label.json" 2>/dev/null)
   local decs
   # the decoder of each uridecodebin (names repeat across bins: keep the bin)
   # (1.22 names the NVDEC decoders' types nvh264dec, nvh265dec, ...)
   decs=$(grep -oE 'uridecodebin[0-9]+/[^ ]*/(GstNv[A-Za-z0-9]*Dec|nv[a-z0-9]+dec|avdec_[a-z0-9]*):' \
            "$W/decode-$label.log" | sed -E 's|^(uridecodebin[0-9]+)/.*/([^/:]+):$|\1 \2|' |
          sort -u | awk '{print $2}' | sort | uniq -c | awk '{printf "%s%sx%s", s, $1, $2; s=","}')
-  echo "$label $frames $# $rc $ms ${d% *} ${d#* } ${decs:-?}" >>"$W/compare.tsv"
-  log "compare $label: qmetric-compare ${ms} ms (rc $rc), decode only ${d#* } ms (rc ${d% *}), decoders ${decs:-?}"
+  [ -n "$gpu" ] || gpu="? ?"
+  echo "$label $frames $# $rc $ms ${d% *} ${d#* } ${decs:-?} $gpu" >>"$W/compare.tsv"
+  log "compare $label: qmetric-compare ${ms} ms (rc $rc), decode only ${d#* } ms (rc ${d% *}), decoders ${decs:-?}; buffers in CUDA memory read in place ${gpu% *}, copied ${gpu#* }"
 }
 if want compare; then
   [ -x $QC ] || skip compare "no $QC"
   if [ -x $QC ]; then
-    echo "label frames inputs compare_rc compare_ms decode_rc decode_ms decoders" >"$W/compare.tsv"
+    echo "label frames inputs compare_rc compare_ms decode_rc decode_ms decoders in_place copied" >"$W/compare.tsv"
     compare_row pair1080 $N1080 $REF1080 ${R1080[2]}
     compare_row ladder1080 $N1080 $REF1080 "${R1080[@]}"
     compare_row pair2160 $N2160 $REF2160 ${R2160[2]}

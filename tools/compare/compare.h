@@ -167,6 +167,7 @@ struct Side {
     GstPad *hold_pad;          /* videoconvert's sink pad */
     gulong block_id;           /* the probe there holding the stream until configured */
     GstCaps *caps;             /* decoded caps, once known */
+    gboolean filtered;         /* its capsfilter set from those (pipeline.c) */
     gboolean linked;
     /* streaming thread */
     guint64 skipped;           /* leading frames left out (--frame_skip_*) */
@@ -398,6 +399,11 @@ void qmc_json_string(FILE *f, const char *s);
 void qmc_json_number(FILE *f, double v);
 /* A string, or null for NULL. */
 void qmc_json_string_or_null(FILE *f, const char *s);
+/* Where an element's metrics ran ("backend": "cuda" or "cpu", null before
+ * its summary) and how its buffers in CUDA memory were read
+ * ("cuda_buffers": read in place, or copied to the host): two members
+ * from its qmetric-summary, without the comma before them. */
+void qmc_json_backend(FILE *f, const GstStructure *summary);
 /* The last members of a JSON summary, "error" and "exit_status", and its
  * closing brace. */
 void qmc_json_end(FILE *f, const char *error, int exit_status);

@@ -58,6 +58,21 @@ void qmc_json_string_or_null(FILE *f, const char *s)
         fputs("null", f);
 }
 
+void qmc_json_backend(FILE *f, const GstStructure *summary)
+{
+    const char *backend = summary ? gst_structure_get_string(summary, "backend") : NULL;
+    guint64 in_place = 0, copied = 0;
+
+    if (summary) {
+        gst_structure_get_uint64(summary, "cuda-in-place", &in_place);
+        gst_structure_get_uint64(summary, "cuda-copied", &copied);
+    }
+    fputs("\"backend\": ", f);
+    qmc_json_string_or_null(f, backend);
+    fprintf(f, ", \"cuda_buffers\": {\"in_place\": %" G_GUINT64_FORMAT ", \"copied\": %"
+            G_GUINT64_FORMAT "}", in_place, copied);
+}
+
 void qmc_json_end(FILE *f, const char *error, int exit_status)
 {
     fputs(",\n  \"error\": ", f);

@@ -207,6 +207,8 @@ static void write_json(App *app, FILE *f, GPtrArray *feats, GPtrArray *stats, in
         }
         if (app->gpus->len)
             fprintf(f, ", \"cuda_device\": %d", qmc_gpu_for(app, i));
+        fputs(", ", f);
+        qmc_json_backend(f, r->summary);
         fputs(", \"group\": ", f);
         qmc_json_string(f, r->series ? r->series : "");
         fputs(", \"gates\": [", f);

@@ -106,13 +106,56 @@ static void time_pair(App *app, const GstVideoInfo *ri, const GstVideoInfo *di)
         app->total_frames = app->o.max_frames;
 }
 
+/* Whether side s's decoded pictures may reach its element in CUDA memory:
+ * NVDEC's decoders offer it, and the element's CUDA backend reads it in
+ * place.  Only a stream that needs no conversion (already in the
+ * comparison format, no colour space to change) and no scaling (no scaler
+ * in its branch, or already the reference's size) may: videoconvert and
+ * the scalers pass other memory through but work on system memory only.
+ * Without it each picture is copied to the host by its decoder and back to
+ * the GPU by the element, and a ladder's reference once per rendition. */
+static gboolean stays_on_gpu(const App *app, const Side *s, gboolean colorimetry)
+{
+    GstVideoInfo vi;
+
+    if ((app->o.backend && !strcmp(app->o.backend, "cpu")) || colorimetry || !s->caps ||
+        !gst_video_info_from_caps(&vi, s->caps) || GST_VIDEO_INFO_FORMAT(&vi) != app->target)
+        return FALSE;
+    return !s->scale || (GST_VIDEO_INFO_WIDTH(&vi) == GST_VIDEO_INFO_WIDTH(&app->ref_info) &&
+                         GST_VIDEO_INFO_HEIGHT(&vi) == GST_VIDEO_INFO_HEIGHT(&app->ref_info));
+}
+
+/* Side s's capsfilter, set before its first caps pass the hold: the
+ * comparison format, and for a distorted side the reference's size; in
+ * CUDA memory first where stays_on_gpu() allows (a decoder without CUDA
+ * memory takes the second structure). */
+static void set_filter(App *app, Side *s, const char *colorimetry)
+{
+    GstCaps *c = gst_caps_new_simple("video/x-raw", "format", G_TYPE_STRING,
+                                     gst_video_format_to_string(app->target), NULL);
+
+    if (colorimetry)
+        gst_caps_set_simple(c, "colorimetry", G_TYPE_STRING, colorimetry, NULL);
+    if (s != &app->side[REF])
+        gst_caps_set_simple(c, "width", G_TYPE_INT, GST_VIDEO_INFO_WIDTH(&app->ref_info),
+                            "height", G_TYPE_INT, GST_VIDEO_INFO_HEIGHT(&app->ref_info), NULL);
+    if (stays_on_gpu(app, s, colorimetry != NULL)) {
+        GstCaps *cuda = gst_caps_copy(c);
+        gst_caps_set_features(cuda, 0, gst_caps_features_new("memory:CUDAMemory", NULL));
+        c = gst_caps_merge(cuda, c);
+    }
+    g_object_set(s->filter, "caps", c, NULL);
+    gst_caps_unref(c);
+    s->filtered = s->caps != NULL;
+}
+
 /* Called with app->lock held once the decoded formats it needs are known
- * (ready()): choose the comparison format and size, set the capsfilters. */
+ * (ready()): choose the comparison format and size, set the capsfilters
+ * (a ladder's renditions not decoded yet get theirs in hold_probe()). */
 static gboolean configure(App *app)
 {
     GstVideoInfo *ri = &app->ref_info, di;
     const Side *pair = app->o.ladder ? NULL : &app->side[DIST];
-    GstCaps *c;
     char *colorimetry = NULL;
 
     if (!gst_video_info_from_caps(ri, app->side[REF].caps) ||
@@ -130,17 +173,9 @@ static gboolean configure(App *app)
     app->target = compare_format(((Side *)app->dists->pdata[0])->qm, GST_VIDEO_INFO_FORMAT(ri));
     if (pair)
         app->converted = GST_VIDEO_INFO_FORMAT(&di) != app->target;
-    c = gst_caps_new_simple("video/x-raw", "format", G_TYPE_STRING,
-                            gst_video_format_to_string(app->target), NULL);
-    if (colorimetry)
-        gst_caps_set_simple(c, "colorimetry", G_TYPE_STRING, colorimetry, NULL);
-    g_object_set(app->side[REF].filter, "caps", c, NULL);
-    c = gst_caps_make_writable(c);
-    gst_caps_set_simple(c, "width", G_TYPE_INT, ri->width, "height", G_TYPE_INT, ri->height,
-                        NULL);
+    set_filter(app, &app->side[REF], colorimetry);
     for (guint i = 0; i < app->dists->len; i++)
-        g_object_set(((Side *)app->dists->pdata[i])->filter, "caps", c, NULL);
-    gst_caps_unref(c);
+        set_filter(app, app->dists->pdata[i], colorimetry);
     g_free(colorimetry);
     /* index pairing gives every stream the reference's frame duration */
     app->frame_dur = ri->fps_n > 0 ? gst_util_uint64_scale_int(GST_SECOND, ri->fps_d, ri->fps_n)
@@ -199,7 +234,8 @@ static GstPadProbeReturn hold_probe(GstPad *pad, GstPadProbeInfo *info, gpointer
         for (guint i = 0; i < app->dists->len; i++)
             if (app->dists->pdata[i] != s)
                 release(app->dists->pdata[i]);
-    }
+    } else if (app->configured && app->o.ladder && s != &app->side[REF] && !s->filtered)
+        set_filter(app, s, NULL); /* a rendition decoded after configure() */
     if (app->configured) {
         s->block_id = 0;
         ret = GST_PAD_PROBE_REMOVE;

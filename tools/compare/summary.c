@@ -58,6 +58,8 @@ void qmc_print_summary_json(App *app, FILE *f, int exit_status)
         }
     }
     fprintf(f, ",\n  \"seconds\": %.3f", secs);
+    fputs(",\n  ", f);
+    qmc_json_backend(f, sum);
     fputs(",\n  \"pooled_metrics\": {", f);
     for (int i = 0; i < n; i++) {
         const char *name = gst_structure_nth_field_name(sum, i);
