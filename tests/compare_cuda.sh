@@ -1,8 +1,9 @@
 #!/bin/bash
 # qmetric-compare with NVDEC's decoders and the CUDA backend: the decoded
 # pictures stay in CUDA memory from the decoder to the element.  Asserts:
-# a pair and a 2-rendition ladder read every buffer in place (the JSON
-# summary's cuda_buffers: 2 per pair, none copied); their per-frame logs
+# a pair and a ladder read every buffer in place (the JSON summary's
+# cuda_buffers: 2 per pair, none copied), but for a rendition scaled (its
+# pictures scaled in system memory, its reference in place); their per-frame logs
 # equal a run on the same pictures given as Y4M files (host memory, read by
 # the same backend); --backend cpu asks for system memory (no CUDA buffer
 # reaches the element).  SKIP (77) without nvh264dec (no NVIDIA GPU or no
@@ -31,6 +32,9 @@ for b in ref:8000 d1:300 d2:900; do
     video/x-h264,profile=high ! h264parse ! mp4mux ! filesink location=${b%%:*}.mp4 ||
     { echo "FAIL: cannot encode ${b%%:*}.mp4"; exit 1; }
 done
+gst-launch-1.0 -q $src ! $raw ! videoscale ! video/x-raw,width=320,height=180 ! \
+  x264enc speed-preset=ultrafast bitrate=300 ! video/x-h264,profile=high ! h264parse ! \
+  mp4mux ! filesink location=half.mp4 || { echo "FAIL: cannot encode half.mp4"; exit 1; }
 
 # cuda_buffers of each element in a summary: "in_place copied" a line
 buffers() {
@@ -49,11 +53,12 @@ got=$(buffers pair-sum.json)
 [ "$got" = "cuda $((2 * frames)) 0" ] ||
   fail "pair: backend, buffers read in place and copied are '$got', not 'cuda $((2 * frames)) 0'"
 
-# a ladder: the reference shared by both elements through the tee
-"$qc" ref.mp4 d1.mp4 d2.mp4 --backend cuda --metrics vmaf,psnr -o logs/ --summary json -q \
-  >ladder-sum.json 2>err.txt || { fail "ladder run exited $?"; cat err.txt; }
+# a ladder: the reference shared by the elements through the tee; the
+# half-size rendition is scaled in system memory, its reference read in place
+"$qc" ref.mp4 d1.mp4 d2.mp4 half.mp4 --backend cuda --metrics vmaf,psnr -o logs/ \
+  --summary json -q >ladder-sum.json 2>err.txt || { fail "ladder run exited $?"; cat err.txt; }
 got=$(buffers ladder-sum.json | tr '\n' ' ')
-[ "$got" = "cuda $((2 * frames)) 0 cuda $((2 * frames)) 0 " ] ||
+[ "$got" = "cuda $((2 * frames)) 0 cuda $((2 * frames)) 0 cuda $frames 0 " ] ||
   fail "ladder: backend, buffers read in place and copied are '$got'"
 
 # the same pictures from host memory: NVDEC's output downloaded to Y4M

@@ -29,7 +29,9 @@ static GType qmc_swscale_get_type(void);
 G_DEFINE_TYPE(QmcSwscale, qmc_swscale, GST_TYPE_VIDEO_FILTER)
 
 /* Any size on the other side, the rest unchanged: the format is converted
- * upstream, the size is what downstream's capsfilter asks for. */
+ * upstream, the size is what downstream's capsfilter asks for.  Other
+ * memory than the system's (a decoder's CUDA memory) passes at its own
+ * size only: libswscale reads system memory. */
 static GstCaps *transform_caps(GstBaseTransform *trans, GstPadDirection dir, GstCaps *caps,
                                GstCaps *filter)
 {
@@ -38,10 +40,12 @@ static GstCaps *transform_caps(GstBaseTransform *trans, GstPadDirection dir, Gst
     for (guint i = 0; i < gst_caps_get_size(caps); i++) {
         GstStructure *s = gst_structure_copy(gst_caps_get_structure(caps, i));
         GstCapsFeatures *f = gst_caps_get_features(caps, i);
-        gst_structure_set(s, "width", GST_TYPE_INT_RANGE, 1, G_MAXINT, "height",
-                          GST_TYPE_INT_RANGE, 1, G_MAXINT, NULL);
-        /* the pixels change shape with the size: leave it to the sink */
-        gst_structure_remove_field(s, "pixel-aspect-ratio");
+        if (!f || gst_caps_features_is_equal(f, GST_CAPS_FEATURES_MEMORY_SYSTEM_MEMORY)) {
+            gst_structure_set(s, "width", GST_TYPE_INT_RANGE, 1, G_MAXINT, "height",
+                              GST_TYPE_INT_RANGE, 1, G_MAXINT, NULL);
+            /* the pixels change shape with the size: leave it to the sink */
+            gst_structure_remove_field(s, "pixel-aspect-ratio");
+        }
         gst_caps_append_structure_full(ret, s, f ? gst_caps_features_copy(f) : NULL);
     }
     ret = gst_caps_simplify(ret);
@@ -166,8 +170,9 @@ static void qmc_swscale_class_init(QmcSwscaleClass *klass)
     GstBaseTransformClass *bc = GST_BASE_TRANSFORM_CLASS(klass);
     GstVideoFilterClass *vc = GST_VIDEO_FILTER_CLASS(klass);
     /* any format in system memory: the scaling refuses what it cannot do,
-     * naming the format, and the same size always passes */
-    GstCaps *caps = gst_caps_from_string("video/x-raw");
+     * naming the format, and the same size always passes; in other memory
+     * the same size only (transform_caps()) */
+    GstCaps *caps = gst_caps_from_string("video/x-raw; video/x-raw(ANY)");
 
     oc->set_property = set_property;
     oc->get_property = get_property;
