@@ -130,38 +130,61 @@ int main(void)
 {
     Sim m;
 
-    /* the capacity keeps up: every pair scored, k never moves */
+    /* the capacity keeps up: every pair scored, the share never moves */
     sim_init(&m, 100);
     run(&m, 20, 30, 50);
-    CHECK(m.scored == m.pairs && m.changes == 0 && m.shed.k == 1,
+    CHECK(m.scored == m.pairs && m.changes == 0 && m.shed.level == 0,
           "under capacity: %llu of %llu scored, %u changes",
           (unsigned long long)m.scored, (unsigned long long)m.pairs, m.changes);
 
-    /* 40 pairs/s, 16 scored pairs/s possible: k settles at
-     * ceil(40 / (16 * 0.8)) = 4 within a few seconds */
+    /* 40 pairs/s, 16 scored pairs/s possible: within a few seconds the
+     * share is about what 0.8 of the capacity allows, 1/4 */
     sim_init(&m, 100);
     run(&m, 5, 40, 16);
-    CHECK(m.shed.k >= 3 && m.shed.k <= 5, "k = %u after 5 s", m.shed.k);
+    CHECK(m.shed.p == 1 && m.shed.q >= 3 && m.shed.q <= 5, "%u in %u after 5 s",
+          m.shed.p, m.shed.q);
     /* then holds it: the backlog stays bounded, the share scored is near
-     * what the capacity allows, k moves rarely (each failed step down
-     * doubles the wait before the next) */
+     * what the capacity allows, the share moves rarely (each failed step
+     * up doubles the wait before the next) */
     run(&m, 120, 40, 16);
     double share = (double)m.scored / m.pairs;
     CHECK(share >= 0.8 * 16 / 40 && share <= 16.0 / 40, "share scored %.3f",
           share);
     CHECK(m.max_lag < 1.0, "lag up to %.3f s", m.max_lag);
-    CHECK(m.changes <= 12, "%u changes of k in 120 s", m.changes);
+    CHECK(m.changes <= 12, "%u changes of the share in 120 s", m.changes);
     run(&m, 60, 40, 16);
-    CHECK(m.changes <= 4, "%u changes of k in the next 60 s", m.changes);
+    CHECK(m.changes <= 4, "%u changes of the share in the next 60 s", m.changes);
 
     /* the load drops (the input slows to 8 pairs/s): back to every pair
      * once the hold has passed, and every pair scored after that */
     run(&m, 3, 8, 16);
-    CHECK(m.shed.k == 1, "k = %u after the load dropped", m.shed.k);
+    CHECK(m.shed.level == 0, "%u in %u after the load dropped", m.shed.p, m.shed.q);
     run(&m, 10, 8, 16);
     CHECK(m.scored == m.pairs && m.changes == 0, "after recovery: %llu of "
           "%llu scored", (unsigned long long)m.scored,
           (unsigned long long)m.pairs);
+
+    /* 1.5 times the capacity (60 pairs/s, 40 possible): the share settles
+     * between 1/2 and what the capacity allows (2/3), nearer the latter
+     * (1 in k would stay at 1/2), the backlog bounded; each window of q
+     * pairs scores p of them */
+    sim_init(&m, 100);
+    run(&m, 10, 60, 40);
+    run(&m, 120, 60, 40);
+    share = (double)m.scored / m.pairs;
+    printf("1.5x the capacity: %.3f of the pairs scored (at most %.3f), %u in %u at "
+           "the end, lag up to %.3f s\n", share, 40.0 / 60, m.shed.p, m.shed.q, m.max_lag);
+    CHECK(share >= 0.6 && share <= 40.0 / 60, "1.5x: share scored %.3f", share);
+    CHECK(m.max_lag < 1.0, "1.5x: lag up to %.3f s", m.max_lag);
+    {
+        QmShed sh;
+        unsigned hit = 0;
+        qm_shed_init(&sh, 100);
+        sh.p = 7, sh.q = 10, sh.level = 5;
+        for (int i = 0; i < 10; i++)
+            hit += qm_shed_pair(&sh, 0, 0, 100000000, 16666667, NULL);
+        CHECK(hit == 7, "7 in 10: %u of 10 scored", hit);
+    }
 
     /* the same arrivals and costs give the same subset */
     Sim a, b;
@@ -171,7 +194,7 @@ int main(void)
     for (int t = 0; t < 40; t++) {
         run(&a, 0.5, t < 20 ? 40 : 10, 12);
         run(&b, 0.5, t < 20 ? 40 : 10, 12);
-        diff += a.scored != b.scored || a.shed.k != b.shed.k;
+        diff += a.scored != b.scored || a.shed.level != b.shed.level;
     }
     CHECK(diff == 0, "two runs differ in %llu half seconds",
           (unsigned long long)diff);
@@ -179,8 +202,8 @@ int main(void)
     /* bounded: at most 1 pair in max_skip is skipped... */
     sim_init(&m, 2);
     run(&m, 10, 40, 8);
-    CHECK(m.shed.k == 2 && m.scored * 2 >= m.pairs, "max-skip 2: k %u, %llu "
-          "of %llu", m.shed.k, (unsigned long long)m.scored,
+    CHECK(qm_shed_share(&m.shed) == 0.5 && m.scored * 2 >= m.pairs, "max-skip 2: "
+          "%u in %u, %llu of %llu", m.shed.p, m.shed.q, (unsigned long long)m.scored,
           (unsigned long long)m.pairs);
     /* ...and max_skip 1 never skips: the backlog grows without bound */
     sim_init(&m, 1);
@@ -205,17 +228,17 @@ int main(void)
         const double scored = (double)e.scored_n / e.pairs;
         if (!with) {
             printf("without results: %.3f of the scores in time, %.3f of the "
-                   "pairs scored, k %u\n", in_time, scored, e.shed.k);
+                   "pairs scored, %u in %u\n", in_time, scored, e.shed.p, e.shed.q);
             continue;
         }
         CHECK(in_time >= 0.9 && scored >= 0.4, "queue in the engine: %.3f of "
-              "the scores in time, %.3f of the pairs scored, k %u", in_time,
-              scored, e.shed.k);
+              "the scores in time, %.3f of the pairs scored, %u in %u", in_time,
+              scored, e.shed.p, e.shed.q);
         eng_run(&e, 5, 30, 4, 0.070, 8, with);
         eng_run(&e, 10, 30, 4, 0.070, 8, with);
-        CHECK(e.shed.k == 1 && e.scored_n == e.pairs && e.in_time == e.pairs,
-              "after the load dropped: k %u, %llu of %llu scored, %llu in time",
-              e.shed.k, (unsigned long long)e.scored_n,
+        CHECK(e.shed.level == 0 && e.scored_n == e.pairs && e.in_time == e.pairs,
+              "after the load dropped: %u in %u, %llu of %llu scored, %llu in time",
+              e.shed.p, e.shed.q, (unsigned long long)e.scored_n,
               (unsigned long long)e.pairs, (unsigned long long)e.in_time);
     }
 

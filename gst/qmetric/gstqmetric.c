@@ -332,10 +332,12 @@ gst_qmetric_class_init (GstQmetricClass * klass)
           "pairs", DEFAULT_WINDOW, flags));
   g_object_class_install_property (gobject_class, PROP_MAX_SKIP,
       g_param_spec_uint ("max-skip", "Maximum skip",
-          "Live: when the metrics cannot keep up with the input, score one "
-          "pair in k (k chosen from the backlog, back to 1 when it is gone) "
-          "and pass the others downstream unscored, counted as skipped; "
-          "max-skip bounds k (1 = score every pair however late: the delay "
+          "Live: when the metrics cannot keep up with the input, score a "
+          "share of the pairs, evenly spread (7 in 8, 3 in 4, 2 in 3, 1 in "
+          "2, 1 in 3, ... chosen from the backlog and the measured capacity, "
+          "back to every pair when the backlog is gone) and pass the others "
+          "downstream unscored, counted as skipped; at least one pair in "
+          "max-skip is scored (1 = score every pair however late: the delay "
           "then grows without bound). Not live, every pair is scored",
           1, 100000, DEFAULT_MAX_SKIP, flags));
   g_object_class_install_property (gobject_class, PROP_PRESET,
@@ -1143,8 +1145,8 @@ shed_skip (GstQmetric * self, GstQmetricScoredPair * p)
   if (change == QM_SHED_SAME)
     return !score;
   GST_INFO_OBJECT (self, "lag %" GST_STIME_FORMAT ", latency %"
-      GST_TIME_FORMAT ": scoring 1 pair in %u", GST_STIME_ARGS (lag),
-      GST_TIME_ARGS (self->agg_latency), self->shed.k);
+      GST_TIME_FORMAT ": scoring %u of every %u pairs", GST_STIME_ARGS (lag),
+      GST_TIME_ARGS (self->agg_latency), self->shed.p, self->shed.q);
   gst_qmetric_warn_overload (&self->report.warn, &self->shed,
       self->agg_latency);
   return !score;

@@ -183,16 +183,17 @@ gst_qmetric_warn_overload (GstQmetricWarn * w, const QmShed * shed,
 {
   gchar held[64];
 
-  if (shed->k == 1) {
+  if (shed->level == 0) {
     GST_ELEMENT_INFO (w->element, STREAM, FAILED,
         ("Keeping up again: scoring every pair (%.1f pairs/s)", shed->rate),
         (NULL));
   } else if (pass (w, GST_QMETRIC_WARN_OVERLOAD, held)) {
     GST_ELEMENT_WARNING (w->element, STREAM, FAILED,
-        ("Falling behind: scoring 1 pair in %u (%.1f of %.1f pairs/s) to "
+        ("Falling behind: scoring %u pair%s in %u (%.1f of %.1f pairs/s) to "
             "stay within the latency (%" GST_TIME_FORMAT "); the other pairs "
             "pass downstream unscored and are counted as skipped (max-skip=%u"
-            "%s)", shed->k, shed->rate / shed->k, shed->rate,
+            "%s)", shed->p, shed->p > 1 ? "s" : "", shed->q,
+            shed->rate * qm_shed_share (shed), shed->rate,
             GST_TIME_ARGS (latency), shed->max_skip, held), (NULL));
   }
 }

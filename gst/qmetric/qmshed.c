@@ -5,11 +5,39 @@
 #include <math.h>
 #include <string.h>
 
+/* The shares above one half, largest first: steps of at most about 10 %
+ * of the pairs.  From one half down, 1/q for q = 2, 3, 4, ... */
+static const unsigned fine[][2] = {
+    { 1, 1 }, { 7, 8 }, { 5, 6 }, { 4, 5 }, { 3, 4 }, { 7, 10 }, { 2, 3 }, { 3, 5 },
+};
+#define N_FINE (sizeof(fine) / sizeof(fine[0]))
+
+/* Level l's share, p / q. */
+static void level_share(unsigned l, unsigned *p, unsigned *q)
+{
+    if (l < N_FINE) {
+        *p = fine[l][0];
+        *q = fine[l][1];
+    } else {
+        *p = 1;
+        *q = l - (unsigned)N_FINE + 2;   /* N_FINE: 1/2 */
+    }
+}
+
+static double share_of(unsigned l)
+{
+    unsigned p, q;
+    level_share(l, &p, &q);
+    return (double)p / q;
+}
+
 void qm_shed_init(QmShed *s, unsigned max_skip)
 {
     memset(s, 0, sizeof(*s));
     s->max_skip = max_skip ? max_skip : 1;
-    s->k = 1;
+    /* every share of at least 1/max_skip (max_skip 1: every pair only) */
+    s->max_level = s->max_skip == 1 ? 0 : (unsigned)N_FINE + s->max_skip - 2;
+    s->p = s->q = 1;
     s->period_start_us = -1;
     s->prev_lag_ns = -1;
     s->calm_since_us = -1;
@@ -17,6 +45,11 @@ void qm_shed_init(QmShed *s, unsigned max_skip)
     s->lowered_us = -1;
     s->svc_cur_ns = s->svc_prev_ns = INT64_MAX;
     s->svc_epoch_us = -1;
+}
+
+double qm_shed_share(const QmShed *s)
+{
+    return (double)s->p / s->q;
 }
 
 /* The shortest time in the engine of the two windows (INT64_MAX: no
@@ -41,22 +74,32 @@ void qm_shed_result(QmShed *s, int64_t now_us, int64_t inflight_ns)
     s->period_done++;
 }
 
-/* The smallest k that asks for at most QM_SHED_LOAD of the capacity (0:
- * not known). */
-static unsigned k_for(const QmShed *s, double rate)
+/* The first level (the largest share) that asks for at most `load` of the
+ * capacity at `rate` pairs/s; -1 with the capacity or the rate not known. */
+static int level_for(const QmShed *s, double rate, double load)
 {
     if (s->capacity <= 0 || rate <= 0)
+        return -1;
+    const double most = s->capacity * load / rate;
+    if (most >= 1)
         return 0;
-    double k = ceil(rate / (s->capacity * QM_SHED_LOAD));
-    if (k < 1)
-        return 1;
-    return k > s->max_skip ? s->max_skip : (unsigned)k;
+    if (most < 0.5) {
+        /* 1/q <= most */
+        const double q = ceil(1 / most);
+        const double l = q - 2 + N_FINE;
+        return l > s->max_level ? (int)s->max_level : (int)l;
+    }
+    unsigned l = 1;
+    while (l < N_FINE && share_of(l) > most)
+        l++;
+    return (int)(l > s->max_level ? s->max_level : l);
 }
 
-static void set_k(QmShed *s, unsigned k, QmShedChange *change)
+static void set_level(QmShed *s, unsigned l, QmShedChange *change)
 {
-    *change = k > s->k ? QM_SHED_RAISED : QM_SHED_LOWERED;
-    s->k = k;
+    *change = l > s->level ? QM_SHED_RAISED : QM_SHED_LOWERED;
+    s->level = l;
+    level_share(l, &s->p, &s->q);
     s->n = 0;   /* the next pair is scored */
 }
 
@@ -66,10 +109,10 @@ static void control(QmShed *s, int64_t now_us, int64_t lag_ns,
 {
     const double dt = (now_us - s->period_start_us) / 1e6;
     const double rate = frame_ns > 0 ? 1e9 / frame_ns : s->period_pairs / dt;
-    unsigned k = s->k;
+    unsigned l = s->level;
 
     if (s->rate > 0 && fabs(rate - s->rate) > 0.2 * s->rate) {
-        /* another input rate: what was learnt about steps down no longer
+        /* another input rate: what was learnt about steps up no longer
          * holds */
         s->hold_us = QM_SHED_HOLD_US;
         s->lowered_us = -1;
@@ -77,57 +120,56 @@ static void control(QmShed *s, int64_t now_us, int64_t lag_ns,
     s->rate = rate;
     if (lag_ns > budget_ns) {
         /* behind: the element was busy the whole period, so what it
-         * scored is what it can score at this k */
+         * scored is what it can score at this share */
         s->calm_since_us = -1;
         if (s->period_done)
             s->capacity = s->period_done / dt;
         else if (s->period_scored)
             s->capacity = s->period_scored / dt;
         if (s->lowered_us >= 0 && now_us - s->lowered_us < 2 * s->hold_us) {
-            /* the last step down was one too many: back to where it was
+            /* the last step up was one too many: back to where it was
              * calm, and wait longer before the next one */
-            if (s->lowered_from > k)
-                k = s->lowered_from;
+            if (s->lowered_from > l)
+                l = s->lowered_from;
             s->hold_us = s->hold_us * 2 > QM_SHED_HOLD_MAX_US ?
                 QM_SHED_HOLD_MAX_US : s->hold_us * 2;
         } else if (s->prev_lag_ns < 0 || lag_ns >= s->prev_lag_ns) {
-            /* the backlog does not shrink at this k (while it shrinks, k
-             * stays): what the capacity allows, at least one more */
-            unsigned want = k_for(s, rate);
-            k = want > k ? want : k < s->max_skip ? k + 1 : k;
+            /* the backlog does not shrink at this share (while it shrinks,
+             * the share stays): what the capacity allows, at least one
+             * step less */
+            const int want = level_for(s, rate, QM_SHED_LOAD);
+            l = want > (int)l ? (unsigned)want : l < s->max_level ? l + 1 : l;
         }
         s->lowered_us = -1;
     } else if (lag_ns <= budget_ns / 2) {
         if (s->calm_since_us < 0) {
             s->calm_since_us = now_us;
-        } else if (k > 1) {
+        } else if (l > 0) {
             /* the backlog is gone: score more.  When the input slowed
              * down, as many more as the capacity allows at once; else one
-             * step, but not below what the measured capacity can score,
+             * step, but not beyond what the measured capacity can score,
              * except now and then: the capacity may have grown */
             const int64_t calm = now_us - s->calm_since_us;
-            const unsigned want = k_for(s, rate);
-            const double fl = s->capacity > 0 ? ceil(rate / s->capacity) : 1;
-            const unsigned floor_k = fl < 1 ? 1 : fl > s->max_skip ?
-                s->max_skip : (unsigned)fl;
-            if (calm >= s->hold_us && want && want < k - 1)
-                k = want;
-            else if ((calm >= s->hold_us && k - 1 >= floor_k) ||
+            const int want = level_for(s, rate, QM_SHED_LOAD);
+            const int top = level_for(s, rate, 1.0);
+            if (calm >= s->hold_us && want >= 0 && want < (int)l - 1)
+                l = (unsigned)want;
+            else if ((calm >= s->hold_us && (int)l - 1 >= top) ||
                      calm >= QM_SHED_PROBE_US)
-                k--;
-            if (k != s->k) {
-                s->lowered_from = s->k;
+                l--;
+            if (l != s->level) {
+                s->lowered_from = s->level;
                 s->lowered_us = now_us;
                 s->calm_since_us = now_us;
-                if (k == 1)
+                if (l == 0)
                     s->hold_us = QM_SHED_HOLD_US;
             }
         }
     } else {
         s->calm_since_us = -1;
     }
-    if (k != s->k)
-        set_k(s, k, change);
+    if (l != s->level)
+        set_level(s, l, change);
     s->prev_lag_ns = lag_ns;
 }
 
@@ -138,7 +180,7 @@ bool qm_shed_pair(QmShed *s, int64_t now_us, int64_t lag_ns, int64_t budget_ns,
 
     /* a pair waits before the engine (lag_ns), then in it (queue_ns), and
      * is scored in svc: its score is late when the three pass the budget.
-     * (A scoring slower than the budget alone is late whatever k is: the
+     * (A scoring slower than the budget alone is late whatever the share: the
      * budget is then left as it is.) */
     const int64_t svc = service_ns(s);
     lag_ns += s->queue_ns;
@@ -153,7 +195,7 @@ bool qm_shed_pair(QmShed *s, int64_t now_us, int64_t lag_ns, int64_t budget_ns,
             s->period_pairs = s->period_scored = s->period_done = 0;
         }
     }
-    const bool score = s->n % s->k == 0;
+    const bool score = (s->n % s->q) * s->p % s->q < s->p;
     s->n++;
     s->period_pairs++;
     s->period_scored += score;
