@@ -111,9 +111,9 @@ def main():
     with open(out, "w") as f:
         json.dump(rep, f, indent=1)
 
-    print("live density, %s; commit %s; %s; %s" % (
-        meta.get("card") or "no GPU (CPU backend)", meta.get("commit"), meta.get("date"),
-        meta.get("command")))
+    print("live density, %s; GStreamer %s; commit %s; %s; %s" % (
+        meta.get("card") or "no GPU (CPU backend)", meta.get("gstreamer") or "?",
+        meta.get("commit"), meta.get("date"), meta.get("command")))
     m = rep["memory"]
     print("\nframes from GPU memory (kept at real time: pairs / scored / ready p50, p99, max "
           "ms / GPU %):")

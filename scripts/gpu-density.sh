@@ -35,7 +35,8 @@
 #      STREAMS_DIR (where the files are made; files already there are reused),
 #      BUILD (the build directory: build-gpu; CPU=1: build),
 #      TRACERS=1 (one decoded run with GST_TRACERS=latency;stats into the
-#      logs), SECTIONS (default all, in the order above).
+#      logs), SECTIONS (default all, in the order above), GST_ENV (a script
+#      sourced after .gpu/env.sh: another GStreamer build to run against).
 # Results in $OUT: density.txt (the table), density.json (the figures of
 # record), density-logs.tar.gz (every JSON and log), progress.log.
 set -uo pipefail
@@ -78,6 +79,11 @@ else
   W1080=1920 H1080=1080 W2160=3840 H2160=2160
   PROBE_N=${PROBE_N:-24}
   . .gpu/env.sh >/dev/null 2>&1 || { log "cannot set up .gpu (../shared/gpu/README.md)"; exit 1; }
+  # another GStreamer beside the bundle (e.g. a 1.24 build: its tools,
+  # libraries and plugins first), set up by a script of the caller's
+  if [ -n "${GST_ENV:-}" ]; then
+    . "$GST_ENV" || { log "cannot source GST_ENV=$GST_ENV"; exit 1; }
+  fi
   # what scripts/gpu-density-bundle.sh carried: Prometheus, and the
   # libraries of x265enc and qmetric-probe that the bundle lacks
   if [ -f .gpu/bin/prometheus.gz ] && [ ! -x /tmp/prometheus ]; then
@@ -111,6 +117,7 @@ COMMIT=${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
   echo " \"command\": \"$([ -n "$QUICK" ] && echo 'QUICK=1 ')$([ -n "$CPU" ] && echo 'CPU=1 ')scripts/gpu-density.sh\","
   echo " \"card\": \"$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)\","
   echo " \"driver\": \"$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -1)\","
+  echo " \"gstreamer\": \"$(gst-launch-1.0 --version 2>/dev/null | sed -n 's/^GStreamer //p' | head -1)\","
   echo " \"prometheus\": \"${PROM:-}\"}"
 } >"$W/meta.json"
 log "density: $BK backend, commit $COMMIT, budget ${BUDGET_S}s, sections: $SECTIONS"
