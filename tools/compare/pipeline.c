@@ -228,12 +228,16 @@ static GstPadProbeReturn hold_probe(GstPad *pad, GstPadProbeInfo *info, gpointer
         s->caps = gst_caps_ref(caps);
     }
     if (!app->configured && ready(app, s) && configure(app)) {
-        /* the others wait in this same probe: release them */
+        /* the others whose caps came wait in this same probe: release
+         * them (a ladder's renditions not decoded yet keep theirs, which
+         * sets their capsfilter from their caps when they come) */
         if (s != &app->side[REF])
             release(&app->side[REF]);
-        for (guint i = 0; i < app->dists->len; i++)
-            if (app->dists->pdata[i] != s)
-                release(app->dists->pdata[i]);
+        for (guint i = 0; i < app->dists->len; i++) {
+            Side *d = app->dists->pdata[i];
+            if (d != s && d->caps)
+                release(d);
+        }
     } else if (app->configured && app->o.ladder && s != &app->side[REF] && !s->filtered)
         set_filter(app, s, NULL); /* a rendition decoded after configure() */
     if (app->configured) {
