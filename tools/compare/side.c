@@ -189,9 +189,8 @@ static void add_source(Side *s)
 /* ------------------------------------------------------------------ probes */
 
 /* The first decoded caps of the input (its size and rate for the reports).
- * The hold probe after this one may be gone before they come (a raw
- * input's, or an input released while its caps event was between the
- * two). */
+ * The hold probe after this one may be gone before they come: an input
+ * released while its caps event was between the two. */
 static GstPadProbeReturn caps_probe(GstPad *pad, GstPadProbeInfo *info, gpointer data)
 {
     Side *s = data;
