@@ -57,7 +57,9 @@ got=$(buffers pair-sum.json)
 # half-size rendition is scaled in system memory, its reference read in
 # place (a build without libswscale cannot scale: that rendition is left out)
 half=half.mp4 want="cuda $((2 * frames)) 0 cuda $((2 * frames)) 0 cuda $frames 0 "
-if "$qc" --scaler bicubic 2>&1 | grep -q "without libswscale"; then
+# (not `"$qc" ... | grep -q`: with pipefail the usage error's status wins)
+scaler=$("$qc" --scaler bicubic 2>&1)
+if [[ $scaler == *"without libswscale"* ]]; then
   echo "note: qmetric-compare was built without libswscale: no scaled rendition"
   half= want="cuda $((2 * frames)) 0 cuda $((2 * frames)) 0 "
 fi
