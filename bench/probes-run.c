@@ -77,6 +77,7 @@ struct Run {
     const PbOpts *o;
     PbFrames *fr;
     int n, frames;
+    int window_end;             /* frames counted: those pushed after it are the tail */
     Probe *p;
     GstElement *pipe;
     GstClockTime period, start; /* start: PTS (running time) of frame 0 */
@@ -561,7 +562,7 @@ static void figures(Run *run, int warm, PbResult *r)
     guint64 nlag = 0, nl = 0, nr = 0, ne = 0, nscore = 0, nh = 0, nt = 0, nd = 0;
     /* the first and the last second of the window: a growing latency is a
      * backlog, a probe that does not keep pace */
-    const int end = run->frames - D, sec = MAX(1, MIN(run->o->fps, (end - warm) / 2));
+    const int end = run->window_end, sec = MAX(1, MIN(run->o->fps, (end - warm) / 2));
     gint64 first_push = G_MAXINT64, last_msg = 0;
     double score_sum = 0;
     for (int j = 0; j < run->n; j++) {
@@ -589,9 +590,8 @@ static void figures(Run *run, int warm, PbResult *r)
             if (scoring && !p->msg[k])
                 classify_loss(run, p, k, r);
         }
-        /* the window: after the warm-up, and not the last D frames, which
-         * are scored at EOS without their look-ahead */
-        for (int k = warm; k + D < run->frames; k++) {
+        /* the window: after the warm-up, before the tail */
+        for (int k = warm; k < run->window_end; k++) {
             r->window_pairs++;
             r->window_kept += kept(run, p, k);
             for (int i = 0; i < 2; i++) {
@@ -757,7 +757,13 @@ bool pb_run(const PbOpts *o, PbFrames *fr, GstObject *cuda_ctx, int n, PbResult 
     r->ncpu = (int)g_get_num_processors();
     Run run = { .o = o, .fr = fr, .n = n };
     run.period = gst_util_uint64_scale_int(GST_SECOND, 1, o->fps);
-    run.frames = (int)ceil((o->warmup + o->duration) * o->fps);
+    /* frames are pushed past the window for a tail of PB_TAIL_FRAMES plus
+     * the look-ahead: a live input does not stop, and what the window's
+     * last frames wait for would otherwise come only at EOS (their
+     * look-ahead; a decoder's held picture: GStreamer 1.24's nvh264dec
+     * hands a picture over when the next one comes) */
+    run.window_end = (int)ceil((o->warmup + o->duration) * o->fps);
+    run.frames = run.window_end + PB_TAIL_FRAMES + o->lookahead;
     const int warm = (int)ceil(o->warmup * o->fps);
     g_mutex_init(&run.lock);
     g_cond_init(&run.cond);

@@ -128,6 +128,9 @@ typedef enum {
 
 #define PB_N_SEGMENTS PB_WAIT_UNKNOWN
 
+/* frames pushed after a run's window, not counted (probes-run.c) */
+#define PB_TAIL_FRAMES 4
+
 typedef struct PbStall {
     int probe, frame;
     int side;                   /* arrival stalls: 0 reference, 1 distorted */
