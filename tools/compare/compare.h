@@ -167,7 +167,6 @@ struct Side {
     GstPad *hold_pad;          /* videoconvert's sink pad */
     gulong block_id;           /* the probe there holding the stream until configured */
     GstCaps *caps;             /* decoded caps, once known */
-    gboolean filtered;         /* its capsfilter set from those (pipeline.c) */
     gboolean linked;
     /* streaming thread */
     guint64 skipped;           /* leading frames left out (--frame_skip_*) */

@@ -146,7 +146,6 @@ static void set_filter(App *app, Side *s, const char *colorimetry)
     }
     g_object_set(s->filter, "caps", c, NULL);
     gst_caps_unref(c);
-    s->filtered = s->caps != NULL;
 }
 
 /* Called with app->lock held once the decoded formats it needs are known
@@ -238,8 +237,12 @@ static GstPadProbeReturn hold_probe(GstPad *pad, GstPadProbeInfo *info, gpointer
             if (d != s && d->caps)
                 release(d);
         }
-    } else if (app->configured && app->o.ladder && s != &app->side[REF] && !s->filtered)
-        set_filter(app, s, NULL); /* a rendition decoded after configure() */
+    } else if (app->configured && app->o.ladder && s != &app->side[REF]) {
+        /* a rendition whose caps came after configure(): its hold was
+         * kept for this (those whose caps came before were set and
+         * released there) */
+        set_filter(app, s, NULL);
+    }
     if (app->configured) {
         s->block_id = 0;
         ret = GST_PAD_PROBE_REMOVE;
