@@ -550,6 +550,33 @@ static bool kept(const Run *run, const Probe *p, int k)
     return true;
 }
 
+/* The window second by second (r->secs). */
+static void per_second(Run *run, int warm, PbResult *r)
+{
+    const int fps = MAX(1, (int)run->o->fps), end = run->window_end;
+    r->n_secs = end > warm ? (end - warm + fps - 1) / fps : 0;
+    r->secs = g_new0(struct PbSecond, MAX(1, r->n_secs));
+    double *lat = g_new(double, (gsize)run->n * fps);
+    for (int b = 0; b < r->n_secs; b++) {
+        struct PbSecond *s = &r->secs[b];
+        guint64 nl = 0;
+        for (int j = 0; j < run->n; j++) {
+            Probe *p = &run->p[j];
+            for (int k = warm + b * fps; k < MIN(end, warm + (b + 1) * fps); k++) {
+                s->pairs++;
+                s->kept += kept(run, p, k);
+                if (!p->msg[k])
+                    continue;
+                s->scored++;
+                if (p->arr[0][k] && p->arr[1][k])
+                    lat[nl++] = (double)(p->msg[k] - MAX(p->arr[0][k], p->arr[1][k]));
+            }
+        }
+        percentiles(lat, nl, &s->lat);
+    }
+    g_free(lat);
+}
+
 static void figures(Run *run, int warm, PbResult *r)
 {
     const int D = run->o->lookahead;
@@ -664,6 +691,8 @@ static void figures(Run *run, int warm, PbResult *r)
     percentiles(tail, nt, &t);
     r->lat_head_ms = h.p50;
     r->lat_tail_ms = t.p50;
+    if (scoring)
+        per_second(run, warm, r);
     g_free(head);
     g_free(tail);
     g_free(lat);
@@ -944,4 +973,7 @@ void pb_result_clear(PbResult *r)
     g_free(r->scores);
     r->scores = NULL;
     r->n_scores = 0;
+    g_free(r->secs);
+    r->secs = NULL;
+    r->n_secs = 0;
 }

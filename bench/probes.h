@@ -243,6 +243,10 @@ typedef struct PbResult {
     guint64 score_compared;     /* scores compared with one probe alone */
     double score_maxdiff;
     double lat_head_ms, lat_tail_ms;  /* median latency, first and last second */
+    /* the window second by second, over every probe (where a backlog
+     * builds, and when): pairs, those in time, those scored, latency */
+    struct PbSecond { guint64 pairs, kept, scored; PbLat lat; } *secs;
+    int n_secs;
     /* pairs without a score, by what reached the element: a buffer missing
      * on a pad; both, one later than the element's live latency past the
      * frame's running time; both in time (a fault: nothing may be lost so) */

@@ -284,6 +284,14 @@ static void json_run(FILE *f, const PbResult *r)
     fprintf(f, ", \"keeps_up\": %s, \"latency_first_s_p50_ms\": %.4f, "
             "\"latency_last_s_p50_ms\": %.4f", r->keeps_up ? "true" : "false", r->lat_head_ms,
             r->lat_tail_ms);
+    fprintf(f, ", \"seconds\": [");
+    for (int i = 0; i < r->n_secs; i++)
+        fprintf(f, "%s{\"pairs\": %" G_GUINT64_FORMAT ", \"kept\": %" G_GUINT64_FORMAT
+                ", \"scored\": %" G_GUINT64_FORMAT ", \"latency_p50_ms\": %.3f, "
+                "\"latency_p99_ms\": %.3f, \"latency_max_ms\": %.3f}", i ? ", " : "",
+                r->secs[i].pairs, r->secs[i].kept, r->secs[i].scored, r->secs[i].lat.p50,
+                r->secs[i].lat.p99, r->secs[i].lat.max);
+    fprintf(f, "]");
     fprintf(f, ", \"early\": %" G_GUINT64_FORMAT ", \"late_pushes\": %" G_GUINT64_FORMAT
             ", \"push_late_max_ms\": %.3f, \"stream_s\": %.3f, \"wall_s\": %.3f, "
             "\"cpu_cores\": %.3f, \"cpu_pct\": %.2f, \"ncpu\": %d", r->early, r->late_pushes,

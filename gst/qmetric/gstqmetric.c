@@ -1518,6 +1518,10 @@ gst_qmetric_start (GstAggregator * agg)
   be = self->backend;
   dev = self->cuda_device_id;
   qm_shed_init (&self->shed, self->max_skip);
+  /* each element its own jitter of the waits before a step up: probes that
+   * fell behind together on one GPU then do not step up together.  From
+   * the element's name, so that a pipeline run again sheds the same way */
+  qm_shed_seed (&self->shed, g_str_hash (GST_OBJECT_NAME (self)));
   GST_OBJECT_UNLOCK (self);
 
   gst_qmetric_pad_forget_caps (self->ref_pad);

@@ -31,6 +31,44 @@ static double share_of(unsigned l)
     return (double)p / q;
 }
 
+/* xorshift32: the element's own sequence of waits (qm_shed_seed()) */
+static uint32_t next_random(QmShed *s)
+{
+    uint32_t x = s->random;
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    return s->random = x;
+}
+
+/* The lag has come within half the budget at now_us: the waits before the
+ * next step up start, each between its length and twice that.  Elements
+ * that fell behind together (probes on one GPU) would otherwise all step
+ * up at the same moment, each step a share of every element's pairs at
+ * once. */
+static void calm_from(QmShed *s, int64_t now_us)
+{
+    s->calm_since_us = now_us;
+    s->jitter = next_random(s) % 1024;
+}
+
+static int64_t jittered(const QmShed *s, int64_t us)
+{
+    return us + us * (int64_t)s->jitter / 1024;
+}
+
+void qm_shed_seed(QmShed *s, uint32_t seed)
+{
+    /* spread the bits first: seeds one apart (names that differ in a
+     * digit) start the sequence at unrelated places */
+    seed ^= seed >> 16;
+    seed *= 0x85ebca6bu;
+    seed ^= seed >> 13;
+    seed *= 0xc2b2ae35u;
+    seed ^= seed >> 16;
+    s->random = seed ? seed : 0x9e3779b9u;
+}
+
 void qm_shed_init(QmShed *s, unsigned max_skip)
 {
     memset(s, 0, sizeof(*s));
@@ -45,6 +83,7 @@ void qm_shed_init(QmShed *s, unsigned max_skip)
     s->lowered_us = -1;
     s->svc_cur_ns = s->svc_prev_ns = INT64_MAX;
     s->svc_epoch_us = -1;
+    qm_shed_seed(s, 0);
 }
 
 double qm_shed_share(const QmShed *s)
@@ -143,7 +182,7 @@ static void control(QmShed *s, int64_t now_us, int64_t lag_ns,
         s->lowered_us = -1;
     } else if (lag_ns <= budget_ns / 2) {
         if (s->calm_since_us < 0) {
-            s->calm_since_us = now_us;
+            calm_from(s, now_us);
         } else if (l > 0) {
             /* the backlog is gone: score more.  When the input slowed
              * down, as many more as the capacity allows at once; else one
@@ -152,22 +191,39 @@ static void control(QmShed *s, int64_t now_us, int64_t lag_ns,
             const int64_t calm = now_us - s->calm_since_us;
             const int want = level_for(s, rate, QM_SHED_LOAD);
             const int top = level_for(s, rate, 1.0);
-            if (calm >= s->hold_us && want >= 0 && want < (int)l - 1)
+            if (calm >= jittered(s, s->hold_us) && want >= 0 && want < (int)l - 1)
                 l = (unsigned)want;
-            else if ((calm >= s->hold_us && (int)l - 1 >= top) ||
-                     calm >= QM_SHED_PROBE_US)
+            else if ((calm >= jittered(s, s->hold_us) && (int)l - 1 >= top) ||
+                     calm >= jittered(s, QM_SHED_PROBE_US))
                 l--;
             if (l != s->level) {
                 s->lowered_from = s->level;
                 s->lowered_us = now_us;
-                s->calm_since_us = now_us;
+                calm_from(s, now_us);
                 if (l == 0)
                     s->hold_us = QM_SHED_HOLD_US;
             }
         }
     } else {
+        /* between half the budget and the budget: not behind yet, but
+         * where the lag has grown two periods running since a step up of
+         * one level, that step was one too many (whichever element's step
+         * it was, the load of all of them grew: only those that stepped up
+         * step back).  Back now, before the scores come late, and wait
+         * longer before the next one.  (A jump of several levels follows a
+         * slower input, where a lag in the scoring of the first pairs
+         * passes.) */
         s->calm_since_us = -1;
+        if (s->lowered_us >= 0 && s->lowered_from == l + 1 && s->rising >= 1 &&
+            lag_ns > s->prev_lag_ns) {
+            if (now_us - s->lowered_us < 4 * s->hold_us)
+                s->hold_us = s->hold_us * 2 > QM_SHED_HOLD_MAX_US ?
+                    QM_SHED_HOLD_MAX_US : s->hold_us * 2;
+            l = s->lowered_from;
+            s->lowered_us = -1;
+        }
     }
+    s->rising = s->prev_lag_ns >= 0 && lag_ns > s->prev_lag_ns ? s->rising + 1 : 0;
     if (l != s->level)
         set_level(s, l, change);
     s->prev_lag_ns = lag_ns;

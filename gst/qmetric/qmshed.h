@@ -85,11 +85,20 @@ typedef struct QmShed {
     int64_t svc_cur_ns, svc_prev_ns, svc_epoch_us;
     int64_t queue_ns;
     unsigned period_done;       /* scored results this period */
+    uint32_t random;            /* qm_shed_seed() */
+    unsigned jitter;            /* the waits of this calm spell: + jitter/1024 */
+    unsigned rising;            /* periods in a row the lag grew */
 } QmShed;
 
 /** A controller that scores every pair and skips at most max_skip - 1 of
  *  every max_skip (max_skip 1: never). */
 void qm_shed_init(QmShed *s, unsigned max_skip);
+
+/** Seeds the jitter of the waits before a step up (each between the wait
+ *  and twice it): give each element its own seed, so that elements that
+ *  fell behind together do not step up together.  The same seed and the
+ *  same arrivals give the same subset. */
+void qm_shed_seed(QmShed *s, uint32_t seed);
 
 /** The share of the pairs scored now, p / q. */
 double qm_shed_share(const QmShed *s);
