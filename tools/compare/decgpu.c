@@ -132,3 +132,82 @@ void qmc_decode_on_gpu(Side *s, GstElement *uridecodebin)
         g_signal_connect(uridecodebin, "autoplug-sort", G_CALLBACK(on_autoplug_sort),
                          GINT_TO_POINTER(dev));
 }
+
+/* ----------------------------------------------------- one context a GPU
+ *
+ * A pipeline keeps one CUDA context for all its elements (GstBin holds the
+ * last one posted), which is right on one GPU.  On two, each element of the
+ * second GPU rejects the first GPU's context and makes one of its own, and
+ * the next element of the first GPU then rejects that one and makes
+ * another: one GPU ends with several contexts, and pictures of one are
+ * copied in the element of another as if from another GPU.  The bus's sync
+ * handler keeps the first context each GPU got and hands it to every
+ * element of that GPU that asks (an element asks its bin first, and its
+ * message reaches the bus only when the bin's context was not for it). */
+
+#define MAX_GPUS 64
+static GMutex ctx_lock;
+static GstContext *gpu_ctx[MAX_GPUS];   /* the first context of each GPU */
+
+static const char *const CUDA_CONTEXT = "gst.cuda.context";
+
+/* an element's cuda-device-id (a decoder's is unsigned); -1 none */
+static int element_device(GstElement *e)
+{
+    GParamSpec *p = g_object_class_find_property(G_OBJECT_GET_CLASS(e), "cuda-device-id");
+    GValue v = G_VALUE_INIT;
+    int dev;
+
+    if (!p || !(p->flags & G_PARAM_READABLE) ||
+        (p->value_type != G_TYPE_UINT && p->value_type != G_TYPE_INT))
+        return -1;
+    g_value_init(&v, p->value_type);
+    g_object_get_property(G_OBJECT(e), "cuda-device-id", &v);
+    dev = p->value_type == G_TYPE_UINT ? (int)MIN(g_value_get_uint(&v), G_MAXINT)
+                                       : g_value_get_int(&v);
+    return dev;
+}
+
+static GstBusSyncReply on_sync_message(GstBus *bus, GstMessage *m, gpointer data)
+{
+    (void)bus;
+    (void)data;
+    if (GST_MESSAGE_TYPE(m) == GST_MESSAGE_HAVE_CONTEXT) {
+        GstContext *c;
+        guint dev;
+        gst_message_parse_have_context(m, &c);
+        if (!strcmp(gst_context_get_context_type(c), CUDA_CONTEXT) &&
+            gst_structure_get_uint(gst_context_get_structure(c), "cuda-device-id", &dev) &&
+            dev < MAX_GPUS) {
+            g_mutex_lock(&ctx_lock);
+            if (!gpu_ctx[dev])
+                gpu_ctx[dev] = gst_context_ref(c);
+            g_mutex_unlock(&ctx_lock);
+        }
+        gst_context_unref(c);
+    } else if (GST_MESSAGE_TYPE(m) == GST_MESSAGE_NEED_CONTEXT) {
+        const char *type;
+        GstContext *c = NULL;
+        int dev;
+        if (!gst_message_parse_context_type(m, &type) || strcmp(type, CUDA_CONTEXT) ||
+            !GST_IS_ELEMENT(GST_MESSAGE_SRC(m)))
+            return GST_BUS_PASS;
+        dev = element_device(GST_ELEMENT(GST_MESSAGE_SRC(m)));
+        g_mutex_lock(&ctx_lock);
+        if (dev >= 0 && dev < MAX_GPUS && gpu_ctx[dev])
+            c = gst_context_ref(gpu_ctx[dev]);
+        g_mutex_unlock(&ctx_lock);
+        if (c) {
+            gst_element_set_context(GST_ELEMENT(GST_MESSAGE_SRC(m)), c);
+            gst_context_unref(c);
+        }
+    }
+    return GST_BUS_PASS;
+}
+
+void qmc_cuda_contexts_share(GstElement *pipeline)
+{
+    GstBus *bus = gst_element_get_bus(pipeline);
+    gst_bus_set_sync_handler(bus, on_sync_message, NULL, NULL);
+    gst_object_unref(bus);
+}
