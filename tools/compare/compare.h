@@ -297,8 +297,6 @@ GstElement *qmc_make(const char *factory, const char *name);
 /* decgpu.c: the side's NVDEC decoder on the GPU of the element it feeds
  * (its cuda-device-id; a ladder's reference: the first rendition's) */
 void qmc_decode_on_gpu(Side *s, GstElement *uridecodebin);
-/* decgpu.c: every element of one GPU in the pipeline on one CUDA context */
-void qmc_cuda_contexts_share(GstElement *pipeline);
 /* Whether a decodebin pad carries video (its caps, else what it can do). */
 gboolean qmc_pad_is_video(GstPad *pad);
 /* The source of a raw or Y4M input read in place, added to bin; NULL when

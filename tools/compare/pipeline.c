@@ -474,7 +474,6 @@ void qmc_build_pipeline(App *app)
     char name[64];
 
     app->pipeline = gst_pipeline_new("qmetric-compare");
-    qmc_cuda_contexts_share(app->pipeline);
     bin = GST_BIN(app->pipeline);
     for (guint i = 0; i < app->dists->len; i++) {
         Side *d = app->dists->pdata[i];
