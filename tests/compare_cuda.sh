@@ -95,31 +95,6 @@ for x, y in zip(a, b):
     "$log" host.json "$frames" || fail "$log: scores from CUDA memory differ from host memory"
 done
 
-# two GPUs or more: a ladder spread over them (--gpus all) decodes each
-# rendition on its element's GPU (tools/compare/decgpu.c), so every buffer
-# is still read in place; the reference, decoded on the first GPU, is
-# copied to the elements of the others
-gpus=$(nvidia-smi -L 2>/dev/null | grep -c "^GPU ")
-if [ "${gpus:-0}" -ge 2 ]; then
-  "$qc" ref.mp4 d1.mp4 d2.mp4 --backend cuda --gpus all --metrics vmaf,psnr -o logs2/ \
-    --summary json -q >gpus-sum.json 2>err.txt || { fail "--gpus all run exited $?"; cat err.txt; }
-  got=$($py -c '
-import json, sys
-s = json.load(open(sys.argv[1]))
-print(" ".join("%s:%d/%d" % (e.get("cuda_device"), e["cuda_buffers"]["in_place"], e["cuda_buffers"]["copied"]) for e in s["renditions"]))' gpus-sum.json 2>&1)
-  want2="0:$((2 * frames))/0 1:$frames/$frames"
-  [ "$got" = "$want2" ] ||
-    fail "--gpus all: device:in place/copied per rendition are '$got', not '$want2'"
-  cmp -s logs/d2.json logs2/d2.json 2>/dev/null ||
-    $py -c '
-import json, sys
-a, b = (json.load(open(p))["frames"] for p in sys.argv[1:3])
-sys.exit(0 if [x["metrics"] for x in a] == [y["metrics"] for y in b] else "differ")' \
-      logs/d2.json logs2/d2.json || fail "--gpus all: d2 scored on the second GPU differs from one GPU"
-else
-  echo "note: one GPU: the --gpus all case (a decoder on each element's GPU) not run"
-fi
-
 # --backend cpu: the decoders deliver system memory
 "$qc" ref.mp4 d1.mp4 --backend cpu --metrics psnr --summary json -q >cpu-sum.json 2>err.txt ||
   { fail "cpu run exited $?"; cat err.txt; }

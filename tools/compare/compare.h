@@ -294,9 +294,6 @@ guint64 qmc_check_ladder_input(App *app, Side *s);
 void qmc_side_init(Side *s, App *app, int id, const char *prefix, const char *role);
 void qmc_side_build(Side *s, gboolean scale);
 GstElement *qmc_make(const char *factory, const char *name);
-/* decgpu.c: the side's NVDEC decoder on the GPU of the element it feeds
- * (its cuda-device-id; a ladder's reference: the first rendition's) */
-void qmc_decode_on_gpu(Side *s, GstElement *uridecodebin);
 /* Whether a decodebin pad carries video (its caps, else what it can do). */
 gboolean qmc_pad_is_video(GstPad *pad);
 /* The source of a raw or Y4M input read in place, added to bin; NULL when

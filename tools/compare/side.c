@@ -183,7 +183,6 @@ static void add_source(Side *s)
     g_signal_connect(s->src, "pad-added", G_CALLBACK(on_pad_added), s);
     g_signal_connect(s->src, "no-more-pads", G_CALLBACK(on_no_more_pads), s);
     g_signal_connect(s->src, "unknown-type", G_CALLBACK(on_unknown_type), s);
-    qmc_decode_on_gpu(s, s->src);
     gst_bin_add(bin, s->src);
 }
 
