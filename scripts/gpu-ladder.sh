@@ -104,7 +104,9 @@ runs = [json.load(open(p))["renditions"] for p in sys.argv[1:]]
 worst, n = 0.0, 0
 for rows in zip(*runs):
     for key, val in rows[0].items():
-        if isinstance(val, dict):
+        # (where the buffers were read, in place or copied, depends on the
+        # GPUs: the scores must not)
+        if isinstance(val, dict) and key != "cuda_buffers":
             for stat, v in val.items():
                 for other in rows[1:]:
                     w = other[key][stat]
@@ -113,4 +115,8 @@ for rows in zip(*runs):
                     worst, n = max(worst, d), n + 1
 print("rows: %d pooled values compared across the three runs, largest difference %.3g" % (n, worst))
 print("devices: " + ", ".join("%s on %s" % (r["name"], r.get("cuda_device")) for r in runs[2]))
+for mode, rows in zip(("none", "1", "all"), runs):
+    print("CUDA buffers in place / copied, --gpus %s: %s" % (mode, ", ".join(
+        "%s %d/%d" % (r["name"], r["cuda_buffers"]["in_place"], r["cuda_buffers"]["copied"])
+        for r in rows if "cuda_buffers" in r)))
 PY
