@@ -34,8 +34,14 @@
  *   QM_SHED_PROBE_US without a backlog (the load may have become lighter).
  *   A step up that puts it behind again within twice the hold goes back to
  *   the share it came from and doubles the hold (up to
- *   QM_SHED_HOLD_MAX_US): the share settles instead of swinging.  A new
- *   input rate (20 % off) starts the hold afresh.
+ *   QM_SHED_HOLD_MAX_US): the share settles instead of swinging.  So does
+ *   a step up of one level after which the lag, past half the budget,
+ *   grows two periods running: elements that share an engine (probes on
+ *   one GPU) slow each other, and the lag turns before it reaches the
+ *   budget.  A new input rate (20 % off) starts the hold afresh.
+ * - each wait before a step up (the hold, QM_SHED_PROBE_US) lasts between
+ *   once and twice its length, drawn from qm_shed_seed()'s sequence, so
+ *   that elements that fell behind together step up at different times.
  *
  * Not thread-safe: one streaming thread calls it. */
 #ifndef QM_SHED_H
