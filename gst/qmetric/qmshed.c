@@ -134,6 +134,13 @@ static int level_for(const QmShed *s, double rate, double load)
     return (int)(l > s->max_level ? s->max_level : l);
 }
 
+/* A step up failed: wait twice as long before the next (up to
+ * QM_SHED_HOLD_MAX_US). */
+static void double_hold(QmShed *s)
+{
+    s->hold_us = s->hold_us * 2 > QM_SHED_HOLD_MAX_US ? QM_SHED_HOLD_MAX_US : s->hold_us * 2;
+}
+
 static void set_level(QmShed *s, unsigned l, QmShedChange *change)
 {
     *change = l > s->level ? QM_SHED_RAISED : QM_SHED_LOWERED;
@@ -157,6 +164,7 @@ static void control(QmShed *s, int64_t now_us, int64_t lag_ns,
         s->lowered_us = -1;
     }
     s->rate = rate;
+    s->rising = s->prev_lag_ns >= 0 && lag_ns > s->prev_lag_ns ? s->rising + 1 : 0;
     if (lag_ns > budget_ns) {
         /* behind: the element was busy the whole period, so what it
          * scored is what it can score at this share */
@@ -170,8 +178,7 @@ static void control(QmShed *s, int64_t now_us, int64_t lag_ns,
              * calm, and wait longer before the next one */
             if (s->lowered_from > l)
                 l = s->lowered_from;
-            s->hold_us = s->hold_us * 2 > QM_SHED_HOLD_MAX_US ?
-                QM_SHED_HOLD_MAX_US : s->hold_us * 2;
+            double_hold(s);
         } else if (s->prev_lag_ns < 0 || lag_ns >= s->prev_lag_ns) {
             /* the backlog does not shrink at this share (while it shrinks,
              * the share stays): what the capacity allows, at least one
@@ -189,12 +196,12 @@ static void control(QmShed *s, int64_t now_us, int64_t lag_ns,
              * step, but not beyond what the measured capacity can score,
              * except now and then: the capacity may have grown */
             const int64_t calm = now_us - s->calm_since_us;
+            const bool held = calm >= jittered(s, s->hold_us);
             const int want = level_for(s, rate, QM_SHED_LOAD);
             const int top = level_for(s, rate, 1.0);
-            if (calm >= jittered(s, s->hold_us) && want >= 0 && want < (int)l - 1)
+            if (held && want >= 0 && want < (int)l - 1)
                 l = (unsigned)want;
-            else if ((calm >= jittered(s, s->hold_us) && (int)l - 1 >= top) ||
-                     calm >= jittered(s, QM_SHED_PROBE_US))
+            else if ((held && (int)l - 1 >= top) || calm >= jittered(s, QM_SHED_PROBE_US))
                 l--;
             if (l != s->level) {
                 s->lowered_from = s->level;
@@ -214,16 +221,13 @@ static void control(QmShed *s, int64_t now_us, int64_t lag_ns,
          * slower input, where a lag in the scoring of the first pairs
          * passes.) */
         s->calm_since_us = -1;
-        if (s->lowered_us >= 0 && s->lowered_from == l + 1 && s->rising >= 1 &&
-            lag_ns > s->prev_lag_ns) {
+        if (s->lowered_us >= 0 && s->lowered_from == l + 1 && s->rising >= 2) {
             if (now_us - s->lowered_us < 4 * s->hold_us)
-                s->hold_us = s->hold_us * 2 > QM_SHED_HOLD_MAX_US ?
-                    QM_SHED_HOLD_MAX_US : s->hold_us * 2;
+                double_hold(s);
             l = s->lowered_from;
             s->lowered_us = -1;
         }
     }
-    s->rising = s->prev_lag_ns >= 0 && lag_ns > s->prev_lag_ns ? s->rising + 1 : 0;
     if (l != s->level)
         set_level(s, l, change);
     s->prev_lag_ns = lag_ns;

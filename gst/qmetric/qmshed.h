@@ -93,7 +93,7 @@ typedef struct QmShed {
     unsigned period_done;       /* scored results this period */
     uint32_t random;            /* qm_shed_seed() */
     unsigned jitter;            /* the waits of this calm spell: + jitter/1024 */
-    unsigned rising;            /* periods in a row the lag grew */
+    unsigned rising;            /* periods in a row the lag grew (this one included) */
 } QmShed;
 
 /** A controller that scores every pair and skips at most max_skip - 1 of
